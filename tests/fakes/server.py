@@ -1,0 +1,55 @@
+"""Serve an ASGI app with uvicorn on a free loopback port, in a background thread."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import uvicorn
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class RunningServer:
+    url: str
+    port: int
+    server: uvicorn.Server
+    thread: threading.Thread
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+def start_server(app: object, *, port: int | None = None, timeout: float = 10.0) -> RunningServer:
+    port = port or free_port()
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_level="warning", lifespan="auto", access_log=False
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + timeout
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError(f"test server on port {port} did not start")
+        time.sleep(0.01)
+    return RunningServer(url=f"http://127.0.0.1:{port}", port=port, server=server, thread=thread)
+
+
+@contextmanager
+def serve(app: object) -> Iterator[RunningServer]:
+    running = start_server(app)
+    try:
+        yield running
+    finally:
+        running.stop()
