@@ -1,0 +1,395 @@
+"""A fake Telegram Bot API for tests that drive python-telegram-bot's real ``Bot``.
+
+::
+
+    telegram = FakeTelegram()
+    with serve(telegram.app) as server:
+        bot = Bot("123:abc", base_url=f"{server.url}/bot", base_file_url=f"{server.url}/file/bot")
+        await bot.send_message(chat_id=42, text="hi")
+    assert telegram.sent_messages(42)[0]["text"] == "hi"
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+MAX_MESSAGE_LENGTH = 4096
+TEXT_PARAMS = frozenset(
+    {"text", "caption", "secret_token", "url", "parse_mode", "action", "file_id", "description"}
+)
+
+
+class TelegramApiError(Exception):
+    def __init__(self, error_code: int, description: str, retry_after: int | None = None) -> None:
+        super().__init__(description)
+        self.error_code = error_code
+        self.description = description
+        self.retry_after = retry_after
+
+
+@dataclass
+class _Failure:
+    times: int
+    error: TelegramApiError
+
+
+_DEFAULT_DESCRIPTIONS = {
+    400: "Bad Request: chat not found",
+    401: "Unauthorized",
+    403: "Forbidden: bot was blocked by the user",
+    429: "Too Many Requests: retry after {retry_after}",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+}
+
+
+class FakeTelegram:
+    """In-memory Bot API: records every call, answers the methods Iris uses."""
+
+    def __init__(
+        self,
+        *,
+        token: str | None = None,
+        bot_id: int = 7000001,
+        bot_username: str = "iris_test_bot",
+    ) -> None:
+        self.token = token
+        self.bot_user = {
+            "id": bot_id,
+            "is_bot": True,
+            "first_name": "Iris",
+            "username": bot_username,
+            "can_join_groups": True,
+            "can_read_all_group_messages": False,
+            "supports_inline_queries": False,
+        }
+        self.reject_markdown = False
+        self._lock = threading.RLock()
+        self._calls: list[tuple[str, dict[str, Any]]] = []
+        self._sent: list[dict[str, Any]] = []
+        self._messages: dict[tuple[str, int], dict[str, Any]] = {}
+        self._files: dict[str, tuple[str, bytes]] = {}
+        self._failures: dict[str, list[_Failure]] = defaultdict(list)
+        self._webhook: dict[str, Any] | None = None
+        self._message_ids = itertools.count(1)
+        self._update_ids = itertools.count(100001)
+        self._methods: dict[str, Callable[[dict[str, Any]], Any]] = {
+            "getme": lambda params: self.bot_user,
+            "sendmessage": self._send_message,
+            "sendchataction": lambda params: True,
+            "editmessagetext": self._edit_message_text,
+            "setwebhook": self._set_webhook,
+            "deletewebhook": self._delete_webhook,
+            "getwebhookinfo": self._webhook_info,
+            "getfile": self._get_file,
+            "setmycommands": lambda params: True,
+        }
+        self.app = Starlette(
+            routes=[
+                Route("/bot{token}/{method}", self._api, methods=["GET", "POST"]),
+                Route("/file/bot{token}/{path:path}", self._download, methods=["GET"]),
+            ]
+        )
+
+    # test controls
+
+    def fail_next(
+        self,
+        method: str,
+        times: int = 1,
+        error_code: int = 500,
+        description: str | None = None,
+        retry_after: int | None = None,
+    ) -> None:
+        if error_code == 429 and retry_after is None:
+            retry_after = 1
+        text = description or _DEFAULT_DESCRIPTIONS.get(error_code, f"Error {error_code}")
+        error = TelegramApiError(error_code, text.format(retry_after=retry_after), retry_after)
+        with self._lock:
+            self._failures[method.lower()].append(_Failure(times, error))
+
+    def add_file(self, file_id: str, data: bytes, file_path: str | None = None) -> None:
+        with self._lock:
+            self._files[file_id] = (file_path or f"documents/{file_id}.bin", data)
+
+    # inspection
+
+    @property
+    def calls(self) -> list[tuple[str, dict[str, Any]]]:
+        with self._lock:
+            return list(self._calls)
+
+    def methods_called(self) -> list[str]:
+        return [method for method, _ in self.calls]
+
+    def sent_messages(self, chat_id: int | str | None = None) -> list[dict[str, Any]]:
+        with self._lock:
+            sent = list(self._sent)
+        return [p for p in sent if chat_id is None or str(p.get("chat_id")) == str(chat_id)]
+
+    def message(self, chat_id: int | str, message_id: int) -> dict[str, Any] | None:
+        """The bot's message as it now stands (after edits), or None."""
+        with self._lock:
+            return self._messages.get((str(chat_id), message_id))
+
+    @property
+    def webhook(self) -> dict[str, Any] | None:
+        """Parameters of the last setWebhook, None when no webhook is set."""
+        with self._lock:
+            return None if self._webhook is None else dict(self._webhook)
+
+    # update builders
+
+    def make_update(
+        self,
+        text: str | None,
+        *,
+        chat_id: int | None = None,
+        user_id: int = 4242,
+        chat_type: str = "private",
+        message_id: int | None = None,
+        update_id: int | None = None,
+        reply_to: int | dict[str, Any] | None = None,
+        entities: list[dict[str, Any]] | None = None,
+        voice: dict[str, Any] | None = None,
+        first_name: str = "Ada",
+        username: str | None = "ada",
+    ) -> dict[str, Any]:
+        """An Update JSON as Telegram would POST it to the webhook."""
+        if chat_id is None:
+            chat_id = user_id if chat_type == "private" else -1001000000001
+        user: dict[str, Any] = {"id": user_id, "is_bot": False, "first_name": first_name}
+        if username:
+            user["username"] = username
+        user["language_code"] = "en"
+        with self._lock:
+            message_id = message_id or next(self._message_ids)
+            update_id = update_id or next(self._update_ids)
+        message: dict[str, Any] = {
+            "message_id": message_id,
+            "from": user,
+            "chat": _chat(chat_id, chat_type, user),
+            "date": int(time.time()),
+        }
+        if text is not None:
+            message["text"] = text
+            if entities is None and text.startswith("/"):
+                command = text.split()[0]
+                entities = [{"type": "bot_command", "offset": 0, "length": len(command)}]
+            if entities:
+                message["entities"] = entities
+        if voice is not None:
+            message["voice"] = {
+                "file_id": "voice-1",
+                "file_unique_id": f"unique-{voice.get('file_id', 'voice-1')}",
+                "duration": 2,
+                "mime_type": "audio/ogg",
+                **voice,
+            }
+        if reply_to is not None:
+            message["reply_to_message"] = (
+                reply_to if isinstance(reply_to, dict) else self._bot_message(chat_id, reply_to)
+            )
+        return {"update_id": update_id, "message": message}
+
+    # HTTP
+
+    async def _api(self, request: Request) -> Response:
+        method = request.path_params["method"]
+        params = await _read_params(request)
+        with self._lock:
+            self._calls.append((method, params))
+            try:
+                if self.token is not None and request.path_params["token"] != self.token:
+                    raise TelegramApiError(401, "Unauthorized")
+                self._injected_failure(method)
+                handler = self._methods.get(method.lower())
+                if handler is None:
+                    raise TelegramApiError(404, "Not Found: method not found")
+                result = handler(params)
+            except TelegramApiError as error:
+                return _error_response(error)
+        return JSONResponse({"ok": True, "result": result})
+
+    async def _download(self, request: Request) -> Response:
+        path = request.path_params["path"]
+        with self._lock:
+            tokens_match = self.token is None or request.path_params["token"] == self.token
+            data = next((d for p, d in self._files.values() if p == path), None)
+        if data is None or not tokens_match:
+            return JSONResponse({"ok": False, "error_code": 404, "description": "Not Found"}, 404)
+        return Response(data, media_type="application/octet-stream")
+
+    def _injected_failure(self, method: str) -> None:
+        queue = self._failures.get(method.lower())
+        if not queue:
+            return
+        failure = queue[0]
+        failure.times -= 1
+        if failure.times <= 0:
+            queue.pop(0)
+        raise failure.error
+
+    # methods (called with the lock held)
+
+    def _send_message(self, params: dict[str, Any]) -> dict[str, Any]:
+        chat_id = params.get("chat_id")
+        text = params.get("text")
+        if chat_id in (None, ""):
+            raise TelegramApiError(400, "Bad Request: chat_id is empty")
+        if not text or not str(text).strip():
+            raise TelegramApiError(400, "Bad Request: message text is empty")
+        if len(str(text)) > MAX_MESSAGE_LENGTH:
+            raise TelegramApiError(400, "Bad Request: message is too long")
+        self._check_markdown(params)
+        message = self._bot_message(chat_id, next(self._message_ids), str(text))
+        for key in ("entities", "reply_markup"):
+            if key in params:
+                message[key] = params[key]
+        self._messages[(str(chat_id), message["message_id"])] = message
+        self._sent.append(params)
+        return message
+
+    def _edit_message_text(self, params: dict[str, Any]) -> dict[str, Any]:
+        key = (str(params.get("chat_id")), _as_int(params.get("message_id")))
+        message = self._messages.get(key)
+        if message is None:
+            raise TelegramApiError(400, "Bad Request: message to edit not found")
+        text = str(params.get("text") or "")
+        if not text.strip():
+            raise TelegramApiError(400, "Bad Request: message text is empty")
+        if text == message["text"]:
+            raise TelegramApiError(
+                400,
+                "Bad Request: message is not modified: specified new message content and reply "
+                "markup are exactly the same as a current content and reply markup of the message",
+            )
+        self._check_markdown(params)
+        message.update(text=text, edit_date=int(time.time()))
+        return message
+
+    def _check_markdown(self, params: dict[str, Any]) -> None:
+        if self.reject_markdown and params.get("parse_mode"):
+            raise TelegramApiError(
+                400,
+                "Bad Request: can't parse entities: Can't find end of the entity starting at "
+                "byte offset 0",
+            )
+
+    def _set_webhook(self, params: dict[str, Any]) -> bool:
+        url = params.get("url")
+        if url and not str(url).startswith("https://"):
+            raise TelegramApiError(
+                400, "Bad Request: bad webhook: An HTTPS URL must be provided for webhook"
+            )
+        self._webhook = params if url else None
+        return True
+
+    def _delete_webhook(self, params: dict[str, Any]) -> bool:
+        self._webhook = None
+        return True
+
+    def _webhook_info(self, params: dict[str, Any]) -> dict[str, Any]:
+        webhook = self._webhook or {}
+        info: dict[str, Any] = {
+            "url": webhook.get("url", ""),
+            "has_custom_certificate": False,
+            "pending_update_count": 0,
+        }
+        for key in ("max_connections", "allowed_updates", "ip_address"):
+            if key in webhook:
+                info[key] = webhook[key]
+        return info
+
+    def _get_file(self, params: dict[str, Any]) -> dict[str, Any]:
+        file_id = str(params.get("file_id"))
+        if file_id not in self._files:
+            raise TelegramApiError(400, "Bad Request: invalid file_id")
+        path, data = self._files[file_id]
+        return {
+            "file_id": file_id,
+            "file_unique_id": f"unique-{file_id}",
+            "file_size": len(data),
+            "file_path": path,
+        }
+
+    def _bot_message(self, chat_id: int | str, message_id: int, text: str = "") -> dict[str, Any]:
+        chat_type = "private" if _as_int(chat_id) > 0 else "supergroup"
+        return {
+            "message_id": message_id,
+            "from": self.bot_user,
+            "chat": _chat(chat_id, chat_type, None),
+            "date": int(time.time()),
+            "text": text,
+        }
+
+
+def _chat(chat_id: int | str, chat_type: str, user: dict[str, Any] | None) -> dict[str, Any]:
+    if isinstance(chat_id, str) and chat_id.startswith("@"):
+        return {"id": -1001000000099, "type": "channel", "username": chat_id[1:]}
+    chat: dict[str, Any] = {"id": _as_int(chat_id), "type": chat_type}
+    if chat_type == "private":
+        chat["first_name"] = (user or {}).get("first_name", "Ada")
+    else:
+        chat["title"] = "Test group"
+    return chat
+
+
+def _as_int(value: object) -> int:
+    try:
+        return int(value)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return 0
+
+
+def _decode(key: str, value: str) -> Any:
+    if key in TEXT_PARAMS:
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
+
+
+async def _read_params(request: Request) -> dict[str, Any]:
+    params: dict[str, Any] = {k: _decode(k, v) for k, v in request.query_params.items()}
+    content_type = request.headers.get("content-type", "")
+    if content_type.startswith("application/json"):
+        body = await request.json()
+        if isinstance(body, dict):
+            params.update(
+                (k, _decode(k, v) if isinstance(v, str) and v[:1] in "{[" else v)
+                for k, v in body.items()
+            )
+    elif content_type.startswith("multipart/form-data"):
+        form = await request.form()
+        for key, value in form.multi_items():
+            params[key] = _decode(key, value) if isinstance(value, str) else await value.read()
+    else:
+        raw = (await request.body()).decode()
+        params.update((k, _decode(k, v)) for k, v in parse_qsl(raw, keep_blank_values=True))
+    return params
+
+
+def _error_response(error: TelegramApiError) -> JSONResponse:
+    body: dict[str, Any] = {
+        "ok": False,
+        "error_code": error.error_code,
+        "description": error.description,
+    }
+    if error.retry_after is not None:
+        body["parameters"] = {"retry_after": error.retry_after}
+    return JSONResponse(body, error.error_code)
