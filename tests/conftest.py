@@ -18,3 +18,42 @@ def iris_home(tmp_path, monkeypatch):
     home.mkdir()
     monkeypatch.setenv("IRIS_HOME", str(home))
     return home
+
+
+@pytest.fixture
+def settings(iris_home):
+    from core.config import load_settings
+
+    return load_settings()
+
+
+@pytest.fixture
+def store(settings):
+    from core.store import open_store
+
+    opened = open_store(settings)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def scripted():
+    from tests.fakes.scripted_model import ScriptedModel
+
+    return ScriptedModel()
+
+
+@pytest.fixture
+def runtime(settings, store, scripted):
+    """A runtime with the local dispatcher and the scripted model."""
+    from pydantic import SecretStr
+
+    from functions.dispatch import LocalDispatcher
+    from functions.runtime import build_runtime
+    from tests.fakes.scripted_model import FixedRouter
+
+    dispatcher = LocalDispatcher()
+    configured = settings.model_copy(update={"api_key": SecretStr("test-key")})
+    rt = build_runtime(configured, dispatcher, store=store, router=FixedRouter(scripted))
+    dispatcher.bind(rt)
+    return rt

@@ -1,0 +1,105 @@
+"""Slash commands, the same on every platform. A command never costs a model call unless it
+asks the turn to continue (``CommandResult.continue_with``)."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core.config import Settings
+    from core.store import Store
+    from core.store.sessions import Session
+
+COMMAND_RE = re.compile(
+    r"^/(?P<name>[A-Za-z][A-Za-z0-9_-]{0,63})(?:@\S+)?(?:\s+(?P<args>.*))?$", re.S
+)
+
+# Modules that register commands when imported; each feature adds its own.
+COMMAND_MODULES = ["core.commands.builtin"]
+
+
+@dataclass
+class CommandContext:
+    store: Store
+    settings: Settings
+    user_id: str
+    account: str
+    chat_key: str
+    platform: str
+    session: Session
+    is_owner: bool = False
+    services: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    reply: str | None = None
+    session: Session | None = None  # the session the chat continues in, when it changed
+    continue_with: str | None = None  # run a model turn on this text instead
+    extra_context: str | None = None  # added to the turn's prompt for this turn only
+
+
+Handler = Callable[[CommandContext, str], Awaitable[CommandResult]]
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    summary: str
+    handler: Handler
+    owner_only: bool = False
+
+
+REGISTRY: dict[str, Command] = {}
+# Consulted for names that are not commands (e.g. /<skill-name>); returns None to decline.
+FALLBACKS: list[Callable[[CommandContext, str, str], Awaitable[CommandResult | None]]] = []
+
+
+def command(name: str, summary: str, *, owner_only: bool = False) -> Callable[[Handler], Handler]:
+    def register(handler: Handler) -> Handler:
+        REGISTRY[name] = Command(name, summary, handler, owner_only)
+        return handler
+
+    return register
+
+
+def _load() -> None:
+    for module in COMMAND_MODULES:
+        importlib.import_module(module)
+
+
+def parse_command(text: str) -> tuple[str, str] | None:
+    match = COMMAND_RE.match(text.strip())
+    if not match:
+        return None
+    return match["name"].lower(), (match["args"] or "").strip()
+
+
+def help_text() -> str:
+    _load()
+    lines = ["Commands:"]
+    lines += [f"/{c.name} — {c.summary}" for c in sorted(REGISTRY.values(), key=lambda c: c.name)]
+    return "\n".join(lines)
+
+
+async def run_command(ctx: CommandContext, text: str) -> CommandResult | None:
+    """Handle ``text`` if it is a slash command; None means it is an ordinary message."""
+    parsed = parse_command(text)
+    if parsed is None:
+        return None
+    _load()
+    name, args = parsed
+    found = REGISTRY.get(name)
+    if found is None:
+        for fallback in FALLBACKS:
+            result = await fallback(ctx, name, args)
+            if result is not None:
+                return result
+        return CommandResult(reply=f"Unknown command /{name}.\n\n{help_text()}")
+    if found.owner_only and not ctx.is_owner:
+        return CommandResult(reply=f"/{name} is only for the owner of this Iris.")
+    return await found.handler(ctx, args)

@@ -1,0 +1,47 @@
+"""Built-in commands: /new, /help, /usage, /model."""
+
+from __future__ import annotations
+
+from core.commands import CommandContext, CommandResult, command, help_text
+
+
+@command("new", "start a new session (the old one stays searchable)")
+async def new_session(ctx: CommandContext, args: str) -> CommandResult:
+    session = ctx.store.sessions.start(ctx.user_id, ctx.chat_key, ctx.platform)
+    return CommandResult(reply="Started a new session.", session=session)
+
+
+@command("help", "list the commands")
+async def show_help(ctx: CommandContext, args: str) -> CommandResult:
+    return CommandResult(reply=help_text())
+
+
+@command("usage", "tokens and cost of this session and in total")
+async def usage(ctx: CommandContext, args: str) -> CommandResult:
+    session = ctx.store.usage.totals(ctx.user_id, session_id=ctx.session.id)
+    total = ctx.store.usage.totals(ctx.user_id)
+
+    def line(label: str, t) -> str:
+        cost = f"${t.cost_usd:.4f}" if t.cost_usd is not None else "cost unknown"
+        cache = f", cache read {t.cache_read_tokens}" if t.cache_read_tokens else ""
+        return (
+            f"{label}: {t.calls} model calls, {t.prompt_tokens} prompt + "
+            f"{t.completion_tokens} completion tokens{cache}, {cost}"
+        )
+
+    return CommandResult(reply=f"{line('This session', session)}\n{line('All time', total)}")
+
+
+@command("model", "show or switch your main model: /model [litellm-model-string | default]")
+async def model(ctx: CommandContext, args: str) -> CommandResult:
+    user = ctx.store.users.get(ctx.user_id)
+    if not args:
+        current = user.model or ctx.settings.model or "(none configured)"
+        return CommandResult(reply=f"Your model: {current}. Switch with /model <name>.")
+    if args in ("default", "reset"):
+        ctx.store.users.set_model(ctx.user_id, None)
+        return CommandResult(reply=f"Back to the default model ({ctx.settings.model}).")
+    if any(ch.isspace() for ch in args) or "/" not in args:
+        return CommandResult(reply="A model name looks like provider/model, e.g. openai/gpt-4o.")
+    ctx.store.users.set_model(ctx.user_id, args)
+    return CommandResult(reply=f"Switched your model to {args}.")

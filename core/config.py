@@ -1,0 +1,204 @@
+"""Configuration: one iris.yaml plus IRIS_* environment variables, validated by pydantic.
+
+Precedence: environment variable > iris.yaml > default. Every setting ``name`` is read from the
+variable ``IRIS_<NAME>`` and from the key ``name`` in iris.yaml. A wrong value raises
+``ConfigError`` naming the setting, so the CLI can print one clear line.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from core.errors import ConfigError
+
+DB_SCHEMES = ("file:", "libsql://", "https://", "http://", "wss://", "ws://")
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    home: Path
+    config_path: Path | None = None
+
+    model: str | None = None
+    model_api_base: str | None = None
+    model_api_key: SecretStr | None = None
+    cheap_model: str | None = None
+    model_timeout: float = Field(default=120.0, gt=0)
+    model_retries: int = Field(default=2, ge=0, le=10)
+    context_window: int | None = Field(default=None, gt=0)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+
+    api_key: SecretStr | None = None
+    public_url: str | None = None
+
+    db_url: str = ""
+    db_auth_token: SecretStr | None = None
+    objects_url: str = ""
+    s3_endpoint_url: str | None = None
+    s3_region: str | None = None
+
+    timezone: str = "UTC"
+    max_iterations: int = Field(default=20, ge=1, le=200)
+    max_message_chars: int = Field(default=32_000, ge=100)
+    max_tool_output_chars: int = Field(default=50_000, ge=1_000)
+    session_idle_hours: float = Field(default=6.0, gt=0)
+    history_messages: int = Field(default=200, ge=2)
+    lease_seconds: float = Field(default=90.0, ge=5)
+
+    dispatcher: Literal["local", "modal"] = "local"
+    sandbox_backend: Literal["local", "modal", "daytona"] = "local"
+
+    memory_limit_chars: int = Field(default=2_200, ge=100)
+    user_limit_chars: int = Field(default=1_375, ge=100)
+
+    telegram_token: SecretStr | None = None
+    telegram_secret: SecretStr | None = None
+    telegram_api_base: str = "https://api.telegram.org"
+    slack_signing_secret: SecretStr | None = None
+    slack_bot_token: SecretStr | None = None
+    slack_api_base: str = "https://slack.com/api/"
+
+    mcp_servers: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("model", "cheap_model")
+    @classmethod
+    def _model_string(cls, value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        if any(ch.isspace() for ch in value):
+            raise ValueError("a litellm model string has no spaces, e.g. 'openai/gpt-4o-mini'")
+        return value
+
+    @field_validator("model_api_base", "public_url", "s3_endpoint_url", "telegram_api_base",
+                     "slack_api_base")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"must be an http:// or https:// URL (got {value!r})")
+        return value
+
+    @field_validator("db_url")
+    @classmethod
+    def _db_url(cls, value: str) -> str:
+        if not value.startswith(DB_SCHEMES):
+            raise ValueError(
+                f"must start with file:, libsql:// or https:// (got {value!r}); "
+                "e.g. file:/var/iris/iris.db or libsql://NAME-ORG.turso.io"
+            )
+        return value
+
+    @field_validator("objects_url")
+    @classmethod
+    def _objects_url(cls, value: str) -> str:
+        if value.startswith("s3://"):
+            if not value[5:].split("/", 1)[0]:
+                raise ValueError("an s3:// URL needs a bucket, e.g. s3://my-bucket/iris")
+            return value
+        if "://" in value and not value.startswith("file://"):
+            raise ValueError(f"must be a local directory or s3://bucket/prefix (got {value!r})")
+        return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _timezone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown IANA timezone {value!r}, e.g. 'Europe/Berlin'") from None
+        return value
+
+    @property
+    def db_is_remote(self) -> bool:
+        return not self.db_url.startswith("file:")
+
+    def secret(self, name: str) -> str | None:
+        value = getattr(self, name)
+        return value.get_secret_value() if isinstance(value, SecretStr) else value
+
+    def masked(self) -> dict[str, Any]:
+        """Every setting with secrets masked: what ``iris config show`` prints."""
+        out: dict[str, Any] = {}
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if isinstance(value, SecretStr):
+                raw = value.get_secret_value()
+                value = f"{raw[:3]}…{raw[-2:]} (set)" if len(raw) > 8 else "*** (set)"
+            elif isinstance(value, Path):
+                value = str(value)
+            out[name] = value
+        return out
+
+
+SETTING_NAMES = frozenset(Settings.model_fields) - {"home", "config_path"}
+STRUCTURED = frozenset({"mcp_servers"})
+
+
+def env_name(field: str) -> str:
+    return f"IRIS_{field.upper()}"
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    import yaml
+
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        raise ConfigError(str(path), f"not valid YAML{where}") from None
+    except OSError as exc:
+        raise ConfigError(str(path), f"cannot read: {exc.strerror}") from None
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ConfigError(str(path), "must be a mapping of setting: value")
+    for key in raw:
+        if key not in SETTING_NAMES:
+            close = difflib.get_close_matches(str(key), sorted(SETTING_NAMES), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(f"{path}: {key}", f"unknown setting{hint}")
+    return raw
+
+
+def load_settings(env: Mapping[str, str] | None = None) -> Settings:
+    """Build the effective settings from the environment and iris.yaml."""
+    env = os.environ if env is None else env
+    home = Path(env.get("IRIS_HOME") or "~/.iris").expanduser()
+    config_path = Path(env.get("IRIS_CONFIG") or home / "iris.yaml").expanduser()
+    if "IRIS_CONFIG" in env and not config_path.exists():
+        raise ConfigError("IRIS_CONFIG", f"file not found: {config_path}")
+    values: dict[str, Any] = _read_yaml(config_path) if config_path.exists() else {}
+    sources = {key: f"{config_path}: {key}" for key in values}
+    for name in SETTING_NAMES:
+        raw = env.get(env_name(name))
+        if raw is None or raw == "":
+            continue
+        if name in STRUCTURED:
+            try:
+                values[name] = json.loads(raw)
+            except json.JSONDecodeError:
+                raise ConfigError(env_name(name), "must be JSON") from None
+        else:
+            values[name] = raw
+        sources[name] = env_name(name)
+    values.setdefault("db_url", f"file:{home / 'iris.db'}")
+    values.setdefault("objects_url", str(home / "objects"))
+    try:
+        return Settings(home=home, config_path=config_path, **values)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = str(error["loc"][0]) if error["loc"] else "config"
+        setting = sources.get(field, env_name(field))
+        message = str(error["msg"]).removeprefix("Value error, ")
+        raise ConfigError(setting, message) from None

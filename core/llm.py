@@ -1,0 +1,204 @@
+"""The model interface. This is the only module that imports litellm, and only when a call is made
+(the import costs seconds; webhook acks must never pay it)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from core.errors import ProviderError
+from core.messages import Message, ToolCall, Usage
+
+log = logging.getLogger("iris.llm")
+
+MAX_BACKOFF = 20.0
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+    def to_openai(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
+
+
+@dataclass(frozen=True)
+class ModelResponse:
+    message: Message
+    usage: Usage
+    finish_reason: str | None = None
+
+
+class Model(Protocol):
+    name: str
+
+    async def complete(
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec] = ()
+    ) -> ModelResponse: ...
+
+
+_litellm_module: Any = None
+
+
+def load_litellm() -> Any:
+    """Import litellm once, offline (no price-table download), quietly."""
+    global _litellm_module
+    if _litellm_module is None:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        import litellm
+
+        litellm.suppress_debug_info = True
+        litellm.drop_params = True
+        logging.getLogger("LiteLLM").setLevel(logging.WARNING)
+        _litellm_module = litellm
+    return _litellm_module
+
+
+def classify_error(exc: BaseException) -> ProviderError:
+    """Turn a litellm/provider exception into a ProviderError with a kind and retryability."""
+    if isinstance(exc, ProviderError):
+        return exc
+    litellm = load_litellm()
+    status = getattr(exc, "status_code", None)
+    text = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+    table: list[tuple[Any, str, bool]] = [
+        (litellm.ContextWindowExceededError, "context_window", False),
+        (litellm.AuthenticationError, "auth", False),
+        (litellm.PermissionDeniedError, "auth", False),
+        (litellm.RateLimitError, "rate_limit", True),
+        (litellm.Timeout, "timeout", True),
+        (litellm.NotFoundError, "not_found", False),
+        (litellm.BadRequestError, "bad_request", False),
+        (litellm.ServiceUnavailableError, "unavailable", True),
+        (litellm.InternalServerError, "unavailable", True),
+        (litellm.APIConnectionError, "unavailable", True),
+    ]
+    for cls, kind, retryable in table:
+        if isinstance(exc, cls):
+            return ProviderError(kind, text, retryable=retryable, status=status)
+    if isinstance(exc, asyncio.TimeoutError | TimeoutError):
+        return ProviderError("timeout", "the model call timed out", retryable=True)
+    if isinstance(status, int):
+        if status in (401, 403):
+            return ProviderError("auth", text, retryable=False, status=status)
+        if status == 429:
+            return ProviderError("rate_limit", text, retryable=True, status=status)
+        if status >= 500:
+            return ProviderError("unavailable", text, retryable=True, status=status)
+        return ProviderError("bad_request", text, retryable=False, status=status)
+    return ProviderError("unknown", f"{type(exc).__name__}: {text}", retryable=False)
+
+
+def retry_after(exc: BaseException) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    try:
+        return float(headers.get("retry-after"))
+    except (TypeError, ValueError):
+        return None
+
+
+def _usage(model: str, response: Any, cost: float | None) -> Usage:
+    raw = getattr(response, "usage", None)
+    if raw is None:
+        return Usage(model=model, cost_usd=cost)
+    details = getattr(raw, "prompt_tokens_details", None)
+    cache_read = getattr(raw, "cache_read_input_tokens", None) or (
+        getattr(details, "cached_tokens", None) if details is not None else None
+    )
+    return Usage(
+        model=model,
+        prompt_tokens=int(getattr(raw, "prompt_tokens", 0) or 0),
+        completion_tokens=int(getattr(raw, "completion_tokens", 0) or 0),
+        cache_read_tokens=int(cache_read or 0),
+        cache_write_tokens=int(getattr(raw, "cache_creation_input_tokens", 0) or 0),
+        cost_usd=cost,
+    )
+
+
+def _message(raw: Any) -> Message:
+    calls = []
+    for index, call in enumerate(getattr(raw, "tool_calls", None) or []):
+        function = call.function
+        arguments = function.arguments
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments or {})
+        calls.append(
+            ToolCall(id=call.id or f"call_{index}", name=function.name or "", arguments=arguments)
+        )
+    return Message(role="assistant", content=raw.content or "", tool_calls=tuple(calls))
+
+
+@dataclass
+class LiteLLMModel:
+    """Any litellm model string: ``anthropic/…``, ``openai/…``, ``openrouter/…``, ``ollama/…``,
+    or ``openai/<name>`` with ``api_base`` for an OpenAI-compatible server."""
+
+    name: str
+    api_base: str | None = None
+    api_key: str | None = None
+    timeout: float = 120.0
+    retries: int = 2
+    temperature: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    async def complete(
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec] = ()
+    ) -> ModelResponse:
+        litellm = await asyncio.to_thread(load_litellm)
+        kwargs: dict[str, Any] = {
+            "model": self.name,
+            "messages": [m.to_openai() for m in messages],
+            "timeout": self.timeout,
+            "num_retries": 0,
+            **self.extra,
+        }
+        if tools:
+            kwargs["tools"] = [t.to_openai() for t in tools]
+            kwargs["tool_choice"] = "auto"
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        if self.api_key:
+            kwargs["api_key"] = self.api_key
+        if self.temperature is not None:
+            kwargs["temperature"] = self.temperature
+        attempt = 0
+        while True:
+            try:
+                response = await litellm.acompletion(**kwargs)
+                break
+            except Exception as exc:
+                error = classify_error(exc)
+                if not error.retryable or attempt >= self.retries:
+                    raise error from exc
+                delay = retry_after(exc) or (0.5 * 2**attempt + random.uniform(0, 0.25))
+                log.warning("model %s: %s; retrying in %.1fs", self.name, error.kind, delay)
+                await asyncio.sleep(min(delay, MAX_BACKOFF))
+                attempt += 1
+        try:
+            cost = litellm.completion_cost(completion_response=response)
+        except Exception:
+            cost = None
+        choice = response.choices[0]
+        return ModelResponse(
+            message=_message(choice.message),
+            usage=_usage(self.name, response, cost),
+            finish_reason=getattr(choice, "finish_reason", None),
+        )

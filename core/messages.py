@@ -1,0 +1,121 @@
+"""Typed messages: what flows between ingress, the turn loop, the model and the store."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["system", "user", "assistant", "tool"]
+Platform = Literal["http", "telegram", "slack", "cron", "cli"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: str  # raw JSON text as the model produced it
+
+    def parsed_arguments(self) -> dict[str, Any]:
+        """The arguments as a dict; raises ValueError when the model produced invalid JSON."""
+        if not self.arguments.strip():
+            return {}
+        value = json.loads(self.arguments)
+        if not isinstance(value, dict):
+            raise ValueError("tool arguments must be a JSON object")
+        return value
+
+    def to_openai(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class Message:
+    role: Role
+    content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    def to_openai(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            out["tool_calls"] = [call.to_openai() for call in self.tool_calls]
+        if self.tool_call_id is not None:
+            out["tool_call_id"] = self.tool_call_id
+        if self.name is not None and self.role == "tool":
+            out["name"] = self.name
+        return out
+
+    def tool_calls_json(self) -> str | None:
+        if not self.tool_calls:
+            return None
+        return json.dumps([call.to_openai() for call in self.tool_calls])
+
+    @staticmethod
+    def calls_from_json(raw: str | None) -> tuple[ToolCall, ...]:
+        if not raw:
+            return ()
+        return tuple(
+            ToolCall(id=c["id"], name=c["function"]["name"], arguments=c["function"]["arguments"])
+            for c in json.loads(raw)
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Usage:
+    model: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float | None = None
+    calls: int = 1
+
+    def __add__(self, other: Usage) -> Usage:
+        cost = None
+        if self.cost_usd is not None or other.cost_usd is not None:
+            cost = (self.cost_usd or 0.0) + (other.cost_usd or 0.0)
+        return Usage(
+            model=self.model,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            cost_usd=cost,
+            calls=self.calls + other.calls,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Attachment:
+    kind: Literal["image", "voice", "audio", "file"]
+    ref: str  # platform file id or object-store key
+    mime_type: str | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class InboundMessage:
+    """One message from any platform, normalised. ``account`` is ``<platform>:<id>``."""
+
+    platform: Platform
+    chat_id: str
+    account: str
+    platform_message_id: str
+    text: str
+    thread_id: str | None = None
+    is_group: bool = False
+    display_name: str | None = None
+    session_hint: str | None = None
+    attachments: tuple[Attachment, ...] = field(default=())
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def chat_key(self) -> str:
+        key = f"{self.platform}:{self.chat_id}"
+        return f"{key}:{self.thread_id}" if self.thread_id else key

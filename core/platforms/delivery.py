@@ -1,0 +1,78 @@
+"""Send recorded replies through a platform sender; retry with backoff; never send one twice."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from core.ids import new_id, now
+from core.store import Store
+
+log = logging.getLogger("iris.delivery")
+
+MAX_ATTEMPTS = 8
+CLAIM_SECONDS = 120.0
+
+
+class DeliveryFailed(Exception):
+    def __init__(self, message: str, *, retryable: bool = True, retry_after: float | None = None):
+        super().__init__(message)
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+
+class Sender(Protocol):
+    async def send(self, target: dict[str, Any], text: str) -> list[str]:
+        """Send ``text``; returns the platform's ids of the sent message(s)."""
+
+
+def backoff(attempt: int) -> float:
+    return min(2.0 ** attempt, 600.0)
+
+
+@dataclass
+class DeliveryService:
+    store: Store
+    senders: dict[str, Sender]
+
+    async def attempt(self, user_id: str, delivery_id: int) -> str:
+        """One delivery attempt; returns the delivery's status afterwards."""
+        owner = new_id("dlv")
+        claimed = self.store.deliveries.claim(user_id, delivery_id, owner, CLAIM_SECONDS)
+        if claimed is None:
+            return self.store.deliveries.get(user_id, delivery_id).status
+        sender = self.senders.get(claimed.platform)
+        if sender is None:
+            self.store.deliveries.mark_retry(
+                user_id, delivery_id, owner, error=f"no sender for {claimed.platform}",
+                retry_at=None,
+            )
+            return "failed"
+        try:
+            try:
+                ids = await sender.send(claimed.target, claimed.text)
+            except DeliveryFailed:
+                raise
+            except Exception as exc:
+                log.exception("sender for %s crashed", claimed.platform)
+                raise DeliveryFailed(f"{type(exc).__name__}: {exc}") from exc
+        except DeliveryFailed as exc:
+            retry = exc.retryable and claimed.attempts < MAX_ATTEMPTS
+            wait = exc.retry_after if exc.retry_after is not None else backoff(claimed.attempts)
+            log.warning("delivery %s attempt %s failed: %s", delivery_id, claimed.attempts, exc)
+            self.store.deliveries.mark_retry(
+                user_id, delivery_id, owner, error=str(exc),
+                retry_at=now() + wait if retry else None,
+            )
+            return "pending" if retry else "failed"
+        self.store.deliveries.mark_sent(user_id, delivery_id, owner, ids)
+        return "sent"
+
+    async def sweep(self, *, limit: int = 100) -> int:
+        """Attempt every due delivery (cron tick and emulator ticker)."""
+        count = 0
+        for user_id, delivery_id in self.store.deliveries.due(limit=limit):
+            await self.attempt(user_id, delivery_id)
+            count += 1
+        return count

@@ -1,0 +1,129 @@
+"""Outbound deliveries: a reply is recorded with its turn, then sent, retried, never doubled."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from core.errors import NotFound
+from core.ids import now
+from core.store.db import Database, Row
+
+
+@dataclass(frozen=True)
+class Delivery:
+    id: int
+    user_id: str
+    source: str
+    platform: str
+    chat_key: str
+    target: dict[str, Any]
+    text: str
+    status: str  # pending | sent | failed
+    attempts: int
+    next_attempt_at: float
+    last_error: str | None
+    platform_ids: list[str]
+    created_at: float
+    sent_at: float | None
+
+    @classmethod
+    def from_row(cls, row: Row) -> Delivery:
+        return cls(
+            id=row["id"],
+            user_id=row["user_id"],
+            source=row["source"],
+            platform=row["platform"],
+            chat_key=row["chat_key"],
+            target=json.loads(row["target"]),
+            text=row["text"],
+            status=row["status"],
+            attempts=row["attempts"],
+            next_attempt_at=row["next_attempt_at"],
+            last_error=row["last_error"],
+            platform_ids=json.loads(row["platform_ids"] or "[]"),
+            created_at=row["created_at"],
+            sent_at=row["sent_at"],
+        )
+
+
+class Deliveries:
+    def __init__(self, db: Database):
+        self.db = db
+
+    def add(
+        self, user_id: str, *, source: str, platform: str, chat_key: str,
+        target: dict[str, Any], text: str,
+    ) -> int | None:
+        """Record a reply to send (inside the turn's transaction); None if ``source`` exists."""
+        at = now()
+        row = self.db.one(
+            "INSERT INTO deliveries (user_id, source, platform, chat_key, target, text,"
+            " next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (source) DO NOTHING RETURNING id",
+            (user_id, source, platform, chat_key, json.dumps(target), text, at, at),
+        )
+        return row["id"] if row else None
+
+    def get(self, user_id: str, delivery_id: int) -> Delivery:
+        row = self.db.one(
+            "SELECT * FROM deliveries WHERE user_id = ? AND id = ?", (user_id, delivery_id)
+        )
+        if not row:
+            raise NotFound(f"no delivery {delivery_id}")
+        return Delivery.from_row(row)
+
+    def for_source(self, user_id: str, source: str) -> Delivery | None:
+        row = self.db.one(
+            "SELECT * FROM deliveries WHERE user_id = ? AND source = ?", (user_id, source)
+        )
+        return Delivery.from_row(row) if row else None
+
+    def claim(self, user_id: str, delivery_id: int, owner: str, ttl: float) -> Delivery | None:
+        """Take the right to send a pending delivery (no one else holds it); None otherwise."""
+        at = now()
+        changed = self.db.execute(
+            "UPDATE deliveries SET claimed_by = ?, claimed_until = ?, attempts = attempts + 1"
+            " WHERE user_id = ? AND id = ? AND status = 'pending' AND next_attempt_at <= ?"
+            " AND (claimed_until IS NULL OR claimed_until < ? OR claimed_by = ?)",
+            (owner, at + ttl, user_id, delivery_id, at, at, owner),
+        )
+        return self.get(user_id, delivery_id) if changed == 1 else None
+
+    def mark_sent(self, user_id: str, delivery_id: int, owner: str, ids: list[str]) -> None:
+        self.db.execute(
+            "UPDATE deliveries SET status = 'sent', sent_at = ?, platform_ids = ?,"
+            " claimed_by = NULL, claimed_until = NULL WHERE user_id = ? AND id = ?"
+            " AND claimed_by = ?",
+            (now(), json.dumps(ids), user_id, delivery_id, owner),
+        )
+
+    def mark_retry(
+        self, user_id: str, delivery_id: int, owner: str, *, error: str, retry_at: float | None
+    ) -> None:
+        """Release a failed attempt: retry at ``retry_at``, or give up when it is None."""
+        status = "pending" if retry_at is not None else "failed"
+        self.db.execute(
+            "UPDATE deliveries SET status = ?, last_error = ?, next_attempt_at = ?,"
+            " claimed_by = NULL, claimed_until = NULL WHERE user_id = ? AND id = ?"
+            " AND claimed_by = ?",
+            (status, error, retry_at or now(), user_id, delivery_id, owner),
+        )
+
+    def due(self, *, limit: int = 100) -> list[tuple[str, int]]:
+        """System sweep: (user_id, id) of pending deliveries whose time has come."""
+        at = now()
+        rows = self.db.query(
+            "SELECT user_id, id FROM deliveries WHERE status = 'pending' AND next_attempt_at <= ?"
+            " AND (claimed_until IS NULL OR claimed_until < ?) ORDER BY id LIMIT ?",
+            (at, at, limit),
+        )
+        return [(row["user_id"], row["id"]) for row in rows]
+
+    def for_chat(self, user_id: str, chat_key: str) -> list[Delivery]:
+        rows = self.db.query(
+            "SELECT * FROM deliveries WHERE user_id = ? AND chat_key = ? ORDER BY id",
+            (user_id, chat_key),
+        )
+        return [Delivery.from_row(row) for row in rows]

@@ -1,0 +1,136 @@
+"""The inbox: every inbound message once, keyed by (platform, platform message id)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from core.errors import NotFound
+from core.ids import now
+from core.messages import Attachment, InboundMessage
+from core.store.db import Database, Row
+
+
+def encode_inbound(message: InboundMessage) -> str:
+    return json.dumps(dataclasses.asdict(message), separators=(",", ":"))
+
+
+def decode_inbound(raw: str) -> InboundMessage:
+    data: dict[str, Any] = json.loads(raw)
+    data["attachments"] = tuple(Attachment(**a) for a in data.get("attachments", ()))
+    return InboundMessage(**data)
+
+
+@dataclass(frozen=True)
+class InboxEntry:
+    id: int
+    user_id: str
+    chat_key: str
+    message: InboundMessage
+    status: str  # pending | done | failed
+    attempts: int
+    session_id: str | None
+    reply: str | None
+    error: str | None
+    received_at: float
+    done_at: float | None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("done", "failed")
+
+    @classmethod
+    def from_row(cls, row: Row) -> InboxEntry:
+        return cls(
+            id=row["id"],
+            user_id=row["user_id"],
+            chat_key=row["chat_key"],
+            message=decode_inbound(row["payload"]),
+            status=row["status"],
+            attempts=row["attempts"],
+            session_id=row["session_id"],
+            reply=row["reply"],
+            error=row["error"],
+            received_at=row["received_at"],
+            done_at=row["done_at"],
+        )
+
+
+class Inbox:
+    def __init__(self, db: Database):
+        self.db = db
+
+    def add(self, user_id: str, message: InboundMessage) -> int | None:
+        """Record a message; returns its id, or None when this delivery was already recorded."""
+        row = self.db.one(
+            "INSERT INTO inbox (user_id, chat_key, platform, platform_message_id, account,"
+            " payload, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (platform, platform_message_id) DO NOTHING RETURNING id",
+            (
+                user_id, message.chat_key, message.platform, message.platform_message_id,
+                message.account, encode_inbound(message), now(),
+            ),
+        )
+        return row["id"] if row else None
+
+    def get(self, user_id: str, entry_id: int) -> InboxEntry:
+        row = self.db.one("SELECT * FROM inbox WHERE user_id = ? AND id = ?", (user_id, entry_id))
+        if not row:
+            raise NotFound(f"no inbox entry {entry_id}")
+        return InboxEntry.from_row(row)
+
+    def find(self, user_id: str, platform: str, platform_message_id: str) -> InboxEntry | None:
+        row = self.db.one(
+            "SELECT * FROM inbox WHERE user_id = ? AND platform = ? AND platform_message_id = ?",
+            (user_id, platform, platform_message_id),
+        )
+        return InboxEntry.from_row(row) if row else None
+
+    def next_pending(self, user_id: str, chat_key: str) -> InboxEntry | None:
+        row = self.db.one(
+            "SELECT * FROM inbox WHERE user_id = ? AND chat_key = ? AND status = 'pending'"
+            " ORDER BY id LIMIT 1",
+            (user_id, chat_key),
+        )
+        return InboxEntry.from_row(row) if row else None
+
+    def has_pending(self, user_id: str, chat_key: str) -> bool:
+        return bool(
+            self.db.scalar(
+                "SELECT count(*) FROM inbox WHERE user_id = ? AND chat_key = ?"
+                " AND status = 'pending'",
+                (user_id, chat_key),
+            )
+        )
+
+    def mark_started(self, user_id: str, entry_id: int) -> int:
+        """Count an attempt; returns the attempt number."""
+        return self.db.scalar(
+            "UPDATE inbox SET attempts = attempts + 1, started_at = ? WHERE user_id = ? AND id = ?"
+            " RETURNING attempts",
+            (now(), user_id, entry_id),
+        )
+
+    def finish(
+        self, user_id: str, entry_id: int, *, status: str, session_id: str | None,
+        reply: str | None, error: str | None = None,
+    ) -> bool:
+        """Mark an entry done/failed (inside the turn's transaction). False if already finished."""
+        changed = self.db.execute(
+            "UPDATE inbox SET status = ?, session_id = ?, reply = ?, error = ?, done_at = ?"
+            " WHERE user_id = ? AND id = ? AND status = 'pending'",
+            (status, session_id, reply, error, now(), user_id, entry_id),
+        )
+        return changed == 1
+
+    def stalled_chats(self, *, older_than: float) -> list[tuple[str, str]]:
+        """System sweep: (user_id, chat_key) of chats with entries pending since before
+        ``older_than``. Returns keys only, never message content."""
+        rows = self.db.query(
+            "SELECT DISTINCT user_id, chat_key FROM inbox WHERE status = 'pending'"
+            " AND received_at < ?",
+            (older_than,),
+        )
+        return [(row["user_id"], row["chat_key"]) for row in rows]

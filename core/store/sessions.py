@@ -1,0 +1,182 @@
+"""Sessions (a run of turns in one chat) and their messages. Messages are never deleted."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from core.errors import NotFound
+from core.ids import new_id, now
+from core.messages import Message
+from core.store.db import Database, Row
+
+
+@dataclass(frozen=True)
+class Session:
+    id: str
+    user_id: str
+    chat_key: str
+    platform: str
+    title: str | None
+    model: str | None
+    system_prompt: str | None
+    started_at: float
+    last_active_at: float
+    ended_at: float | None
+    end_reason: str | None
+
+    @classmethod
+    def from_row(cls, row: Row) -> Session:
+        return cls(**{name: row[name] for name in cls.__dataclass_fields__})
+
+
+@dataclass(frozen=True)
+class StoredMessage:
+    id: int
+    session_id: str
+    message: Message
+    author: str | None
+    created_at: float
+    compacted: bool
+    external_id: str | None
+
+    @classmethod
+    def from_row(cls, row: Row) -> StoredMessage:
+        message = Message(
+            role=row["role"],
+            content=row["content"],
+            tool_calls=Message.calls_from_json(row["tool_calls"]),
+            tool_call_id=row["tool_call_id"],
+            name=row["name"],
+        )
+        return cls(
+            id=row["id"],
+            session_id=row["session_id"],
+            message=message,
+            author=row["author"],
+            created_at=row["created_at"],
+            compacted=bool(row["compacted"]),
+            external_id=row["external_id"],
+        )
+
+
+class Sessions:
+    def __init__(self, db: Database):
+        self.db = db
+
+    def get(self, user_id: str, session_id: str) -> Session:
+        row = self.db.one(
+            "SELECT * FROM sessions WHERE user_id = ? AND id = ?", (user_id, session_id)
+        )
+        if not row:
+            raise NotFound(f"no session {session_id!r} for this user")
+        return Session.from_row(row)
+
+    def latest(self, user_id: str, chat_key: str) -> Session | None:
+        row = self.db.one(
+            "SELECT * FROM sessions WHERE user_id = ? AND chat_key = ? AND ended_at IS NULL"
+            " ORDER BY last_active_at DESC LIMIT 1",
+            (user_id, chat_key),
+        )
+        return Session.from_row(row) if row else None
+
+    def current(
+        self, user_id: str, chat_key: str, platform: str, *, idle_seconds: float, at: float
+    ) -> Session:
+        """The chat's open session, or a new one when there is none or it has been idle."""
+        session = self.latest(user_id, chat_key)
+        if session and at - session.last_active_at <= idle_seconds:
+            return session
+        return self.start(user_id, chat_key, platform, at=at, reason="idle" if session else None)
+
+    def start(
+        self, user_id: str, chat_key: str, platform: str, *, at: float | None = None,
+        reason: str | None = "new",
+    ) -> Session:
+        """End the chat's open session (if any) and start a new one."""
+        at = now() if at is None else at
+        session_id = new_id("ses")
+        with self.db.transaction():
+            self.db.execute(
+                "UPDATE sessions SET ended_at = ?, end_reason = ? WHERE user_id = ?"
+                " AND chat_key = ? AND ended_at IS NULL",
+                (at, reason, user_id, chat_key),
+            )
+            self.db.execute(
+                "INSERT INTO sessions (id, user_id, chat_key, platform, started_at, last_active_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (session_id, user_id, chat_key, platform, at, at),
+            )
+        return self.get(user_id, session_id)
+
+    def freeze_prompt(self, user_id: str, session_id: str, system_prompt: str) -> str:
+        """Keep the first system prompt built for a session; returns the one that stands."""
+        self.db.execute(
+            "UPDATE sessions SET system_prompt = ? WHERE user_id = ? AND id = ?"
+            " AND system_prompt IS NULL",
+            (system_prompt, user_id, session_id),
+        )
+        return self.get(user_id, session_id).system_prompt or system_prompt
+
+    def list(self, user_id: str, *, limit: int = 50) -> list[Session]:
+        rows = self.db.query(
+            "SELECT * FROM sessions WHERE user_id = ? ORDER BY last_active_at DESC LIMIT ?",
+            (user_id, limit),
+        )
+        return [Session.from_row(row) for row in rows]
+
+
+class Messages:
+    def __init__(self, db: Database):
+        self.db = db
+
+    def tail(self, user_id: str, session_id: str, *, limit: int) -> list[StoredMessage]:
+        """The last ``limit`` uncompacted messages of a session, oldest first."""
+        rows = self.db.query(
+            "SELECT * FROM messages WHERE user_id = ? AND session_id = ? AND compacted = 0"
+            " ORDER BY id DESC LIMIT ?",
+            (user_id, session_id, limit),
+        )
+        return [StoredMessage.from_row(row) for row in reversed(rows)]
+
+    def for_session(self, user_id: str, session_id: str) -> list[StoredMessage]:
+        rows = self.db.query(
+            "SELECT * FROM messages WHERE user_id = ? AND session_id = ? ORDER BY id",
+            (user_id, session_id),
+        )
+        return [StoredMessage.from_row(row) for row in rows]
+
+    def count(self, user_id: str, session_id: str | None = None) -> int:
+        if session_id is None:
+            return self.db.scalar("SELECT count(*) FROM messages WHERE user_id = ?", (user_id,))
+        return self.db.scalar(
+            "SELECT count(*) FROM messages WHERE user_id = ? AND session_id = ?",
+            (user_id, session_id),
+        )
+
+    def insert(
+        self,
+        user_id: str,
+        session_id: str,
+        messages: Sequence[Message],
+        *,
+        at: float,
+        author: str | None = None,
+        inbox_id: int | None = None,
+    ) -> list[int]:
+        """Append messages to a session (call inside the turn's transaction)."""
+        ids = []
+        for message in messages:
+            row = self.db.one(
+                "INSERT INTO messages (user_id, session_id, role, content, tool_calls,"
+                " tool_call_id, name, author, inbox_id, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                (
+                    user_id, session_id, message.role, message.content,
+                    message.tool_calls_json(), message.tool_call_id, message.name,
+                    author if message.role == "user" else None, inbox_id, at,
+                ),
+            )
+            assert row is not None
+            ids.append(row["id"])
+        return ids

@@ -1,0 +1,90 @@
+"""Token and cost accounting per user, session, turn and model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.ids import now
+from core.messages import Usage
+from core.store.db import Database
+
+
+@dataclass(frozen=True)
+class UsageTotals:
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost_usd: float | None
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class UsageLog:
+    def __init__(self, db: Database):
+        self.db = db
+
+    def record(
+        self, user_id: str, usage: Usage, *, session_id: str | None, inbox_id: int | None
+    ) -> None:
+        self.db.execute(
+            "INSERT INTO usage (user_id, session_id, inbox_id, model, calls, prompt_tokens,"
+            " completion_tokens, cache_read_tokens, cache_write_tokens, cost_usd, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                user_id, session_id, inbox_id, usage.model, usage.calls, usage.prompt_tokens,
+                usage.completion_tokens, usage.cache_read_tokens, usage.cache_write_tokens,
+                usage.cost_usd, now(),
+            ),
+        )
+
+    def totals(
+        self, user_id: str, *, session_id: str | None = None, since: float | None = None
+    ) -> UsageTotals:
+        sql = (
+            "SELECT coalesce(sum(calls), 0) AS calls, coalesce(sum(prompt_tokens), 0) AS p,"
+            " coalesce(sum(completion_tokens), 0) AS c, coalesce(sum(cache_read_tokens), 0) AS cr,"
+            " coalesce(sum(cache_write_tokens), 0) AS cw, sum(cost_usd) AS cost"
+            " FROM usage WHERE user_id = ?"
+        )
+        params: list[object] = [user_id]
+        if session_id is not None:
+            sql += " AND session_id = ?"
+            params.append(session_id)
+        if since is not None:
+            sql += " AND created_at >= ?"
+            params.append(since)
+        row = self.db.one(sql, params)
+        assert row is not None
+        return UsageTotals(row["calls"], row["p"], row["c"], row["cr"], row["cw"], row["cost"])
+
+    def by_model(self, user_id: str) -> dict[str, UsageTotals]:
+        rows = self.db.query(
+            "SELECT model, sum(calls) AS calls, sum(prompt_tokens) AS p,"
+            " sum(completion_tokens) AS c, sum(cache_read_tokens) AS cr,"
+            " sum(cache_write_tokens) AS cw, sum(cost_usd) AS cost"
+            " FROM usage WHERE user_id = ? GROUP BY model ORDER BY model",
+            (user_id,),
+        )
+        return {
+            r["model"]: UsageTotals(r["calls"], r["p"], r["c"], r["cr"], r["cw"], r["cost"])
+            for r in rows
+        }
+
+    def for_inbox(self, user_id: str, inbox_id: int) -> list[Usage]:
+        rows = self.db.query(
+            "SELECT * FROM usage WHERE user_id = ? AND inbox_id = ? ORDER BY id",
+            (user_id, inbox_id),
+        )
+        return [
+            Usage(
+                model=r["model"], prompt_tokens=r["prompt_tokens"],
+                completion_tokens=r["completion_tokens"], cache_read_tokens=r["cache_read_tokens"],
+                cache_write_tokens=r["cache_write_tokens"], cost_usd=r["cost_usd"],
+                calls=r["calls"],
+            )
+            for r in rows
+        ]

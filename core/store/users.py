@@ -1,0 +1,104 @@
+"""Users and their platform accounts (``telegram:4242``, ``slack:T1/U9``, ``http:alice``)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from core.errors import IrisUsageError, NotFound
+from core.ids import new_id, now
+from core.store.db import Database, Row
+
+ACCOUNT_RE = re.compile(r"^(?P<platform>[a-z]+):(?P<id>[^\s]{1,200})$")
+
+
+def split_account(account: str) -> tuple[str, str]:
+    match = ACCOUNT_RE.match(account)
+    if not match:
+        raise IrisUsageError(f"not an account reference: {account!r} (expected platform:id)")
+    return match["platform"], match["id"]
+
+
+@dataclass(frozen=True)
+class User:
+    id: str
+    kind: str
+    display_name: str | None
+    timezone: str | None
+    model: str | None
+    is_owner: bool
+    created_at: float
+
+    @classmethod
+    def from_row(cls, row: Row) -> User:
+        return cls(
+            id=row["id"],
+            kind=row["kind"],
+            display_name=row["display_name"],
+            timezone=row["timezone"],
+            model=row["model"],
+            is_owner=bool(row["is_owner"]),
+            created_at=row["created_at"],
+        )
+
+
+class Users:
+    def __init__(self, db: Database):
+        self.db = db
+
+    def for_account(
+        self, account: str, *, display_name: str | None = None, kind: str = "person"
+    ) -> str:
+        """The user owning ``account``, created (with the account) when it is new."""
+        row = self.db.one("SELECT user_id FROM accounts WHERE account = ?", (account,))
+        if row:
+            return row["user_id"]
+        platform, _ = split_account(account)
+        with self.db.transaction():
+            row = self.db.one("SELECT user_id FROM accounts WHERE account = ?", (account,))
+            if row:
+                return row["user_id"]
+            user_id = new_id("grp" if kind == "group" else "usr")
+            self.db.execute(
+                "INSERT INTO users (id, kind, display_name, created_at) VALUES (?, ?, ?, ?)",
+                (user_id, kind, display_name, now()),
+            )
+            self.db.execute(
+                "INSERT INTO accounts (account, user_id, platform, display_name, created_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (account, user_id, platform, display_name, now()),
+            )
+            return user_id
+
+    def resolve(self, ref: str) -> str:
+        """A user id from a user id or any linked account; NotFound otherwise."""
+        row = self.db.one("SELECT id FROM users WHERE id = ?", (ref,))
+        if row:
+            return row["id"]
+        row = self.db.one("SELECT user_id FROM accounts WHERE account = ?", (ref,))
+        if row:
+            return row["user_id"]
+        if ":" not in ref:
+            row = self.db.one("SELECT user_id FROM accounts WHERE account = ?", (f"http:{ref}",))
+            if row:
+                return row["user_id"]
+        raise NotFound(f"no user or account {ref!r}")
+
+    def get(self, user_id: str) -> User:
+        row = self.db.one("SELECT * FROM users WHERE id = ?", (user_id,))
+        if not row:
+            raise NotFound(f"no user {user_id!r}")
+        return User.from_row(row)
+
+    def accounts(self, user_id: str) -> list[str]:
+        rows = self.db.query(
+            "SELECT account FROM accounts WHERE user_id = ? ORDER BY created_at", (user_id,)
+        )
+        return [row["account"] for row in rows]
+
+    def set_model(self, user_id: str, model: str | None) -> None:
+        self.db.execute("UPDATE users SET model = ? WHERE id = ?", (model, user_id))
+
+    def list_all(self) -> list[User]:
+        """Administrative listing for ``iris users list``."""
+        return [User.from_row(r) for r in self.db.query("SELECT * FROM users ORDER BY created_at")]

@@ -1,0 +1,119 @@
+"""The tool interface, the per-call context, and a toolset that runs calls safely."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ValidationError
+
+from core.errors import IrisUsageError, ToolRetry
+from core.llm import ToolSpec
+from core.messages import Message, ToolCall
+
+if TYPE_CHECKING:
+    from core.config import Settings
+    from core.store import Store
+
+log = logging.getLogger("iris.tools")
+
+
+@dataclass
+class ToolContext:
+    """What a tool may know about the turn it runs in. Tools reach state only through it."""
+
+    store: Store
+    settings: Settings
+    user_id: str
+    session_id: str
+    chat_key: str
+    platform: str
+    account: str
+    inbox_id: int | None = None
+    services: dict[str, Any] = field(default_factory=dict)
+
+
+class Tool(ABC):
+    name: ClassVar[str]
+    description: ClassVar[str]
+    Args: ClassVar[type[BaseModel]]
+    untrusted_output: ClassVar[bool] = False
+
+    def spec(self) -> ToolSpec:
+        schema = self.Args.model_json_schema()
+        schema.pop("title", None)
+        return ToolSpec(name=self.name, description=self.description, parameters=schema)
+
+    @abstractmethod
+    async def run(self, ctx: ToolContext, args: Any) -> str: ...
+
+
+def _validation_message(exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error["loc"]) or "arguments"
+        parts.append(f"{where}: {error['msg']}")
+    return "; ".join(parts)
+
+
+class Toolset:
+    def __init__(self, tools: Iterable[Tool]):
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            if tool.name in self._tools:
+                raise ValueError(f"two tools named {tool.name!r}")
+            self._tools[tool.name] = tool
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._tools
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def specs(self) -> list[ToolSpec]:
+        return [tool.spec() for tool in self._tools.values()]
+
+    def without(self, names: Iterable[str]) -> Toolset:
+        drop = set(names)
+        return Toolset(t for n, t in self._tools.items() if n not in drop)
+
+    def with_tools(self, extra: Iterable[Tool]) -> Toolset:
+        return Toolset([*self._tools.values(), *extra])
+
+    async def call(self, ctx: ToolContext, call: ToolCall) -> Message:
+        """Run one tool call. Every failure becomes a tool result the model can read."""
+        return Message(
+            role="tool", content=await self._run(ctx, call), tool_call_id=call.id, name=call.name
+        )
+
+    async def call_all(self, ctx: ToolContext, calls: Iterable[ToolCall]) -> list[Message]:
+        return list(await asyncio.gather(*(self.call(ctx, call) for call in calls)))
+
+    async def _run(self, ctx: ToolContext, call: ToolCall) -> str:
+        tool = self._tools.get(call.name)
+        if tool is None:
+            known = ", ".join(sorted(self._tools)) or "none"
+            return f"Error: there is no tool named {call.name!r}. Available tools: {known}."
+        try:
+            args = tool.Args.model_validate(call.parsed_arguments())
+        except (ValueError, json.JSONDecodeError) as exc:
+            if isinstance(exc, ValidationError):
+                return f"Error: invalid arguments for {call.name}: {_validation_message(exc)}"
+            return f"Error: the arguments for {call.name} are not a JSON object: {exc}"
+        try:
+            output = await tool.run(ctx, args)
+        except (ToolRetry, IrisUsageError) as exc:
+            return f"Error: {exc}"
+        except Exception as exc:
+            log.exception("tool %s failed", call.name)
+            return f"Error: {call.name} failed: {type(exc).__name__}: {exc}"
+        if tool.untrusted_output:
+            from core.security.untrusted import wrap_untrusted
+
+            return wrap_untrusted(call.name, output)
+        return output

@@ -1,0 +1,35 @@
+"""``clock``: the current date and time in a timezone."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BaseModel, Field
+
+from core.errors import ToolRetry
+from core.tools.base import Tool, ToolContext
+
+
+class ClockArgs(BaseModel):
+    timezone: str | None = Field(
+        default=None,
+        description="IANA timezone such as 'Europe/Berlin'; defaults to the user's timezone.",
+    )
+
+
+class Clock(Tool):
+    name = "clock"
+    description = "Get the current date, time and weekday in a timezone."
+    Args = ClockArgs
+
+    async def run(self, ctx: ToolContext, args: ClockArgs) -> str:
+        name = args.timezone or ctx.settings.timezone
+        try:
+            zone = ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ToolRetry(
+                f"unknown timezone {name!r}; use an IANA name like 'Asia/Tokyo'"
+            ) from None
+        now = datetime.now(UTC).astimezone(zone)
+        return f"{now:%Y-%m-%d %H:%M:%S} {now.tzname()} ({now:%A}), timezone {name}"

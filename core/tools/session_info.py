@@ -1,0 +1,35 @@
+"""``session_info``: facts about the current session (id, start, size, model, usage)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from pydantic import BaseModel
+
+from core.tools.base import Tool, ToolContext
+
+
+class SessionInfoArgs(BaseModel):
+    pass
+
+
+class SessionInfo(Tool):
+    name = "session_info"
+    description = (
+        "Describe the current conversation session: its id, when it started, how many messages "
+        "it holds, the platform, and the tokens and cost used so far."
+    )
+    Args = SessionInfoArgs
+
+    async def run(self, ctx: ToolContext, args: SessionInfoArgs) -> str:
+        session = ctx.store.sessions.get(ctx.user_id, ctx.session_id)
+        count = ctx.store.messages.count(ctx.user_id, ctx.session_id)
+        totals = ctx.store.usage.totals(ctx.user_id, session_id=ctx.session_id)
+        started = datetime.fromtimestamp(session.started_at, UTC).strftime("%Y-%m-%d %H:%M UTC")
+        cost = f"${totals.cost_usd:.4f}" if totals.cost_usd is not None else "unknown"
+        return (
+            f"session {session.id} on {ctx.platform} (chat {ctx.chat_key}), started {started}; "
+            f"{count} stored messages; {totals.calls} model calls, "
+            f"{totals.prompt_tokens} prompt + {totals.completion_tokens} completion tokens, "
+            f"cost {cost}"
+        )

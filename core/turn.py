@@ -1,0 +1,160 @@
+"""One agent turn: pure orchestration. Resolve the session, build the prompt, loop model → tools
+until a final answer or the step cap, and return everything to persist. No I/O details here."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from core.commands import CommandContext, run_command
+from core.context import PromptInputs, PromptSection, build_system_prompt, conversation_tail
+from core.errors import ConfigError, NotFound, ProviderError
+from core.messages import Message, Usage
+from core.tools.base import ToolContext, Toolset
+
+if TYPE_CHECKING:
+    from core.config import Settings
+    from core.routing import ModelRouter
+    from core.store import Store
+    from core.store.inbox import InboxEntry
+    from core.store.sessions import Session
+
+log = logging.getLogger("iris.turn")
+
+
+@dataclass
+class TurnDeps:
+    store: Store
+    settings: Settings
+    router: ModelRouter
+    toolset: Toolset
+    sections: Sequence[PromptSection]
+    services: dict[str, Any] = field(default_factory=dict)
+    checkpoint: Callable[[str], None] = lambda step: None  # fault-injection point for tests
+
+
+@dataclass
+class TurnOutcome:
+    session_id: str
+    messages: list[Message]
+    reply: str
+    usage: list[Usage] = field(default_factory=list)
+    status: str = "done"
+    error: str | None = None
+    tool_calls: int = 0
+    model: str | None = None
+    command: str | None = None
+
+
+def merge_usage(usages: Sequence[Usage]) -> list[Usage]:
+    """One usage record per model."""
+    merged: dict[str, Usage] = {}
+    for usage in usages:
+        merged[usage.model] = merged[usage.model] + usage if usage.model in merged else usage
+    return list(merged.values())
+
+
+def resolve_session(deps: TurnDeps, entry: InboxEntry) -> Session:
+    message = entry.message
+    store = deps.store
+    if message.session_hint:
+        try:
+            return store.sessions.get(entry.user_id, message.session_hint)
+        except NotFound:
+            log.warning("inbox %s pins unknown session; using the chat's current one", entry.id)
+    return store.sessions.current(
+        entry.user_id, entry.chat_key, message.platform,
+        idle_seconds=deps.settings.session_idle_hours * 3600, at=entry.received_at,
+    )
+
+
+def system_prompt(deps: TurnDeps, entry: InboxEntry, session: Session, first_text: str) -> str:
+    """The session's frozen system prompt, built on its first turn."""
+    if session.system_prompt:
+        return session.system_prompt
+    inputs = PromptInputs(
+        store=deps.store, settings=deps.settings, user_id=entry.user_id, session=session,
+        platform=entry.message.platform, first_message=first_text,
+    )
+    built = build_system_prompt(inputs, deps.sections)
+    return deps.store.sessions.freeze_prompt(entry.user_id, session.id, built)
+
+
+async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
+    message = entry.message
+    store = deps.store
+    session = resolve_session(deps, entry)
+    user = store.users.get(entry.user_id)
+    text = message.text
+    extra: str | None = None
+    if text.lstrip().startswith("/"):
+        ctx = CommandContext(
+            store=store, settings=deps.settings, user_id=entry.user_id, account=message.account,
+            chat_key=entry.chat_key, platform=message.platform, session=session,
+            is_owner=user.is_owner, services=deps.services,
+        )
+        result = await run_command(ctx, text)
+        if result is not None:
+            session = result.session or session
+            if result.continue_with is None:
+                name = text.strip().split()[0]
+                return TurnOutcome(
+                    session_id=session.id, messages=[], reply=result.reply or "", command=name
+                )
+            text, extra = result.continue_with, result.extra_context
+
+    user_message = Message(role="user", content=f"{extra}\n\n{text}" if extra else text)
+    system = Message(role="system", content=system_prompt(deps, entry, session, text))
+    history = conversation_tail(
+        store.messages.tail(entry.user_id, session.id, limit=deps.settings.history_messages)
+    )
+    convo = [system, *history, user_message]
+    new: list[Message] = [user_message]
+    usages: list[Usage] = []
+    tool_ctx = ToolContext(
+        store=store, settings=deps.settings, user_id=entry.user_id, session_id=session.id,
+        chat_key=entry.chat_key, platform=message.platform, account=message.account,
+        inbox_id=entry.id, services=deps.services,
+    )
+    specs = deps.toolset.specs()
+    calls = 0
+    try:
+        model = deps.router.main(user.model)
+        for _ in range(deps.settings.max_iterations):
+            response = await model.complete(convo, specs)
+            deps.checkpoint("after_model")
+            usages.append(response.usage)
+            convo.append(response.message)
+            new.append(response.message)
+            if not response.message.tool_calls:
+                reply = response.message.content or "(the model returned an empty answer)"
+                break
+            calls += len(response.message.tool_calls)
+            results = await deps.toolset.call_all(tool_ctx, response.message.tool_calls)
+            deps.checkpoint("after_tools")
+            convo.extend(results)
+            new.extend(results)
+        else:
+            reply = (
+                f"I stopped after {deps.settings.max_iterations} steps without a final answer. "
+                "Say 'continue' to let me go on."
+            )
+            new.append(Message(role="assistant", content=reply))
+    except ProviderError as error:
+        log.warning("turn for inbox %s failed: %s: %s", entry.id, error.kind, error)
+        return TurnOutcome(
+            session_id=session.id, messages=new, reply=error.user_message(),
+            usage=merge_usage(usages), status="failed", error=f"{error.kind}: {error}",
+            tool_calls=calls,
+        )
+    except ConfigError as error:
+        return TurnOutcome(
+            session_id=session.id, messages=new, reply=f"Iris is not configured: {error}",
+            status="failed", error=f"config: {error}",
+        )
+    return TurnOutcome(
+        session_id=session.id, messages=new, reply=reply, usage=merge_usage(usages),
+        tool_calls=calls, model=model.name,
+    )

@@ -1,0 +1,72 @@
+"""One FastAPI app factory for Modal, the emulator and the tests."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from functions.auth import ApiError
+from functions.runtime import Runtime
+
+log = logging.getLogger("iris.app")
+
+MAX_BODY_BYTES = 10 * 1024 * 1024
+
+
+def _validation_message(exc: RequestValidationError) -> tuple[str, str | None]:
+    first = exc.errors()[0] if exc.errors() else {}
+    loc = [str(p) for p in first.get("loc", ()) if p != "body"]
+    param = ".".join(loc) or None
+    if first.get("type") == "json_invalid":
+        return "the request body is not valid JSON", None
+    return f"{param or 'body'}: {first.get('msg', 'invalid request')}", param
+
+
+def create_app(rt: Runtime, *, lifespan: Any = None) -> FastAPI:
+    from functions.http_api import build_router
+
+    app = FastAPI(
+        title="Iris", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan
+    )
+    app.state.runtime = rt
+
+    @app.middleware("http")
+    async def limit_body(request: Request, call_next):  # type: ignore[no-untyped-def]
+        length = request.headers.get("content-length")
+        if length and length.isdigit() and int(length) > MAX_BODY_BYTES:
+            error = ApiError(413, f"request body over {MAX_BODY_BYTES} bytes",
+                             code="body_too_large")
+            return JSONResponse(error.body(), status_code=413)
+        return await call_next(request)
+
+    @app.exception_handler(ApiError)
+    async def api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return JSONResponse(exc.body(), status_code=exc.status)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        message, param = _validation_message(exc)
+        return JSONResponse(ApiError(400, message, param=param).body(), status_code=400)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        error = ApiError(exc.status_code, str(exc.detail), code=f"http_{exc.status_code}")
+        return JSONResponse(error.body(), status_code=exc.status_code)
+
+    @app.exception_handler(Exception)
+    async def crashed(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        error = ApiError(500, "internal error; see the server log", code="internal_error")
+        return JSONResponse(error.body(), status_code=500)
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, object]:
+        return {"ok": True}
+
+    app.include_router(build_router(rt))
+    return app

@@ -1,0 +1,38 @@
+"""The emulator's dispatcher: drain a chat in an asyncio task of this process."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from core.dispatch import ChatRef
+
+log = logging.getLogger("iris.dispatch")
+
+
+class LocalDispatcher:
+    def __init__(self) -> None:
+        self.runtime = None
+        self._tasks: set[asyncio.Task[int]] = set()
+
+    def bind(self, runtime: object) -> None:
+        self.runtime = runtime
+
+    async def drain(self, chat: ChatRef) -> None:
+        from functions.worker import drain
+
+        if self.runtime is None:
+            raise RuntimeError("LocalDispatcher used before bind(runtime)")
+        task = asyncio.create_task(drain(self.runtime, chat), name=f"drain {chat.chat_key}")
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[int]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("drain task failed", exc_info=task.exception())
+
+    async def idle(self) -> None:
+        """Wait until no drain task is running (tests, benchmarks, shutdown)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)

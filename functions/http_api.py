@@ -1,0 +1,220 @@
+"""The OpenAI-compatible HTTP API: ``POST /v1/chat/completions`` (plain and SSE), ``/v1/models``.
+
+The request's ``user`` names the end user (account ``http:<user>``); only the last user message is
+new, the server keeps the history. ``X-Iris-Session`` pins a session; ``Idempotency-Key`` makes a
+retried request return the first result instead of running a second turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, Depends, Header, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from core.errors import NotFound
+from core.messages import InboundMessage
+from core.store.inbox import InboxEntry
+from functions.auth import ApiError, require_api_key
+from functions.ingress import receive
+from functions.runtime import Runtime
+
+USER_PATTERN = r"^[A-Za-z0-9_.@+-]{1,128}$"
+WAIT_SECONDS = 600.0
+KEEPALIVE_SECONDS = 10.0
+
+ERROR_STATUS = {
+    "auth": (502, "provider_auth_error"),
+    "rate_limit": (503, "provider_rate_limited"),
+    "timeout": (504, "provider_timeout"),
+    "unavailable": (503, "provider_unavailable"),
+    "context_window": (400, "context_length_exceeded"),
+    "config": (503, "not_configured"),
+}
+
+
+class ChatMessageIn(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    role: str
+    content: str | list[dict[str, Any]] | None = None
+
+
+class ChatCompletionRequest(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    model: str | None = None
+    messages: list[ChatMessageIn] = Field(min_length=1)
+    stream: bool = False
+    user: str | None = Field(default=None, pattern=USER_PATTERN)
+
+
+def _text_of(message: ChatMessageIn) -> str:
+    if message.content is None:
+        return ""
+    if isinstance(message.content, str):
+        return message.content
+    parts = []
+    for part in message.content:
+        if part.get("type") != "text" or not isinstance(part.get("text"), str):
+            raise ApiError(400, f"unsupported content part type {part.get('type')!r}: "
+                           "only text parts are accepted", code="unsupported_content")
+        parts.append(part["text"])
+    return "\n".join(parts)
+
+
+def inbound_from(rt: Runtime, body: ChatCompletionRequest, *, idempotency_key: str | None,
+                 session: str | None) -> InboundMessage:
+    last = body.messages[-1]
+    if last.role != "user":
+        raise ApiError(400, "the last message must have role 'user'", param="messages")
+    text = _text_of(last)
+    if not text.strip():
+        raise ApiError(400, "the last user message is empty", param="messages")
+    limit = rt.settings.max_message_chars
+    if len(text) > limit:
+        raise ApiError(413, f"message is {len(text)} characters; the limit is {limit}",
+                       code="message_too_large")
+    user = body.user or "default"
+    account = f"http:{user}"
+    if idempotency_key is not None and not 1 <= len(idempotency_key) <= 200:
+        raise ApiError(400, "Idempotency-Key must be 1-200 characters", code="bad_idempotency_key")
+    key = idempotency_key or uuid.uuid4().hex
+    return InboundMessage(
+        platform="http", chat_id=user, account=account,
+        platform_message_id=f"{account}:{key}", text=text, session_hint=session,
+    )
+
+
+async def wait_finished(rt: Runtime, user_id: str, entry_id: int, timeout: float) -> InboxEntry:
+    """Wait for a worker (here or in another container) to finish an entry."""
+    event = rt.notifier.watch(entry_id)
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            entry = rt.store.inbox.get(user_id, entry_id)
+            if entry.finished:
+                return entry
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise ApiError(504, "the turn is still running; retry with the same "
+                               "Idempotency-Key to get its result", code="turn_timeout")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(event.wait(), timeout=min(remaining, 0.5))
+    finally:
+        rt.notifier.forget(entry_id)
+
+
+def _error_for(entry: InboxEntry) -> ApiError:
+    kind = (entry.error or "unknown").split(":", 1)[0]
+    status, code = ERROR_STATUS.get(kind, (502, "turn_failed"))
+    return ApiError(status, entry.reply or entry.error or "the turn failed", code=code,
+                    kind="upstream_error")
+
+
+def completion_body(rt: Runtime, entry: InboxEntry) -> dict[str, Any]:
+    usages = rt.store.usage.for_inbox(entry.user_id, entry.id)
+    prompt = sum(u.prompt_tokens for u in usages)
+    completion = sum(u.completion_tokens for u in usages)
+    return {
+        "id": f"chatcmpl-iris-{entry.id}",
+        "object": "chat.completion",
+        "created": int(entry.done_at or entry.received_at),
+        "model": usages[-1].model if usages else (rt.settings.model or "iris"),
+        "choices": [{
+            "index": 0,
+            "message": {"role": "assistant", "content": entry.reply or ""},
+            "finish_reason": "stop",
+        }],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        },
+    }
+
+
+def _chunk(entry_id: int, created: int, model: str, delta: dict[str, Any],
+           finish: str | None = None) -> str:
+    body = {
+        "id": f"chatcmpl-iris-{entry_id}", "object": "chat.completion.chunk",
+        "created": created, "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+    return f"data: {json.dumps(body)}\n\n"
+
+
+async def stream_events(rt: Runtime, user_id: str, entry_id: int) -> AsyncIterator[str]:
+    created, model = int(time.time()), rt.settings.model or "iris"
+    yield _chunk(entry_id, created, model, {"role": "assistant", "content": ""})
+    waiter = asyncio.ensure_future(wait_finished(rt, user_id, entry_id, WAIT_SECONDS))
+    try:
+        while not waiter.done():
+            done, _ = await asyncio.wait({waiter}, timeout=KEEPALIVE_SECONDS)
+            if not done:
+                yield ": keep-alive\n\n"
+        try:
+            entry = waiter.result()
+        except ApiError as exc:
+            yield f"data: {json.dumps(exc.body())}\n\n"
+            return
+        if entry.status != "done":
+            yield f"data: {json.dumps(_error_for(entry).body())}\n\n"
+            return
+        body = completion_body(rt, entry)
+        yield _chunk(entry_id, created, body["model"], {"content": entry.reply or ""})
+        yield _chunk(entry_id, created, body["model"], {}, finish="stop")
+        yield "data: [DONE]\n\n"
+    finally:
+        waiter.cancel()
+
+
+def build_router(rt: Runtime) -> APIRouter:
+    router = APIRouter()
+    auth = Depends(require_api_key(rt))
+
+    @router.get("/v1/models", dependencies=[auth])
+    async def models() -> dict[str, Any]:
+        name = rt.settings.model or "iris"
+        entry = {"id": name, "object": "model", "owned_by": "iris",
+                 "iris_embedded_demo": bool(rt.services.get("embedded_model"))}
+        return {"object": "list", "data": [entry]}
+
+    @router.post("/v1/chat/completions", dependencies=[auth])
+    async def chat_completions(
+        body: ChatCompletionRequest,
+        request: Request,
+        idempotency_key: str | None = Header(default=None),
+        x_iris_session: str | None = Header(default=None),
+    ) -> Any:
+        message = inbound_from(rt, body, idempotency_key=idempotency_key, session=x_iris_session)
+        if x_iris_session:
+            try:
+                owner = rt.store.users.resolve(message.account)
+                rt.store.sessions.get(owner, x_iris_session)
+            except NotFound:
+                raise ApiError(404, f"no session {x_iris_session!r} for this user",
+                               code="session_not_found") from None
+        received = await receive(rt, message)
+        if received.duplicate and received.entry and received.entry.message.text != message.text:
+            raise ApiError(409, "this Idempotency-Key was used for a different request",
+                           code="idempotency_conflict")
+        if body.stream:
+            return StreamingResponse(
+                stream_events(rt, received.user_id, received.entry_id),
+                media_type="text/event-stream",
+                headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+            )
+        entry = await wait_finished(rt, received.user_id, received.entry_id, WAIT_SECONDS)
+        headers = {"X-Iris-Session": entry.session_id or ""}
+        if entry.status != "done":
+            error = _error_for(entry)
+            return JSONResponse(error.body(), status_code=error.status, headers=headers)
+        return JSONResponse(completion_body(rt, entry), headers=headers)
+
+    return router

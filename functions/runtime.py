@@ -1,0 +1,68 @@
+"""The per-process runtime: settings, store, dispatcher and the turn's dependencies, built once
+per container (or emulator process) and shared by every request and worker in it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.config import Settings
+from core.context import PromptSection, base_section
+from core.dispatch import Dispatcher, Notifier
+from core.platforms.delivery import DeliveryService, Sender
+from core.routing import ModelRouter, SettingsRouter
+from core.store import Store, open_store
+from core.tools import default_toolset
+from core.tools.base import Toolset
+from core.turn import TurnDeps
+
+
+def default_sections() -> list[PromptSection]:
+    return [base_section]
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    store: Store
+    dispatcher: Dispatcher
+    router: ModelRouter
+    toolset: Toolset
+    sections: list[PromptSection]
+    notifier: Notifier = field(default_factory=Notifier)
+    senders: dict[str, Sender] = field(default_factory=dict)
+    services: dict[str, Any] = field(default_factory=dict)
+    checkpoint: Any = None
+
+    def turn_deps(self) -> TurnDeps:
+        deps = TurnDeps(
+            store=self.store, settings=self.settings, router=self.router,
+            toolset=self.toolset, sections=self.sections, services=self.services,
+        )
+        if self.checkpoint is not None:
+            deps.checkpoint = self.checkpoint
+        return deps
+
+    @property
+    def delivery(self) -> DeliveryService:
+        return DeliveryService(self.store, self.senders)
+
+
+def build_runtime(
+    settings: Settings,
+    dispatcher: Dispatcher,
+    *,
+    store: Store | None = None,
+    router: ModelRouter | None = None,
+    toolset: Toolset | None = None,
+    senders: dict[str, Sender] | None = None,
+) -> Runtime:
+    return Runtime(
+        settings=settings,
+        store=store or open_store(settings),
+        dispatcher=dispatcher,
+        router=router or SettingsRouter(settings),
+        toolset=toolset or default_toolset(),
+        sections=default_sections(),
+        senders=senders or {},
+    )

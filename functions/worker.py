@@ -1,0 +1,112 @@
+"""The worker: take a chat's lease, drain its inbox in arrival order, one turn per entry.
+
+An entry is marked finished in the same transaction that stores its turn, so a crash anywhere
+before that commit leaves the entry pending: the next dispatch (or the cron sweeper, once the
+lease expires) runs it again. After the commit the reply is a recorded delivery that is sent,
+retried and never sent twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from core.dispatch import ChatRef
+from core.ids import new_id
+from core.store import OutboundReply, TurnAlreadyFinished, TurnRecord
+from core.store.inbox import InboxEntry
+from core.turn import run_turn
+from functions.runtime import Runtime
+
+log = logging.getLogger("iris.worker")
+
+MAX_ATTEMPTS = 3
+
+
+def lease_name(chat: ChatRef) -> str:
+    return f"chat:{chat.user_id}:{chat.chat_key}"
+
+
+async def _renew(rt: Runtime, name: str, owner: str) -> None:
+    interval = rt.settings.lease_seconds / 3
+    while True:
+        await asyncio.sleep(interval)
+        if not rt.store.leases.renew(name, owner, rt.settings.lease_seconds):
+            log.warning("lost lease %s", name)
+            return
+
+
+def outbound_for(entry: InboxEntry, reply: str) -> OutboundReply | None:
+    """Where a reply goes. HTTP callers read it from the inbox entry instead."""
+    message = entry.message
+    if message.platform in ("http", "cli") or not reply:
+        return None
+    target = {"chat_id": message.chat_id, "thread_id": message.thread_id, **message.meta}
+    return OutboundReply(platform=message.platform, target=target, text=reply)
+
+
+async def process(rt: Runtime, entry: InboxEntry) -> None:
+    store = rt.store
+    attempt = store.inbox.mark_started(entry.user_id, entry.id)
+    if attempt > MAX_ATTEMPTS:
+        session = store.sessions.current(
+            entry.user_id, entry.chat_key, entry.message.platform,
+            idle_seconds=rt.settings.session_idle_hours * 3600, at=entry.received_at,
+        )
+        reply = "Sorry, I could not process this message (it failed several times)."
+        record = TurnRecord(
+            entry=entry, session_id=session.id, messages=[], reply=reply, status="failed",
+            error=f"gave up after {MAX_ATTEMPTS} attempts", outbound=outbound_for(entry, reply),
+        )
+    else:
+        outcome = await run_turn(rt.turn_deps(), entry)
+        record = TurnRecord(
+            entry=entry, session_id=outcome.session_id, messages=outcome.messages,
+            usage=outcome.usage, reply=outcome.reply, status=outcome.status, error=outcome.error,
+            outbound=outbound_for(entry, outcome.reply),
+        )
+    turn_checkpoint = rt.checkpoint or (lambda step: None)
+    turn_checkpoint("before_commit")
+    try:
+        delivery_id = store.commit_turn(record)
+    except TurnAlreadyFinished:
+        log.warning("inbox %s was finished by another worker; discarding this run", entry.id)
+        rt.notifier.notify(entry.id)
+        return
+    rt.notifier.notify(entry.id)
+    turn_checkpoint("before_delivery")
+    if delivery_id is not None:
+        await rt.delivery.attempt(entry.user_id, delivery_id)
+        turn_checkpoint("after_delivery")
+
+
+async def drain(rt: Runtime, chat: ChatRef) -> int:
+    """Run every pending entry of the chat, unless another worker holds its lease.
+    Returns the number of entries processed."""
+    owner = new_id("wrk")
+    name = lease_name(chat)
+    done = 0
+    store = rt.store
+    while store.leases.acquire(name, chat.user_id, owner, rt.settings.lease_seconds):
+        if rt.checkpoint is not None:
+            rt.checkpoint("after_lease")
+        renewer = asyncio.create_task(_renew(rt, name, owner))
+        try:
+            while (entry := store.inbox.next_pending(chat.user_id, chat.chat_key)) is not None:
+                try:
+                    await process(rt, entry)
+                except Exception:
+                    log.exception("inbox %s: turn crashed; it stays pending", entry.id)
+                    return done
+                done += 1
+        finally:
+            renewer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await renewer
+            store.leases.release(name, owner)
+        # A message may have arrived after our last look but before the release, while its
+        # own dispatch saw the lease held: look once more so it is never stranded.
+        if not store.inbox.has_pending(chat.user_id, chat.chat_key):
+            break
+    return done

@@ -1,0 +1,164 @@
+"""``iris chat``: an interactive terminal chat with an Iris HTTP API (the emulator by default)."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import sys
+import threading
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+DEMO_NOTE = (
+    "Note: you are talking to SmolLM2-135M, a tiny offline demo model that is often wrong.\n"
+    "For a real assistant set IRIS_MODEL (e.g. openai/gpt-4o-mini, anthropic/claude-sonnet-4-5)\n"
+    "and IRIS_MODEL_API_KEY, or put them in iris.yaml, then restart."
+)
+
+
+class ChatError(Exception):
+    pass
+
+
+@dataclass
+class ChatClient:
+    url: str
+    api_key: str
+    user: str
+    timeout: float = 900.0
+    session: str | None = None
+    _http: httpx.Client = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._http = httpx.Client(
+            base_url=self.url.rstrip("/"),
+            headers={"Authorization": f"Bearer {self.api_key}"},
+            timeout=self.timeout,
+        )
+
+    def info(self) -> dict[str, Any]:
+        response = self._http.get("/v1/models")
+        self._raise_for(response)
+        return response.json()["data"][0]
+
+    def send(self, text: str) -> str:
+        headers = {"Idempotency-Key": uuid.uuid4().hex}
+        body = {"messages": [{"role": "user", "content": text}], "user": self.user}
+        try:
+            response = self._http.post("/v1/chat/completions", json=body, headers=headers)
+        except httpx.HTTPError as exc:
+            raise ChatError(f"cannot reach Iris at {self.url}: {exc}") from exc
+        self._raise_for(response)
+        self.session = response.headers.get("x-iris-session") or self.session
+        return response.json()["choices"][0]["message"]["content"]
+
+    @staticmethod
+    def _raise_for(response: httpx.Response) -> None:
+        if response.status_code < 400:
+            return
+        try:
+            message = response.json()["error"]["message"]
+        except (ValueError, KeyError, TypeError):
+            message = response.text[:300]
+        raise ChatError(f"{response.status_code}: {message}")
+
+
+class Spinner:
+    """A small 'thinking' spinner on stderr while the model works (only on a terminal)."""
+
+    def __init__(self) -> None:
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> Spinner:
+        if sys.stderr.isatty():
+            self._thread = threading.Thread(target=self._spin, daemon=True)
+            self._thread.start()
+        return self
+
+    def _spin(self) -> None:
+        for frame in itertools.cycle("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"):
+            if self._stop.wait(0.1):
+                break
+            sys.stderr.write(f"\r{frame} thinking…")
+            sys.stderr.flush()
+        sys.stderr.write("\r" + " " * 14 + "\r")
+        sys.stderr.flush()
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread:
+            self._thread.join()
+
+
+def _setup_history(path: Path) -> None:
+    try:
+        import readline
+    except ImportError:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(OSError):
+        readline.read_history_file(path)
+    readline.set_history_length(1000)
+    import atexit
+
+    atexit.register(lambda: _save_history(readline, path))
+
+
+def _save_history(readline: Any, path: Path) -> None:
+    with contextlib.suppress(OSError):
+        readline.write_history_file(path)
+
+
+def read_message(prompt: str = "you › ") -> str | None:
+    """One message; a line ending in a backslash continues on the next line. None at EOF."""
+    lines: list[str] = []
+    while True:
+        try:
+            line = input(prompt if not lines else "   … ")
+        except EOFError:
+            return None if not lines else "\n".join(lines)
+        if line.endswith("\\"):
+            lines.append(line[:-1])
+            continue
+        lines.append(line)
+        return "\n".join(lines)
+
+
+def repl(client: ChatClient, history_file: Path) -> int:
+    try:
+        info = client.info()
+    except (ChatError, httpx.HTTPError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"Iris at {client.url} — model {info.get('id')} — you are {client.user!r}")
+    if info.get("iris_embedded_demo"):
+        print(DEMO_NOTE)
+    print("Type a message. /new starts a new session, /help lists commands, /exit quits.")
+    print("End a line with \\ to continue it on the next line.\n")
+    _setup_history(history_file)
+    while True:
+        try:
+            text = read_message()
+        except KeyboardInterrupt:
+            print()
+            continue
+        if text is None or text.strip() in ("/exit", "/quit"):
+            print()
+            return 0
+        if not text.strip():
+            continue
+        try:
+            with Spinner():
+                reply = client.send(text)
+        except KeyboardInterrupt:
+            print("\n(interrupted; the turn may still finish on the server)")
+            continue
+        except ChatError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            continue
+        print(f"iris › {reply}\n")

@@ -1,0 +1,220 @@
+"""The ``iris`` command line."""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from core.config import Settings, load_settings
+from core.errors import ConfigError, IrisError
+
+DEFAULT_PORT = 8787
+
+
+def settings_or_exit() -> Settings:
+    try:
+        return load_settings()
+    except ConfigError as exc:
+        click.echo(f"config error: {exc}", err=True)
+        sys.exit(2)
+
+
+def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Show Iris' own errors as one line instead of a traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except ConfigError as exc:
+            click.echo(f"config error: {exc}", err=True)
+            sys.exit(2)
+        except IrisError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(1)
+
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="iris-agent", prog_name="iris")
+def cli() -> None:
+    """Iris: a self-improving AI agent that remembers, learns skills and acts, serverless.
+
+    \b
+    Start here:
+      iris run                 start the emulator and chat with it
+      iris dev                 run the emulator (HTTP API on http://127.0.0.1:8787)
+      iris chat -m "hello"     one message to a running emulator
+      iris config show         the effective configuration, secrets masked
+    """
+
+
+@cli.command("dev")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=DEFAULT_PORT, show_default=True, type=int)
+@click.option("--tick", default=60.0, show_default=True, help="Seconds between ticker runs.")
+@friendly
+def dev(host: str, port: int, tick: float) -> None:
+    """Run every Iris function locally under uvicorn (the emulator).
+
+    With no IRIS_MODEL configured it starts the embedded demo model first.
+
+    Example: iris dev --port 8787
+    """
+    import uvicorn
+    from pydantic import SecretStr
+
+    from local_dev.emulator import build_emulator
+    from local_dev.local_model import MODEL_NAME, LocalModelServer
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    settings = settings_or_exit()
+    model_server = None
+    if not settings.model:
+        click.echo("No IRIS_MODEL configured: starting the embedded demo model (SmolLM2-135M)…")
+        model_server = LocalModelServer.start(settings.home / "logs" / "model.log")
+        settings = settings.model_copy(update={
+            "model": MODEL_NAME, "model_api_base": model_server.api_base,
+            "model_api_key": SecretStr("local"),
+        })
+    try:
+        emulator = build_emulator(settings)
+        emulator.runtime.services["embedded_model"] = model_server is not None
+        click.echo(f"Iris emulator on http://{host}:{port} (model {settings.model}, "
+                   f"state in {settings.home})")
+        uvicorn.run(emulator.app(tick_seconds=tick), host=host, port=port, log_level="warning")
+    finally:
+        if model_server is not None:
+            model_server.stop()
+
+
+def _client_for(settings: Settings, url: str | None, user: str | None) -> Any:
+    from local_dev.chat import ChatClient
+    from local_dev.devkey import dev_api_key
+
+    key = settings.secret("api_key") or dev_api_key(settings.home)
+    if user is None:
+        user = re.sub(r"[^A-Za-z0-9_.@+-]", "_", os.environ.get("USER") or "me") or "me"
+    return ChatClient(url=url or f"http://127.0.0.1:{DEFAULT_PORT}", api_key=key, user=user)
+
+
+@cli.command("chat")
+@click.option("-m", "--message", help="Send one message, print the answer and exit.")
+@click.option("--url", envvar="IRIS_URL", help="Iris HTTP API base URL [default: the emulator].")
+@click.option("--user", help="Who you are to Iris (the API's user field) [default: $USER].")
+@friendly
+def chat(message: str | None, url: str | None, user: str | None) -> None:
+    """Chat with Iris in the terminal (the emulator must be running: see `iris dev`).
+
+    Example: iris chat -m "What time is it in Tokyo?"
+    """
+    from local_dev.chat import ChatError, repl
+
+    settings = settings_or_exit()
+    client = _client_for(settings, url, user)
+    if message is None:
+        sys.exit(repl(client, settings.home / "chat_history"))
+    try:
+        click.echo(client.send(message))
+    except ChatError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+
+
+def _healthy(url: str) -> bool:
+    import httpx
+
+    try:
+        return httpx.get(f"{url}/healthz", timeout=1.0).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+@cli.command("run")
+@click.option("--port", default=DEFAULT_PORT, show_default=True, type=int)
+@friendly
+def run(port: int) -> None:
+    """Start the emulator in the background and open a chat with it (what `make run` does).
+
+    The emulator's log goes to $IRIS_HOME/logs/dev.log; it stops when the chat ends.
+    """
+    from local_dev.chat import repl
+
+    settings = settings_or_exit()
+    url = f"http://127.0.0.1:{port}"
+    server = None
+    if not _healthy(url):
+        log_path = settings.home / "logs" / "dev.log"
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        click.echo(f"Starting the emulator on {url} (log: {log_path})…")
+        with log_path.open("ab") as log:
+            server = subprocess.Popen(
+                [sys.executable, "-m", "local_dev.cli", "dev", "--port", str(port)],
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            )
+        deadline = time.monotonic() + 180
+        while not _healthy(url):
+            if server.poll() is not None or time.monotonic() > deadline:
+                tail = log_path.read_text(errors="replace").splitlines()[-15:]
+                click.echo("The emulator did not start:\n" + "\n".join(tail), err=True)
+                sys.exit(1)
+            time.sleep(0.3)
+    try:
+        code = repl(_client_for(settings, url, None), settings.home / "chat_history")
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait(timeout=15)
+    sys.exit(code)
+
+
+@cli.group("config")
+def config_group() -> None:
+    """Inspect the configuration (iris.yaml + IRIS_* environment variables)."""
+
+
+@config_group.command("show")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def config_show(as_json: bool) -> None:
+    """Print the effective configuration with secrets masked.
+
+    Example: IRIS_MODEL=openai/gpt-4o-mini iris config show
+    """
+    settings = settings_or_exit()
+    values = settings.masked()
+    if as_json:
+        click.echo(json.dumps(values, indent=2, default=str))
+        return
+    exists = settings.config_path and Path(settings.config_path).exists()
+    click.echo(f"# config file: {settings.config_path}{'' if exists else ' (not present)'}")
+    for name, value in values.items():
+        if name == "config_path":
+            continue
+        shown = "(not set)" if value is None or value == {} else value
+        click.echo(f"{name}: {shown}")
+
+
+@config_group.command("has-model", hidden=True)
+def config_has_model() -> None:
+    """Exit 0 when a model is configured (used by `make run`)."""
+    sys.exit(0 if settings_or_exit().model else 1)
+
+
+def main() -> None:
+    cli(prog_name="iris")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+"""``iris dev``: every Iris function in one uvicorn process, with the local dispatcher, a ticker
+that runs the sweeper (and cron) every minute, and the embedded model when none is configured."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from pydantic import SecretStr
+
+from core.config import Settings
+from functions.app import create_app
+from functions.dispatch import LocalDispatcher
+from functions.runtime import Runtime, build_runtime
+from local_dev.devkey import dev_api_key
+
+log = logging.getLogger("iris.dev")
+
+TICK_SECONDS = 60.0
+
+
+@dataclass
+class Emulator:
+    runtime: Runtime
+    dispatcher: LocalDispatcher
+    embedded_model: bool = False
+
+    def app(self, *, tick_seconds: float = TICK_SECONDS):  # type: ignore[no-untyped-def]
+        @asynccontextmanager
+        async def lifespan(app: object) -> AsyncIterator[None]:
+            ticker = asyncio.create_task(self._ticker(tick_seconds))
+            try:
+                yield
+            finally:
+                ticker.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await ticker
+                await self.dispatcher.idle()
+
+        app = create_app(self.runtime, lifespan=lifespan)
+        app.state.embedded_model = self.embedded_model
+        return app
+
+    async def tick(self) -> None:
+        from functions.sweeper import sweep
+
+        await sweep(self.runtime)
+
+    async def _ticker(self, seconds: float) -> None:
+        while True:
+            try:
+                await self.tick()
+            except Exception:
+                log.exception("tick failed")
+            await asyncio.sleep(seconds)
+
+
+def local_settings(settings: Settings) -> Settings:
+    """The emulator's settings: a generated API key when none is configured."""
+    if settings.api_key is None:
+        key = dev_api_key(settings.home)
+        settings = settings.model_copy(update={"api_key": SecretStr(key)})
+    return settings
+
+
+def build_emulator(settings: Settings, **runtime_kwargs: object) -> Emulator:
+    dispatcher = LocalDispatcher()
+    runtime = build_runtime(local_settings(settings), dispatcher, **runtime_kwargs)  # type: ignore[arg-type]
+    dispatcher.bind(runtime)
+    return Emulator(runtime=runtime, dispatcher=dispatcher)

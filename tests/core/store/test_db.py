@@ -1,0 +1,96 @@
+import multiprocessing
+
+import pytest
+
+from core.store.db import Database, DatabaseError
+from core.store.migrations import MIGRATIONS, migrate
+
+
+def test_migrations_apply_once(tmp_path):
+    db = Database(f"file:{tmp_path / 'a.db'}")
+    assert migrate(db) == [m.__name__ for m in MIGRATIONS]
+    assert migrate(db) == []
+    tables = {r["name"] for r in db.query("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"users", "accounts", "sessions", "messages", "inbox", "leases", "usage"} <= tables
+
+
+def test_every_user_data_table_has_user_id(tmp_path):
+    db = Database(f"file:{tmp_path / 'a.db'}")
+    migrate(db)
+    system = {"_migrations", "users", "sqlite_sequence"}
+    for row in db.query("SELECT name FROM sqlite_master WHERE type='table'"):
+        name = row["name"]
+        if name in system or name.startswith(("messages_fts", "sqlite_")) or "_fts" in name:
+            continue
+        columns = {c["name"] for c in db.query(f"PRAGMA table_info({name})")}
+        assert "user_id" in columns, f"table {name} has no user_id"
+
+
+def test_transaction_rolls_back_on_error(tmp_path):
+    db = Database(f"file:{tmp_path / 'a.db'}")
+    db.execute("CREATE TABLE t (x INTEGER UNIQUE)")
+    with pytest.raises(DatabaseError, match="UNIQUE"), db.transaction():
+        db.execute("INSERT INTO t VALUES (1)")
+        db.execute("INSERT INTO t VALUES (1)")
+    assert db.scalar("SELECT count(*) FROM t") == 0
+
+
+def test_nested_transaction_joins_outer(tmp_path):
+    db = Database(f"file:{tmp_path / 'a.db'}")
+    db.execute("CREATE TABLE t (x INTEGER)")
+    with pytest.raises(RuntimeError), db.transaction():
+        db.execute("INSERT INTO t VALUES (1)")
+        with db.transaction():
+            db.execute("INSERT INTO t VALUES (2)")
+        raise RuntimeError("abort outer")
+    assert db.scalar("SELECT count(*) FROM t") == 0
+
+
+def _increment(path: str, times: int) -> None:
+    db = Database(f"file:{path}")
+    for _ in range(times):
+        with db.transaction():
+            value = db.scalar("SELECT n FROM counter")
+            db.execute("UPDATE counter SET n = ?", (value + 1,))
+
+
+def test_processes_do_not_lose_updates(tmp_path):
+    path = str(tmp_path / "shared.db")
+    db = Database(f"file:{path}")
+    db.execute("CREATE TABLE counter (n INTEGER)")
+    db.execute("INSERT INTO counter VALUES (0)")
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_increment, args=(path, 50)) for _ in range(3)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    assert db.scalar("SELECT n FROM counter") == 150
+
+
+def test_threads_share_one_connection_safely(tmp_path):
+    import threading
+
+    db = Database(f"file:{tmp_path / 'a.db'}")
+    db.execute("CREATE TABLE counter (n INTEGER)")
+    db.execute("INSERT INTO counter VALUES (0)")
+
+    def bump():
+        for _ in range(100):
+            with db.transaction():
+                db.execute("UPDATE counter SET n = ?", (db.scalar("SELECT n FROM counter") + 1,))
+
+    threads = [threading.Thread(target=bump) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert db.scalar("SELECT n FROM counter") == 400
+
+
+def test_unopenable_database_is_a_clear_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(DatabaseError, match="cannot open database"):
+        Database(f"file:{blocker / 'sub' / 'a.db'}")
