@@ -1,0 +1,357 @@
+"""Per-user object storage: a local directory in the emulator, S3 (or R2, moto) in the cloud.
+
+Every object lives at ``<root or prefix>/users/<user_id>/<key>`` and every call names its user,
+so one user's keys can never reach another's.
+
+ETags are always returned the way S3 returns them: a double-quoted string such as
+``"9dd4e461268c8034f5c8564e155c67a6"``. The local backend uses the MD5 hex digest of the
+content, which is also what S3 reports for a single-part upload, so the same bytes get the same
+ETag in both backends. ``if_match`` accepts an ETag with or without its quotes. Because an
+ETag names content, not a version, a write of unchanged bytes leaves the ETag as it was and
+does not invalidate other writers holding it (S3 behaves the same way).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import re
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+from urllib.parse import unquote, urlsplit
+
+MAX_KEY_BYTES = 1024
+MAX_USER_ID_CHARS = 128
+RESERVED_SEGMENT_PREFIX = ".iris-tmp-"
+
+_USER_ID = re.compile(r"[A-Za-z0-9_.:@-]+")
+_BUCKET = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+class ObjectStoreError(Exception):
+    """The object store could not do what was asked."""
+
+
+class ObjectNotFound(ObjectStoreError):
+    """The key does not exist for this user."""
+
+
+class PreconditionFailed(ObjectStoreError):
+    """A compare-and-set lost: the object changed, or exists when it should not."""
+
+
+@dataclass(frozen=True)
+class StoredObject:
+    data: bytes
+    etag: str
+
+
+@runtime_checkable
+class ObjectStore(Protocol):
+    def get(self, user_id: str, key: str) -> StoredObject: ...
+
+    def head(self, user_id: str, key: str) -> str | None: ...
+
+    def put(
+        self,
+        user_id: str,
+        key: str,
+        data: bytes,
+        *,
+        if_match: str | None = None,
+        if_none_match: bool = False,
+    ) -> str: ...
+
+    def delete(self, user_id: str, key: str, *, if_match: str | None = None) -> None: ...
+
+    def list(self, user_id: str, prefix: str = "") -> list[str]: ...
+
+    def describe(self) -> str: ...
+
+    def check(self) -> None: ...
+
+
+def validate_user_id(user_id: str) -> str:
+    """Return ``user_id`` if it is safe as one path segment, else raise ValueError."""
+    if not isinstance(user_id, str) or not _USER_ID.fullmatch(user_id):
+        raise ValueError(f"invalid user id {user_id!r}: use letters, digits and _.:@-")
+    if user_id == "." or ".." in user_id or len(user_id) > MAX_USER_ID_CHARS:
+        raise ValueError(f"invalid user id {user_id!r}")
+    return user_id
+
+
+def validate_key(key: str) -> str:
+    """Return ``key`` if it is a relative ``/``-separated object key, else raise ValueError."""
+    if not isinstance(key, str) or not key:
+        raise ValueError("object key must be a non-empty string")
+    _check_chars(key, "object key")
+    if key.startswith("/"):
+        raise ValueError(f"object key must be relative: {key!r}")
+    for segment in key.split("/"):
+        _check_segment(segment, key)
+    return key
+
+
+def validate_prefix(prefix: str) -> str:
+    """Return a list prefix: empty, or a key that may end with ``/`` or a partial segment."""
+    if not isinstance(prefix, str):
+        raise ValueError("list prefix must be a string")
+    if prefix:
+        validate_key(prefix.removesuffix("/"))
+    return prefix
+
+
+def _check_chars(text: str, what: str) -> None:
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise ValueError(f"{what} is not valid UTF-8: {text!r}") from None
+    if size > MAX_KEY_BYTES:
+        raise ValueError(f"{what} is longer than {MAX_KEY_BYTES} bytes")
+    if "\x00" in text or "\\" in text:
+        raise ValueError(f"{what} must not contain NUL or backslash: {text!r}")
+
+
+def _check_segment(segment: str, key: str) -> None:
+    if segment in ("", ".", ".."):
+        raise ValueError(f"object key has an empty, '.' or '..' segment: {key!r}")
+    if segment.startswith(RESERVED_SEGMENT_PREFIX):
+        raise ValueError(f"object key segments must not start with {RESERVED_SEGMENT_PREFIX!r}")
+
+
+def quote_etag(etag: str) -> str:
+    """Return ``etag`` in its quoted form, whether or not it came quoted."""
+    return f'"{etag.strip().strip(chr(34))}"'
+
+
+def content_etag(data: bytes) -> str:
+    return quote_etag(hashlib.md5(data, usedforsecurity=False).hexdigest())
+
+
+def check_conditions(if_match: str | None, if_none_match: bool) -> None:
+    if if_match is not None and if_none_match:
+        raise ValueError("if_match and if_none_match cannot be combined")
+    if if_match is not None and not if_match.strip().strip('"'):
+        raise ValueError("if_match must be a non-empty etag")
+
+
+_THREAD_LOCKS: dict[str, threading.Lock] = {}
+_THREAD_LOCKS_GUARD = threading.Lock()
+
+
+def _thread_lock(name: str) -> threading.Lock:
+    with _THREAD_LOCKS_GUARD:
+        return _THREAD_LOCKS.setdefault(name, threading.Lock())
+
+
+class LocalObjectStore:
+    """Objects as files under ``root``.
+
+    Writes go to a temporary file in the target directory and are renamed into place, so a
+    reader sees the old bytes or the new ones, never a mix. Writes and deletes for one user are
+    serialised by a thread lock plus an ``fcntl.flock`` on ``root/locks/<user_id>.lock``, which
+    makes compare-and-set hold across threads and processes on one machine (not across machines
+    sharing a network filesystem). Key segments starting with ``.iris-tmp-`` are reserved for
+    those temporary files. Unlike S3, a key cannot also be a prefix of other keys (``a`` and
+    ``a/b`` cannot both exist); such a put raises ObjectStoreError.
+    """
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(os.path.abspath(root))
+
+    def describe(self) -> str:
+        return f"local:{self.root}"
+
+    def check(self) -> None:
+        try:
+            for directory in (self.root / "users", self.root / "locks"):
+                directory.mkdir(parents=True, exist_ok=True)
+            fd, probe = tempfile.mkstemp(dir=self.root, prefix=RESERVED_SEGMENT_PREFIX)
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as exc:
+            raise ObjectStoreError(f"local object store {self.root} is not usable: {exc}") from exc
+
+    def get(self, user_id: str, key: str) -> StoredObject:
+        path = self._path(user_id, key)
+        try:
+            data = path.read_bytes()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            raise ObjectNotFound(f"no object {key!r} for user {user_id!r}") from None
+        except OSError as exc:
+            raise ObjectStoreError(f"cannot read {key!r}: {exc}") from exc
+        return StoredObject(data=data, etag=content_etag(data))
+
+    def head(self, user_id: str, key: str) -> str | None:
+        return self._current_etag(self._path(user_id, key))
+
+    def put(
+        self,
+        user_id: str,
+        key: str,
+        data: bytes,
+        *,
+        if_match: str | None = None,
+        if_none_match: bool = False,
+    ) -> str:
+        check_conditions(if_match, if_none_match)
+        path = self._path(user_id, key)
+        data = bytes(data)
+        with self._locked(user_id):
+            if if_match is not None or if_none_match:
+                current = self._current_etag(path)
+                if if_none_match and current is not None:
+                    raise PreconditionFailed(f"{key!r} already exists for user {user_id!r}")
+                if if_match is not None and current != quote_etag(if_match):
+                    raise PreconditionFailed(f"{key!r} changed since etag {if_match}")
+            self._write(path, data, key)
+        return content_etag(data)
+
+    def delete(self, user_id: str, key: str, *, if_match: str | None = None) -> None:
+        check_conditions(if_match, False)
+        path = self._path(user_id, key)
+        with self._locked(user_id):
+            current = self._current_etag(path)
+            if current is None:
+                raise ObjectNotFound(f"no object {key!r} for user {user_id!r}")
+            if if_match is not None and current != quote_etag(if_match):
+                raise PreconditionFailed(f"{key!r} changed since etag {if_match}")
+            try:
+                path.unlink()
+            except OSError as exc:
+                raise ObjectStoreError(f"cannot delete {key!r}: {exc}") from exc
+            self._prune(path.parent, self._user_dir(user_id))
+
+    def list(self, user_id: str, prefix: str = "") -> list[str]:
+        user_dir = self._user_dir(user_id)
+        validate_prefix(prefix)
+        start = user_dir.joinpath(prefix.rpartition("/")[0])
+        if not start.resolve().is_relative_to(user_dir.resolve()):
+            return []
+        keys = []
+        for dirpath, _dirnames, filenames in os.walk(start):
+            for name in filenames:
+                if name.startswith(RESERVED_SEGMENT_PREFIX):
+                    continue
+                full = Path(dirpath, name)
+                key = full.relative_to(user_dir).as_posix()
+                if key.startswith(prefix) and not full.is_symlink():
+                    keys.append(key)
+        return sorted(keys)
+
+    def _user_dir(self, user_id: str) -> Path:
+        return self.root / "users" / validate_user_id(user_id)
+
+    def _path(self, user_id: str, key: str) -> Path:
+        user_dir = self._user_dir(user_id)
+        path = user_dir.joinpath(*validate_key(key).split("/"))
+        if not path.resolve().is_relative_to(user_dir.resolve()):
+            raise ValueError(f"object key {key!r} resolves outside the user's directory")
+        return path
+
+    @staticmethod
+    def _current_etag(path: Path) -> str | None:
+        try:
+            return content_etag(path.read_bytes())
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return None
+
+    @contextlib.contextmanager
+    def _locked(self, user_id: str) -> Iterator[None]:
+        lock_path = self.root / "locks" / f"{user_id}.lock"
+        with _thread_lock(str(lock_path)):
+            lock_path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                yield
+            finally:
+                os.close(fd)
+
+    @staticmethod
+    def _write(path: Path, data: bytes, key: str) -> None:
+        tmp = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=RESERVED_SEGMENT_PREFIX)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except OSError as exc:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+            if isinstance(exc, FileExistsError | NotADirectoryError):
+                reason = "one of its parents is itself a key"
+            elif isinstance(exc, IsADirectoryError):
+                reason = "it is a prefix of other keys"
+            else:
+                reason = str(exc)
+            raise ObjectStoreError(f"cannot store {key!r}: {reason}") from exc
+
+    @staticmethod
+    def _prune(directory: Path, user_dir: Path) -> None:
+        while directory != user_dir and directory.is_relative_to(user_dir):
+            try:
+                directory.rmdir()
+            except OSError:
+                return
+            directory = directory.parent
+
+
+def open_object_store(
+    url: str, *, s3_endpoint_url: str | None = None, s3_region: str | None = None
+) -> ObjectStore:
+    """Open the store at ``url``: an absolute path, ``file:///path`` or ``s3://bucket[/prefix]``.
+
+    Opening does no I/O; call ``check()`` to find out whether the store is usable.
+    """
+    if not isinstance(url, str) or not url.strip():
+        raise ValueError("object store URL is empty: use an absolute path or s3://bucket[/prefix]")
+    if url.startswith("s3://"):
+        bucket, prefix = _parse_s3_url(url)
+        from core.store.objects_s3 import S3ObjectStore
+
+        return S3ObjectStore(bucket, prefix, endpoint_url=s3_endpoint_url, region=s3_region)
+    if url.startswith("file:"):
+        return LocalObjectStore(_parse_file_url(url))
+    if "://" in url:
+        raise ValueError(
+            f"unsupported object store URL {url!r}: use an absolute path, file:///path "
+            "or s3://bucket[/prefix]"
+        )
+    if not os.path.isabs(url):
+        raise ValueError(f"local object store path must be absolute: {url!r}")
+    return LocalObjectStore(url)
+
+
+def _parse_s3_url(url: str) -> tuple[str, str]:
+    parts = urlsplit(url)
+    if parts.query or parts.fragment or not _BUCKET.fullmatch(parts.netloc):
+        raise ValueError(f"invalid S3 URL {url!r}: expected s3://bucket[/prefix]")
+    path = parts.path.strip("/")
+    if not path:
+        return parts.netloc, ""
+    try:
+        validate_key(path)
+    except ValueError as exc:
+        raise ValueError(f"invalid prefix in S3 URL {url!r}: {exc}") from None
+    return parts.netloc, f"{path}/"
+
+
+def _parse_file_url(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.netloc not in ("", "localhost") or parts.query or parts.fragment:
+        raise ValueError(f"invalid file URL {url!r}: expected file:///absolute/path")
+    path = unquote(parts.path)
+    if not os.path.isabs(path):
+        raise ValueError(f"invalid file URL {url!r}: expected file:///absolute/path")
+    return path
