@@ -1,0 +1,163 @@
+"""The sandbox contract shared by every backend, and the helpers they all use.
+
+Timeouts: a command that outlives its timeout ends with ``exit_code == TIMEOUT_EXIT_CODE`` (-1)
+and ``timed_out=True``. A command killed by signal N reports ``128 + N``, as a shell would.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any, Literal, Protocol
+
+TIMEOUT_EXIT_CODE = -1
+DEFAULT_OUTPUT_LIMIT = 50_000
+
+Status = Literal["running", "hibernated", "absent"]
+
+_USER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,58}")
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+    truncated: bool
+    duration: float
+    timed_out: bool = False
+
+
+@dataclass(frozen=True)
+class DirEntry:
+    name: str
+    is_dir: bool
+    size: int
+
+
+class SandboxError(Exception):
+    """A sandbox backend failed; the message says what and where."""
+
+
+class PathOutsideWorkspace(SandboxError):
+    """A path resolves outside the user's workspace."""
+
+
+class SandboxFileNotFound(SandboxError, FileNotFoundError):
+    """A file or directory asked for does not exist in the workspace."""
+
+
+class Sandbox(Protocol):
+    user_id: str
+
+    async def exec(
+        self,
+        command: str,
+        cwd: str | None = None,
+        timeout: float | None = None,
+        env: dict[str, str] | None = None,
+    ) -> ExecResult: ...
+
+    async def read_file(self, path: str) -> bytes: ...
+
+    async def write_file(self, path: str, data: bytes) -> None: ...
+
+    async def list_dir(self, path: str = ".") -> list[DirEntry]: ...
+
+    async def hibernate(self) -> None: ...
+
+    async def resume(self) -> None: ...
+
+    async def status(self) -> Status: ...
+
+
+class SandboxStateStore(Protocol):
+    def get_sandbox_state(self, user_id: str, backend: str) -> dict[str, str] | None: ...
+
+    def put_sandbox_state(self, user_id: str, backend: str, state: dict[str, str]) -> None: ...
+
+
+def validate_user_id(user_id: str) -> str:
+    """Return ``user_id`` if it is safe as a directory name and a sandbox name, else raise."""
+    if not isinstance(user_id, str) or not _USER_ID.fullmatch(user_id):
+        raise ValueError(
+            f"invalid user id for a sandbox: {user_id!r} (1-59 characters: letters, digits, "
+            "'_', '.', '-'; starting with a letter or digit)"
+        )
+    return user_id
+
+
+def _omitted_marker(count: int, unit: str) -> str:
+    return f"\n[... {count} {unit} omitted ...]\n"
+
+
+def cap_output(text: str, limit: int = DEFAULT_OUTPUT_LIMIT) -> tuple[str, bool]:
+    """Keep the first and last ``limit // 2`` characters of ``text`` around an omission marker.
+
+    Returns the text and whether anything was cut. The marker is not counted in ``limit``.
+    """
+    if len(text) <= limit:
+        return text, False
+    head = limit // 2
+    tail = limit - head
+    kept_tail = text[len(text) - tail :] if tail else ""
+    return text[:head] + _omitted_marker(len(text) - limit, "characters") + kept_tail, True
+
+
+def join_capped(head: bytes, omitted: int, tail: bytes) -> str:
+    """Decode a head/tail byte capture into text, marking how many bytes were dropped between."""
+    text = head.decode("utf-8", errors="replace")
+    if omitted:
+        text += _omitted_marker(omitted, "bytes")
+    return text + tail.decode("utf-8", errors="replace")
+
+
+def resolve_in_workspace(root: PurePosixPath | Path, path: str) -> PurePosixPath | Path:
+    """Resolve ``path`` (relative to ``root``, or absolute) to a location inside ``root``.
+
+    A concrete ``Path`` root is a local directory: symlinks are followed, so a link pointing
+    out of the workspace is refused like ``..`` is. A ``PurePosixPath`` root names a directory
+    inside a remote sandbox and is normalised lexically.
+    """
+    if "\x00" in path:
+        raise PathOutsideWorkspace(f"path contains a NUL byte: {path!r}")
+    if isinstance(root, Path):
+        base = root.resolve()
+        target = (base / path).resolve()
+        inside = target == base or base in target.parents
+    else:
+        base = PurePosixPath(posixpath.normpath(str(root)))
+        target = PurePosixPath(posixpath.normpath(posixpath.join(str(base), path)))
+        inside = target == base or base in target.parents
+    if not inside:
+        raise PathOutsideWorkspace(f"path {path!r} is outside the workspace {str(base)!r}")
+    return target
+
+
+class HandleCache:
+    """Holds a remote sandbox handle and forgets it after ``max_idle`` seconds without use.
+
+    A forgotten handle is looked up again, so a sandbox the provider stopped or ended while
+    this object sat idle is noticed and woken instead of failing the next call.
+    """
+
+    def __init__(self, max_idle: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self._max_idle = max_idle
+        self._clock = clock
+        self._value: Any = None
+        self._used = 0.0
+
+    def get(self) -> Any:
+        now = self._clock()
+        if self._value is not None and now - self._used > self._max_idle:
+            self._value = None
+        self._used = now
+        return self._value
+
+    def set(self, value: Any) -> None:
+        self._value = value
+        self._used = self._clock()

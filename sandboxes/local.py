@@ -1,0 +1,275 @@
+"""Subprocess sandbox in ``<home>/workspaces/<user_id>``, the emulator's default.
+
+It keeps users' files apart and keeps the host's secrets out of commands' environments, but it
+is not a security boundary: a command can still ``cd /`` and read what the host user can.
+
+A command's background processes outlive it (only a timeout kills the process group); the
+command returns once its shell exits, and background output that is not redirected is cut off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import shutil
+import signal
+import tempfile
+import time
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+
+from sandboxes.base import (
+    TIMEOUT_EXIT_CODE,
+    DirEntry,
+    ExecResult,
+    SandboxError,
+    SandboxFileNotFound,
+    SandboxStateStore,
+    Status,
+    join_capped,
+    resolve_in_workspace,
+    validate_user_id,
+)
+from sandboxes.options import SandboxOptions
+
+_SECRET_NAME = re.compile(
+    r"^IRIS_|^AWS_|_KEY$|_TOKEN$|_SECRET$|PASSWORD|SECRET|CREDENTIAL", re.IGNORECASE
+)
+_PIPE_DRAIN_GRACE = 0.2
+
+
+def looks_secret(name: str) -> bool:
+    return bool(_SECRET_NAME.search(name))
+
+
+def command_env(
+    workspace: Path,
+    caller_env: Mapping[str, str] | None,
+    parent: Mapping[str, str],
+    passthrough: tuple[str, ...] = (),
+) -> dict[str, str]:
+    """Build a command's environment from scratch; the parent contributes only safe names."""
+    env = {
+        "PATH": parent.get("PATH") or os.defpath,
+        "HOME": str(workspace),
+        "LANG": parent.get("LANG") or "C.UTF-8",
+        "TERM": "dumb",
+    }
+    for name in passthrough:
+        if name in parent and not looks_secret(name):
+            env[name] = parent[name]
+    env.update(caller_env or {})
+    return env
+
+
+@cache
+def _shell() -> tuple[str, str]:
+    bash = shutil.which("bash")
+    return (bash, "-lc") if bash else ("/bin/sh", "-c")
+
+
+class _HeadTail:
+    """Keeps the first and last bytes of a stream and counts what falls in between."""
+
+    def __init__(self, limit: int) -> None:
+        self._head_limit = limit // 2
+        self._tail_limit = limit - self._head_limit
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.omitted = 0
+
+    def feed(self, data: bytes) -> None:
+        room = self._head_limit - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if not data:
+            return
+        self.tail += data
+        excess = len(self.tail) - self._tail_limit
+        if excess > 0:
+            del self.tail[:excess]
+            self.omitted += excess
+
+    def text(self) -> str:
+        return join_capped(bytes(self.head), self.omitted, bytes(self.tail))
+
+
+class _Capture(asyncio.SubprocessProtocol):
+    def __init__(self, limit: int) -> None:
+        loop = asyncio.get_running_loop()
+        self.streams = {1: _HeadTail(limit), 2: _HeadTail(limit)}
+        self.exited: asyncio.Future[None] = loop.create_future()
+        self.pipes_closed: asyncio.Future[None] = loop.create_future()
+        self._open = {1, 2}
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        self.streams[fd].feed(data)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        self._open.discard(fd)
+        if not self._open and not self.pipes_closed.done():
+            self.pipes_closed.set_result(None)
+
+    def process_exited(self) -> None:
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+class LocalSandbox:
+    """status: always "running"; hibernate and resume keep the workspace and do nothing else."""
+
+    backend = "local"
+
+    def __init__(
+        self,
+        user_id: str,
+        *,
+        home: Path,
+        state: SandboxStateStore | None = None,
+        options: SandboxOptions | None = None,
+    ) -> None:
+        self.user_id = validate_user_id(user_id)
+        self._options = options or SandboxOptions()
+        self.workspace = Path(home) / "workspaces" / self.user_id
+        self.workspace.mkdir(parents=True, exist_ok=True, mode=0o700)
+
+    async def exec(
+        self,
+        command: str,
+        cwd: str | None = None,
+        timeout: float | None = None,
+        env: dict[str, str] | None = None,
+    ) -> ExecResult:
+        timeout = self._options.default_timeout if timeout is None else timeout
+        workdir = resolve_in_workspace(self.workspace, cwd or ".")
+        if not workdir.is_dir():
+            raise SandboxError(f"working directory {cwd!r} is not a directory in the workspace")
+        loop = asyncio.get_running_loop()
+        capture = _Capture(self._options.output_limit)
+        started = time.monotonic()
+        transport, _ = await loop.subprocess_exec(
+            lambda: capture,
+            *_shell(),
+            command,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=workdir,
+            env=command_env(self.workspace, env, os.environ, self._options.env_passthrough),
+            start_new_session=True,
+        )
+        pgid = transport.get_pid()
+        timed_out = False
+        try:
+            try:
+                await asyncio.wait_for(asyncio.shield(capture.exited), timeout)
+            except TimeoutError:
+                timed_out = True
+                await self._kill_group(pgid, capture.exited)
+            await asyncio.wait([capture.pipes_closed], timeout=_PIPE_DRAIN_GRACE)
+        finally:
+            if not capture.exited.done():
+                _signal_group(pgid, signal.SIGKILL)
+            transport.close()
+        duration = time.monotonic() - started
+        returncode = transport.get_returncode()
+        if timed_out or returncode is None:
+            exit_code = TIMEOUT_EXIT_CODE
+        else:
+            exit_code = returncode if returncode >= 0 else 128 - returncode
+        out, err = capture.streams[1], capture.streams[2]
+        return ExecResult(
+            exit_code=exit_code,
+            stdout=out.text(),
+            stderr=err.text(),
+            truncated=bool(out.omitted or err.omitted),
+            duration=duration,
+            timed_out=timed_out,
+        )
+
+    async def _kill_group(self, pgid: int, exited: asyncio.Future[None]) -> None:
+        _signal_group(pgid, signal.SIGTERM)
+        await asyncio.wait([exited], timeout=self._options.kill_grace)
+        _signal_group(pgid, signal.SIGKILL)
+        await asyncio.wait([exited], timeout=self._options.kill_grace)
+
+    async def read_file(self, path: str) -> bytes:
+        target = resolve_in_workspace(self.workspace, path)
+        return await asyncio.to_thread(_read, target, path)
+
+    async def write_file(self, path: str, data: bytes) -> None:
+        target = resolve_in_workspace(self.workspace, path)
+        if target == self.workspace.resolve():
+            raise SandboxError("cannot write over the workspace directory itself")
+        await asyncio.to_thread(_write, target, data)
+
+    async def list_dir(self, path: str = ".") -> list[DirEntry]:
+        target = resolve_in_workspace(self.workspace, path)
+        return await asyncio.to_thread(_list, target, path)
+
+    async def hibernate(self) -> None:
+        return None
+
+    async def resume(self) -> None:
+        self.workspace.mkdir(parents=True, exist_ok=True, mode=0o700)
+
+    async def status(self) -> Status:
+        return "running"
+
+
+def _read(target: Path, shown: str) -> bytes:
+    try:
+        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        raise SandboxFileNotFound(f"no such file in the workspace: {shown!r}") from None
+    except OSError as exc:
+        raise SandboxError(f"cannot read {shown!r}: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            return handle.read()
+        except IsADirectoryError:
+            raise SandboxError(f"{shown!r} is a directory") from None
+
+
+def _write(target: Path, data: bytes) -> None:
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        mode = target.stat().st_mode & 0o7777 if target.exists() else 0o644
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise SandboxError(f"cannot write {target.name!r}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise SandboxError(f"cannot write {target.name!r}: {exc.strerror or exc}") from None
+
+
+def _list(target: Path, shown: str) -> list[DirEntry]:
+    try:
+        with os.scandir(target) as entries:
+            listed = [
+                DirEntry(
+                    name=entry.name,
+                    is_dir=entry.is_dir(follow_symlinks=False),
+                    size=entry.stat(follow_symlinks=False).st_size,
+                )
+                for entry in entries
+            ]
+    except FileNotFoundError:
+        raise SandboxFileNotFound(f"no such directory in the workspace: {shown!r}") from None
+    except NotADirectoryError:
+        raise SandboxError(f"{shown!r} is not a directory") from None
+    return sorted(listed, key=lambda entry: entry.name)

@@ -1,0 +1,12 @@
+"""Stand-ins for the Modal and Daytona SDKs, backed by real directories and real subprocesses.
+
+Each fake offers only the attributes the adapters use, with the real SDK's parameter names,
+and records every call (name, args, kwargs) so tests can check call sequences and
+``test_sdk_signatures.py`` can bind each recorded call against the real SDK.
+"""
+
+from tests.sandboxes.fake_common import Call, Container, MemoryStateStore, Recorder
+from tests.sandboxes.fake_daytona import FakeDaytona
+from tests.sandboxes.fake_modal import FakeModal
+
+__all__ = ["Call", "Container", "FakeDaytona", "FakeModal", "MemoryStateStore", "Recorder"]
