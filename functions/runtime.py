@@ -3,8 +3,9 @@ per container (or emulator process) and shared by every request and worker in it
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.config import Settings
 from core.context import PromptSection, base_section
@@ -14,11 +15,23 @@ from core.routing import ModelRouter, SettingsRouter
 from core.store import Store, open_store
 from core.tools import default_toolset
 from core.tools.base import Toolset
-from core.turn import TurnDeps
+from core.turn import TurnDeps, TurnOutcome
+
+if TYPE_CHECKING:
+    from core.store.inbox import InboxEntry
+
+# Runs after a turn is committed and its reply sent (memory and skill reviews, titles...).
+AfterTurn = Callable[["Runtime", "InboxEntry", TurnOutcome], Awaitable[None]]
 
 
 def default_sections() -> list[PromptSection]:
+    """The system prompt's sections, in order. The prompt is frozen per session, so the order
+    and content must only depend on state at session start."""
     return [base_section]
+
+
+def default_after_turn() -> list[AfterTurn]:
+    return []
 
 
 @dataclass
@@ -32,6 +45,7 @@ class Runtime:
     notifier: Notifier = field(default_factory=Notifier)
     senders: dict[str, Sender] = field(default_factory=dict)
     services: dict[str, Any] = field(default_factory=dict)
+    after_turn: list[AfterTurn] = field(default_factory=default_after_turn)
     checkpoint: Any = None
 
     def turn_deps(self) -> TurnDeps:

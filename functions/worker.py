@@ -59,6 +59,7 @@ async def process(rt: Runtime, entry: InboxEntry) -> None:
             entry=entry, session_id=session.id, messages=[], reply=reply, status="failed",
             error=f"gave up after {MAX_ATTEMPTS} attempts", outbound=outbound_for(entry, reply),
         )
+        outcome = None
     else:
         outcome = await run_turn(rt.turn_deps(), entry)
         record = TurnRecord(
@@ -79,6 +80,12 @@ async def process(rt: Runtime, entry: InboxEntry) -> None:
     if delivery_id is not None:
         await rt.delivery.attempt(entry.user_id, delivery_id)
         turn_checkpoint("after_delivery")
+    if outcome is not None:
+        for hook in rt.after_turn:
+            try:
+                await hook(rt, entry, outcome)
+            except Exception:
+                log.exception("after-turn hook %s failed for inbox %s", hook, entry.id)
 
 
 async def drain(rt: Runtime, chat: ChatRef) -> int:

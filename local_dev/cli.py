@@ -212,6 +212,16 @@ def config_has_model() -> None:
     sys.exit(0 if settings_or_exit().model else 1)
 
 
+def _add_discovered() -> None:
+    from local_dev.commands import discover
+
+    for command in discover():
+        cli.add_command(command)
+
+
+_add_discovered()
+
+
 def main() -> None:
     cli(prog_name="iris")
 

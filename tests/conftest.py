@@ -8,6 +8,8 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+pytest_plugins = ["tests.fakes.s3"]
+
 
 @pytest.fixture(autouse=True)
 def iris_home(tmp_path, monkeypatch):

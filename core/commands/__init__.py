@@ -4,6 +4,7 @@ asks the turn to continue (``CommandResult.continue_with``)."""
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -18,8 +19,6 @@ COMMAND_RE = re.compile(
     r"^/(?P<name>[A-Za-z][A-Za-z0-9_-]{0,63})(?:@\S+)?(?:\s+(?P<args>.*))?$", re.S
 )
 
-# Modules that register commands when imported; each feature adds its own.
-COMMAND_MODULES = ["core.commands.builtin"]
 
 
 @dataclass
@@ -68,8 +67,10 @@ def command(name: str, summary: str, *, owner_only: bool = False) -> Callable[[H
 
 
 def _load() -> None:
-    for module in COMMAND_MODULES:
-        importlib.import_module(module)
+    """Import every module of this package: each registers its commands with @command."""
+    for module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
+        if not module.startswith("_"):
+            importlib.import_module(f"{__name__}.{module}")
 
 
 def parse_command(text: str) -> tuple[str, str] | None:

@@ -1,141 +1,37 @@
 """Numbered schema migrations, applied in order when the store opens.
 
-Each migration is a small function named ``mNNN_description`` taking the database. Applied ones
-are recorded in ``_migrations``; a migration runs inside one transaction together with its record,
-so two processes opening the same database at once apply each migration exactly once.
-Every table that holds user data has a ``user_id`` column: the owning user (or group scope).
+Each migration is a module ``core/store/schema/mNNN_description.py`` with a function
+``migrate(db)``. Applied ones are recorded in ``_migrations`` by module name; a migration runs
+inside one transaction together with its record, so two processes opening the same database at
+once apply each migration exactly once. Every table that holds user data has a ``user_id``
+column: the owning user (or group scope).
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+import re
 import time
 from collections.abc import Callable
 
+from core.store import schema
 from core.store.db import Database
 
-
-def m001_core(db: Database) -> None:
-    db.executescript(
-        """
-        CREATE TABLE users (
-            id TEXT PRIMARY KEY,
-            kind TEXT NOT NULL DEFAULT 'person',
-            display_name TEXT,
-            timezone TEXT,
-            model TEXT,
-            is_owner INTEGER NOT NULL DEFAULT 0,
-            created_at REAL NOT NULL
-        );
-        CREATE TABLE accounts (
-            account TEXT PRIMARY KEY,
-            user_id TEXT NOT NULL REFERENCES users(id),
-            platform TEXT NOT NULL,
-            display_name TEXT,
-            created_at REAL NOT NULL
-        );
-        CREATE INDEX accounts_user ON accounts(user_id);
-
-        CREATE TABLE sessions (
-            id TEXT PRIMARY KEY,
-            user_id TEXT NOT NULL REFERENCES users(id),
-            chat_key TEXT NOT NULL,
-            platform TEXT NOT NULL,
-            title TEXT,
-            model TEXT,
-            system_prompt TEXT,
-            started_at REAL NOT NULL,
-            last_active_at REAL NOT NULL,
-            ended_at REAL,
-            end_reason TEXT
-        );
-        CREATE INDEX sessions_chat ON sessions(user_id, chat_key, last_active_at);
-
-        CREATE TABLE messages (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            user_id TEXT NOT NULL,
-            session_id TEXT NOT NULL REFERENCES sessions(id),
-            role TEXT NOT NULL,
-            content TEXT NOT NULL,
-            tool_calls TEXT,
-            tool_call_id TEXT,
-            name TEXT,
-            author TEXT,
-            inbox_id INTEGER,
-            external_id TEXT,
-            compacted INTEGER NOT NULL DEFAULT 0,
-            created_at REAL NOT NULL
-        );
-        CREATE INDEX messages_session ON messages(user_id, session_id, id);
-
-        CREATE TABLE inbox (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            user_id TEXT NOT NULL,
-            chat_key TEXT NOT NULL,
-            platform TEXT NOT NULL,
-            platform_message_id TEXT NOT NULL,
-            account TEXT NOT NULL,
-            payload TEXT NOT NULL,
-            status TEXT NOT NULL DEFAULT 'pending',
-            attempts INTEGER NOT NULL DEFAULT 0,
-            session_id TEXT,
-            reply TEXT,
-            error TEXT,
-            received_at REAL NOT NULL,
-            started_at REAL,
-            done_at REAL,
-            UNIQUE (platform, platform_message_id)
-        );
-        CREATE INDEX inbox_chat ON inbox(user_id, chat_key, status, id);
-        CREATE INDEX inbox_status ON inbox(status, received_at);
-
-        CREATE TABLE leases (
-            name TEXT PRIMARY KEY,
-            user_id TEXT NOT NULL,
-            owner TEXT NOT NULL,
-            expires_at REAL NOT NULL
-        );
-
-        CREATE TABLE usage (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            user_id TEXT NOT NULL,
-            session_id TEXT,
-            inbox_id INTEGER,
-            model TEXT NOT NULL,
-            calls INTEGER NOT NULL,
-            prompt_tokens INTEGER NOT NULL,
-            completion_tokens INTEGER NOT NULL,
-            cache_read_tokens INTEGER NOT NULL DEFAULT 0,
-            cache_write_tokens INTEGER NOT NULL DEFAULT 0,
-            cost_usd REAL,
-            created_at REAL NOT NULL
-        );
-        CREATE INDEX usage_user ON usage(user_id, created_at);
-
-        CREATE TABLE deliveries (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            user_id TEXT NOT NULL,
-            source TEXT NOT NULL UNIQUE,
-            platform TEXT NOT NULL,
-            chat_key TEXT NOT NULL,
-            target TEXT NOT NULL,
-            text TEXT NOT NULL,
-            status TEXT NOT NULL DEFAULT 'pending',
-            attempts INTEGER NOT NULL DEFAULT 0,
-            next_attempt_at REAL NOT NULL,
-            claimed_by TEXT,
-            claimed_until REAL,
-            last_error TEXT,
-            platform_ids TEXT,
-            created_at REAL NOT NULL,
-            sent_at REAL
-        );
-        CREATE INDEX deliveries_due ON deliveries(status, next_attempt_at);
-        CREATE INDEX deliveries_user ON deliveries(user_id, chat_key, id);
-        """
-    )
+NAME_RE = re.compile(r"^m(\d{3})_[a-z0-9_]+$")
 
 
-MIGRATIONS: list[Callable[[Database], None]] = [m001_core]
+def discover() -> list[str]:
+    """Migration module names in order."""
+    names = sorted(m.name for m in pkgutil.iter_modules(schema.__path__) if NAME_RE.match(m.name))
+    numbers = [name[:4] for name in names]
+    if len(set(numbers)) != len(numbers):
+        raise RuntimeError(f"two schema migrations share a number: {names}")
+    return names
+
+
+def load(name: str) -> Callable[[Database], None]:
+    return importlib.import_module(f"{schema.__name__}.{name}").migrate
 
 
 def migrate(db: Database) -> list[str]:
@@ -145,14 +41,14 @@ def migrate(db: Database) -> list[str]:
     )
     done = {row["name"] for row in db.query("SELECT name FROM _migrations")}
     applied: list[str] = []
-    for migration in MIGRATIONS:
-        name = migration.__name__
+    for name in discover():
         if name in done:
             continue
+        apply = load(name)
         with db.transaction():
             if db.one("SELECT 1 AS x FROM _migrations WHERE name = ?", (name,)):
                 continue
-            migration(db)
+            apply(db)
             db.execute(
                 "INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", (name, time.time())
             )

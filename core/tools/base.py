@@ -42,7 +42,8 @@ class Tool(ABC):
     name: ClassVar[str]
     description: ClassVar[str]
     Args: ClassVar[type[BaseModel]]
-    untrusted_output: ClassVar[bool] = False
+    untrusted_output: ClassVar[bool] = False  # output comes from outside: wrapped as data
+    discoverable: ClassVar[bool] = True  # False: not in default_tools(), added by its owner
 
     def spec(self) -> ToolSpec:
         schema = self.Args.model_json_schema()

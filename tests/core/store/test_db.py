@@ -3,12 +3,12 @@ import multiprocessing
 import pytest
 
 from core.store.db import Database, DatabaseError
-from core.store.migrations import MIGRATIONS, migrate
+from core.store.migrations import discover, migrate
 
 
 def test_migrations_apply_once(tmp_path):
     db = Database(f"file:{tmp_path / 'a.db'}")
-    assert migrate(db) == [m.__name__ for m in MIGRATIONS]
+    assert migrate(db) == discover()
     assert migrate(db) == []
     tables = {r["name"] for r in db.query("SELECT name FROM sqlite_master WHERE type='table'")}
     assert {"users", "accounts", "sessions", "messages", "inbox", "leases", "usage"} <= tables

@@ -21,7 +21,7 @@ from core.store.objects import (
     open_object_store,
 )
 from core.store.objects_s3 import S3ObjectStore
-from tests.fakes.s3 import MotoS3, moto_s3_fixture, s3_bucket_fixture  # noqa: F401
+from tests.fakes.s3 import MotoS3
 
 ALICE = "telegram:4242"
 BOB = "slack:T01-U02"

@@ -1,0 +1,21 @@
+"""App factories used only by the benchmarks (served with ``uvicorn --factory``)."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from core.config import load_settings
+from functions.app import create_app
+from functions.dispatch import LocalDispatcher
+from functions.runtime import build_runtime
+from tests.fakes.scripted_model import FixedRouter, ScriptedModel
+
+
+def scripted_app() -> FastAPI:
+    """The real app, with an in-process model that always answers at once (no litellm)."""
+    model = ScriptedModel()
+    model.steps = [lambda messages: "hello"] * 10_000
+    dispatcher = LocalDispatcher()
+    runtime = build_runtime(load_settings(), dispatcher, router=FixedRouter(model))
+    dispatcher.bind(runtime)
+    return create_app(runtime)

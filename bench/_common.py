@@ -1,0 +1,50 @@
+"""Shared helpers for the benchmarks: percentiles, a scripted model server, child processes."""
+
+from __future__ import annotations
+
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+def percentile(values: list[float], pct: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    index = min(len(ordered) - 1, max(0, round(pct / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def summary(values: list[float], unit: str = "ms", scale: float = 1000.0) -> str:
+    p50, p99 = percentile(values, 50) * scale, percentile(values, 99) * scale
+    mean = statistics.fmean(values) * scale
+    return f"p50 {p50:.1f} {unit}, p99 {p99:.1f} {unit}, mean {mean:.1f} {unit} (n={len(values)})"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def connect_when_up(port: int, deadline: float) -> socket.socket:
+    while True:
+        try:
+            return socket.create_connection(("127.0.0.1", port), timeout=30)
+        except OSError:
+            if time.perf_counter() > deadline:
+                raise
+            time.sleep(0.002)
+
+
+def spawn(args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
