@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -12,7 +13,7 @@ from core.commands import CommandContext, run_command
 from core.context import PromptInputs, PromptSection, build_system_prompt, conversation_tail
 from core.errors import ConfigError, NotFound, ProviderError
 from core.messages import Message, Usage
-from core.tools.base import ToolContext, Toolset
+from core.tools.base import Tool, ToolContext, Toolset
 
 if TYPE_CHECKING:
     from core.config import Settings
@@ -24,6 +25,11 @@ if TYPE_CHECKING:
 log = logging.getLogger("iris.turn")
 
 
+# Opens per-turn resources (MCP sessions, sandboxes...) and yields the extra tools they offer;
+# closed when the turn ends, whatever happens.
+ToolProvider = Callable[[ToolContext], AbstractAsyncContextManager[list[Tool]]]
+
+
 @dataclass
 class TurnDeps:
     store: Store
@@ -32,6 +38,7 @@ class TurnDeps:
     toolset: Toolset
     sections: Sequence[PromptSection]
     services: dict[str, Any] = field(default_factory=dict)
+    tool_providers: Sequence[ToolProvider] = ()
     checkpoint: Callable[[str], None] = lambda step: None  # fault-injection point for tests
 
 
@@ -46,6 +53,10 @@ class TurnOutcome:
     tool_calls: int = 0
     model: str | None = None
     command: str | None = None
+
+
+def count_tool_calls(messages: Sequence[Message]) -> int:
+    return sum(len(m.tool_calls) for m in messages)
 
 
 def merge_usage(usages: Sequence[Usage]) -> list[Usage]:
@@ -118,36 +129,19 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
         chat_key=entry.chat_key, platform=message.platform, account=message.account,
         inbox_id=entry.id, services=deps.services,
     )
-    specs = deps.toolset.specs()
-    calls = 0
     try:
-        model = deps.router.main(user.model)
-        for _ in range(deps.settings.max_iterations):
-            response = await model.complete(convo, specs)
-            deps.checkpoint("after_model")
-            usages.append(response.usage)
-            convo.append(response.message)
-            new.append(response.message)
-            if not response.message.tool_calls:
-                reply = response.message.content or "(the model returned an empty answer)"
-                break
-            calls += len(response.message.tool_calls)
-            results = await deps.toolset.call_all(tool_ctx, response.message.tool_calls)
-            deps.checkpoint("after_tools")
-            convo.extend(results)
-            new.extend(results)
-        else:
-            reply = (
-                f"I stopped after {deps.settings.max_iterations} steps without a final answer. "
-                "Say 'continue' to let me go on."
-            )
-            new.append(Message(role="assistant", content=reply))
+        async with AsyncExitStack() as stack:
+            toolset = deps.toolset
+            for provider in deps.tool_providers:
+                toolset = toolset.with_tools(await stack.enter_async_context(provider(tool_ctx)))
+            model = deps.router.main(user.model)
+            reply = await _loop(deps, model, toolset, tool_ctx, convo, new, usages)
     except ProviderError as error:
         log.warning("turn for inbox %s failed: %s: %s", entry.id, error.kind, error)
         return TurnOutcome(
             session_id=session.id, messages=new, reply=error.user_message(),
             usage=merge_usage(usages), status="failed", error=f"{error.kind}: {error}",
-            tool_calls=calls,
+            tool_calls=count_tool_calls(new),
         )
     except ConfigError as error:
         return TurnOutcome(
@@ -156,5 +150,31 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
         )
     return TurnOutcome(
         session_id=session.id, messages=new, reply=reply, usage=merge_usage(usages),
-        tool_calls=calls, model=model.name,
+        tool_calls=count_tool_calls(new), model=model.name,
     )
+
+
+async def _loop(
+    deps: TurnDeps, model: Any, toolset: Toolset, tool_ctx: ToolContext,
+    convo: list[Message], new: list[Message], usages: list[Usage],
+) -> str:
+    """Model → tools until a final answer or the step cap; appends to convo/new/usages."""
+    specs = toolset.specs()
+    for _ in range(deps.settings.max_iterations):
+        response = await model.complete(convo, specs)
+        deps.checkpoint("after_model")
+        usages.append(response.usage)
+        convo.append(response.message)
+        new.append(response.message)
+        if not response.message.tool_calls:
+            return response.message.content or "(the model returned an empty answer)"
+        results = await toolset.call_all(tool_ctx, response.message.tool_calls)
+        deps.checkpoint("after_tools")
+        convo.extend(results)
+        new.extend(results)
+    reply = (
+        f"I stopped after {deps.settings.max_iterations} steps without a final answer. "
+        "Say 'continue' to let me go on."
+    )
+    new.append(Message(role="assistant", content=reply))
+    return reply

@@ -15,7 +15,7 @@ from core.routing import ModelRouter, SettingsRouter
 from core.store import Store, open_store
 from core.tools import default_toolset
 from core.tools.base import Toolset
-from core.turn import TurnDeps, TurnOutcome
+from core.turn import ToolProvider, TurnDeps, TurnOutcome
 
 if TYPE_CHECKING:
     from core.store.inbox import InboxEntry
@@ -46,12 +46,14 @@ class Runtime:
     senders: dict[str, Sender] = field(default_factory=dict)
     services: dict[str, Any] = field(default_factory=dict)
     after_turn: list[AfterTurn] = field(default_factory=default_after_turn)
+    tool_providers: list[ToolProvider] = field(default_factory=list)
     checkpoint: Any = None
 
     def turn_deps(self) -> TurnDeps:
         deps = TurnDeps(
             store=self.store, settings=self.settings, router=self.router,
             toolset=self.toolset, sections=self.sections, services=self.services,
+            tool_providers=self.tool_providers,
         )
         if self.checkpoint is not None:
             deps.checkpoint = self.checkpoint
