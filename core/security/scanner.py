@@ -1,0 +1,507 @@
+"""Scan text bound for an LLM prompt for injected instructions, leaks and hidden characters."""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Literal
+
+from core.security.untrusted import INVISIBLE, decode_tags, hidden_characters, show_invisible
+
+Category = Literal[
+    "prompt_injection",
+    "role_hijack",
+    "exfiltration",
+    "secret",
+    "invisible_unicode",
+    "dangerous_command",
+]
+
+EXCERPT_WIDTH = 80
+
+
+@dataclass(frozen=True)
+class Finding:
+    category: Category
+    reason: str  # short human sentence, e.g. "reads a credential file (~/.ssh/id_rsa)"
+    excerpt: str  # the offending fragment, clipped to ~80 chars, secrets masked
+
+
+def scan_text(text: str) -> list[Finding]:
+    """Findings for a memory entry or skill text; an empty list means clean."""
+    findings = _invisible(text)
+    if hidden := decode_tags(text):
+        findings += scan_text(hidden)
+    plain = unicodedata.normalize("NFKC", INVISIBLE.sub("", text))
+    findings += _secrets(plain)
+    folded = fold(plain)
+    findings += _phrases(folded)
+    findings += _commands().find_exfiltration(folded)
+    return _dedupe(findings)
+
+
+def scan_script(text: str) -> list[Finding]:
+    """`scan_text` plus dangerous shell patterns, for a skill's scripts."""
+    return _dedupe(scan_text(text) + _commands().find_dangerous(text))
+
+
+def describe(findings: Iterable[Finding]) -> str:
+    """One line for a refusal: ``blocked: prompt injection (…); secret (…)``."""
+    reasons: dict[str, list[str]] = {}
+    for finding in findings:
+        listed = reasons.setdefault(finding.category, [])
+        if finding.reason not in listed:
+            listed.append(finding.reason)
+    if not reasons:
+        return "clean"
+    parts = [f"{cat.replace('_', ' ')} ({', '.join(why)})" for cat, why in reasons.items()]
+    return "blocked: " + "; ".join(parts)
+
+
+def fold(text: str) -> str:
+    """NFKC, casefold, look-alike letters to ASCII, horizontal whitespace collapsed per line."""
+    text = unicodedata.normalize("NFKC", INVISIBLE.sub("", text)).casefold()
+    text = re.sub(r"\\\r?\n", " ", text.translate(_CONFUSABLES))
+    return "\n".join(" ".join(line.split()) for line in text.splitlines())
+
+
+def mask_secrets(fragment: str) -> str:
+    """Replace anything that looks like a credential with a short masked form."""
+    for secret in _SECRETS:
+        fragment = secret.loose.sub(lambda m, keep=secret.keep: _mask(m, keep), fragment)
+    return _LONG_TOKEN.sub(_mask_random, fragment)
+
+
+def clip(text: str, start: int, end: int, width: int = EXCERPT_WIDTH) -> str:
+    """The fragment around ``text[start:end]``: one line, about ``width`` chars, masked."""
+    lo = max(0, start - max(10, (width - (end - start)) // 3))
+    while lo > 0 and not text[lo - 1].isspace():
+        lo -= 1
+    hi = min(len(text), start + width)
+    while hi < len(text) and not text[hi].isspace():
+        hi += 1
+    fragment = " ".join(mask_secrets(show_invisible(text[lo:hi])).split())
+    head, tail = lo > 0, hi < len(text)
+    if len(fragment) > width:
+        fragment, tail = fragment[: width - 1], True
+    return ("…" if head else "") + fragment + ("…" if tail else "")
+
+
+def _commands() -> ModuleType:
+    from core.security import commands  # late: commands builds on Finding and clip
+
+    return commands
+
+
+# -- normalisation -------------------------------------------------------------------------
+
+_CONFUSABLES = str.maketrans(
+    "аеорсухіјѕԁһԛԝɡοαειντκρυɪɢɴᴏʀᴇᴀʟᴘᴠᴜꜱᴛᴄᴅʜᴋᴍᴡʏᴢꜰᴊǫʙ",
+    "aeopcyxijsdhqwgoaeivtkpuignorealpvustcdhkmwyzfjqb",
+)
+_LEET = str.maketrans("0134578@$!|", "oieastbasii")
+_SPACED = re.compile(r"(?<![^\W_])(?:[^\W_][ .\-_*·]){2,}[^\W_](?![^\W_])")  # "i g n o r e"
+_LONG_TOKEN = re.compile(r"(?<![\w/+=-])[A-Za-z0-9_\-+/=]{24,}")
+
+
+# -- secrets -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Secret:
+    reason: str
+    strict: re.Pattern[str]  # for NFKC text, case-sensitive
+    loose: re.Pattern[str]  # for excerpts, which may be casefolded
+    keep: int  # characters left visible when masking; -1 keeps the whole match
+    valid: Callable[[re.Match[str]], bool]
+
+
+def _secret(reason: str, regex: str, keep: int = 4, valid=None) -> _Secret:
+    strict, loose = re.compile(regex), re.compile(regex, re.I)
+    return _Secret(reason, strict, loose, keep, valid or _not_placeholder)
+
+
+def _not_placeholder(match: re.Match[str]) -> bool:
+    body = match.group(0)
+    return Counter(body).most_common(1)[0][1] <= len(body) // 2
+
+
+def _letters_and_digits(match: re.Match[str]) -> bool:
+    body = match.group(0)[3:]
+    mixed = any(c.isdigit() for c in body) and any(c.isalpha() for c in body)
+    return mixed and _not_placeholder(match)
+
+
+_PLACEHOLDER = re.compile(
+    r"your|example|change.?me|placeholder|redacted|dummy|sample|x{4}|\*{3}|\.\.\.|vault|keychain"
+    r"|environ|getenv|secrets\."
+)
+
+
+def _secret_value(match: re.Match[str]) -> bool:
+    value = match.group("value")
+    if re.search(r"[$<>{}\[\]()%]|://", value) or value[0] in "/~.":
+        return False  # a reference, template or path, not the secret itself
+    if _PLACEHOLDER.search(value.lower()) or re.fullmatch(r"[a-z]+(?:[-_.][a-z0-9]+)+", value):
+        return False  # a placeholder, or a name such as stored-in-1password
+    symbols = any(not c.isalnum() for c in value)
+    return _looks_random(value, 2.5 if symbols else 3.0) and not value.isalpha()
+
+
+_SECRETS = (
+    _secret(
+        "contains an OpenAI/Anthropic-style API key",
+        r"\bsk-[A-Za-z0-9_-]{20,}",
+        valid=_letters_and_digits,
+    ),
+    _secret("contains an AWS access key ID", r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"),
+    _secret("contains a GitHub token", r"\bgh[pousr]_[A-Za-z0-9]{36,}\b"),
+    _secret("contains a GitHub token", r"\bgithub_pat_[A-Za-z0-9_]{30,}"),
+    _secret("contains a GitLab token", r"\bglpat-[A-Za-z0-9_-]{20,}"),
+    _secret("contains a Slack token", r"\bxox[abprs]-(?:[0-9]+-)+[A-Za-z0-9-]{8,}"),
+    _secret("contains a Stripe secret key", r"\b[rs]k_live_[A-Za-z0-9]{20,}"),
+    _secret("contains a Telegram bot token", r"\b[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![\w-])"),
+    _secret("contains a Google API key", r"\bAIza[0-9A-Za-z_-]{35}(?![\w-])"),
+    _secret(
+        "contains a JSON Web Token",
+        r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
+    ),
+    _secret("contains a private key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----", keep=-1),
+    _secret(  # last: only consulted when no known format matched
+        "contains a password or API key value",
+        r"(?i:\b[a-z0-9_.-]*(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey"
+        r"|access[_-]?key|private[_-]?key|auth[_-]?key|credentials?))[\"']?\s*[:=]\s*[\"']?"
+        r"(?P<value>[^\s\"'`,;]{8,})",
+        valid=_secret_value,
+    ),
+)
+
+
+# -- phrases: prompt injection, role hijack, exfiltration requests -------------------------
+
+
+@dataclass(frozen=True)
+class _Rule:
+    category: Category
+    reason: str
+    pattern: re.Pattern[str]
+    allow: Callable[[re.Match[str], str], bool] | None = None  # True: an innocent match
+
+
+def _rule(category: Category, reason: str, *alternatives: str, allow=None, flags=0) -> _Rule:
+    return _Rule(category, reason, re.compile("|".join(alternatives), flags), allow)
+
+
+_AI = (
+    r"(?:ai|a\.i\.|assistant|llm|language model|chatbot|chat ?gpt|gpt-?\d*|claude|iris|ai agent"
+    r"|ai assistant|ai model)"
+)
+_STRONG = r"previous|prior|earlier|preceding|above|former|original|initial|system|developer|safety"
+_ORDERS = (
+    r"(?:instructions?|prompts?|rules|directives|guidelines|guidance|constraints|programming"
+    r"|commands|orders|messages|policies|directions|restrictions)"
+)
+_DATA_SOURCE = re.compile(
+    r" (?:(?:that|which) (?:appears?|are|is|comes?|arrives?) )?(?:in|inside|within|embedded in"
+    r"|found in|from|contained in) (?:\w+ ){0,3}?(?:web|tool|files?|pages?|documents?|emails?"
+    r"|outputs?|content|results?|data|search|untrusted|external|third-party|websites?)"
+)
+
+
+def _defensive(match: re.Match[str], view: str) -> bool:
+    """'ignore any instructions found in web pages' is advice, not an attack."""
+    if re.search(rf"\b(?:your|{_STRONG})\b", match.group(0)):
+        return False
+    return bool(_DATA_SOURCE.match(view, match.end()))
+
+
+_IGNORE = r"\b(?:ignore|disregard|forget)"
+_PHRASES = (
+    _rule(
+        "prompt_injection",
+        "tells the model to ignore its instructions",
+        rf"\b(?:ignore|disregard|forget|override|bypass|abandon)\b(?: \S+){{0,3}}? "
+        rf"(?:all|any|your|{_STRONG})(?: \S+){{0,2}}? {_ORDERS}\b",
+        allow=_defensive,
+    ),
+    _rule(
+        "prompt_injection",
+        "tells the model to ignore its instructions",
+        rf"{_IGNORE} (?:everything|anything|all) (?:above|before|previously|you (?:were|have been)"
+        r" told|said so far)",
+        rf"{_IGNORE} the (?:above|preceding)(?: text| content| message| and|[.,;:!]|$)",
+        rf"{_IGNORE} (?:all |the |your )?(?:{_STRONG}) (?:context|conversation|text|content)\b",
+        r"\b(?:do not|don't|stop|no longer|never) (?:follow|obey|adhere to|listen to) (?:the "
+        r"|your )?(?:system prompt|system message|(?:previous|prior|original) instructions)",
+    ),
+    _rule(
+        "prompt_injection",
+        "announces new instructions",
+        r"\b(?:new|updated|revised|real|actual|hidden|secret|true) (?:system )?(?:instructions?"
+        r"|prompt|directives?|orders) ?:",
+        r"\b(?:system|admin|developer|security) override\b",
+        r"\byour (?:new|real|actual|true) (?:goal|task|objective|instructions|role|purpose|mission"
+        r"|job)\b(?: is|:)",
+        r"\b(?:whatever|everything|anything) you (?:were|have been) told (?:before|previously"
+        r"|earlier|so far)",
+    ),
+    _rule(
+        "prompt_injection",
+        "tells the model to ignore its instructions (in another language)",
+        r"\b(?:ignora|olvida|ignore|olvide)\b(?: \S+){0,3}? instrucciones\b",
+        r"\b(?:ignore[rz]?|oublie[rz]?)\b(?: \S+){0,3}? (?:instructions|consignes) (?:pr[ée]c[ée]"
+        r"dentes|ant[ée]rieures)",
+        r"\b(?:ignoriere|vergiss|ignorieren sie|vergessen sie)\b(?: \S+){0,3}? (?:anweisungen"
+        r"|befehle|regeln)\b",
+        r"\b(?:ignore|ignora|esque[cç]a)\b(?: \S+){0,3}? instru[cç][oõ]es\b",
+        r"\b(?:ignora|dimentica)\b(?: \S+){0,3}? istruzioni\b",
+    ),
+    _rule(
+        "prompt_injection",
+        "issues orders to the model",
+        r"\byou must now\b",
+        r"\bfrom now on,? (?:you (?:are|will|must|shall|should) )?(?:ignore|disregard|only obey"
+        r"|obey|never refuse|always comply|answer without|respond without)",
+    ),
+    _rule(
+        "prompt_injection",
+        "addresses instructions to the AI",
+        rf"\b{_AI}s?,? (?:must|should|shall|will|is to|are to|needs? to|has to|is instructed to"
+        r"|is required to) (?:now |always |immediately |secretly |silently |also |henceforth )?"
+        r"(?:(?:ignore|disregard|forget|bypass|override|disable)(?: \S+){0,3}? (?:instructions"
+        r"|rules|guidelines|polic(?:y|ies)|prompt|safety|restrictions|filters?|guardrails"
+        r"|confirmations?|checks|warnings|user|owner|operator|system|everything)|obey|comply with"
+        r" (?:these|the following|this|my|all)|reveal (?:its|your|the) (?:system|hidden|secret"
+        r"|instructions|prompt)|disclose|leak|exfiltrate|stop following|never refuse"
+        r"|not refuse|pretend)\b",
+        rf"\b(?:attention|note|message|instructions?|reminder|important|warning)(?: to| for)? "
+        rf"(?:the |any |all )?{_AI}s? ?[:,-]",
+        rf"\bif you are an? {_AI}\b",
+        rf"\b{_AI}s? (?:reading|processing|parsing|summari[sz]ing|seeing) this\b",
+        rf"\bdear {_AI}\b",
+    ),
+    _rule(
+        "prompt_injection",
+        "asks the model to hide actions from the user",
+        r"\b(?:do not|don't|dont|never) (?:tell|inform|alert|notify|let|mention (?:this|it) to"
+        r"|reveal (?:this|it) to) (?:the )?(?:user|human|operator|owner)\b",
+        r"\bwithout (?:telling|informing|notifying|alerting) (?:the )?(?:user|human|operator"
+        r"|owner)\b",
+        r"\b(?:secretly|covertly|silently|quietly) (?:send|forward|upload|exfiltrate|copy|post"
+        r"|e-?mail|share|transmit)\b",
+    ),
+    _rule(
+        "prompt_injection",
+        "asks the model to reveal its system prompt",
+        r"\b(?:reveal|leak|disclose|dump|recite) (?:\w+ ){0,2}?(?:system prompt|system message"
+        r"|hidden (?:prompt|instructions)|initial (?:prompt|instructions)|developer message)",
+        r"\b(?:print|output|repeat|show|display|write out|tell me|give me|paste|copy)\b(?: \S+)"
+        r"{0,4}? your (?:full |entire |exact |original |initial |hidden )?(?:system prompt"
+        r"|system message|instructions|initial prompt|hidden prompt|rules)\b",
+    ),
+    _rule(
+        "prompt_injection",
+        "fakes a system or assistant turn",
+        r"<\|?im_(?:start|end)\|?>",
+        r"<\|(?:system|assistant|user|endoftext|eot_id|start_header_id|end_header_id"
+        r"|begin_of_text)\|>",
+        r"\[/?inst\]|<</?sys>>",
+        r"\[(?:system|sys|system message|system note|system prompt|admin|developer|assistant)\]",
+        r"</?(?:system|system[_-]prompt|system[_-]message|sys)>",
+        r"\bend of (?:text|prompt|document|input|context|instructions)\W{1,5}(?:system"
+        r"|assistant|new instructions)\b",
+        r"[.!?\"'] (?:assistant|system|ai) ?: ?(?:sure|ok(?:ay)?|understood|of course|certainly"
+        r"|i will|i'll)\b",
+    ),
+    _rule(
+        "role_hijack",
+        "tries to give the model a new, unrestricted identity",
+        r"\byou(?: are|'re|r) (?:now |from now on )(?:an? |in |the )?(?:dan|stan|dude|evil"
+        r"|unrestricted|unfiltered|uncensored|jailbroken|unlocked|free|rogue|god mode|unbound"
+        r"|liberated|amoral)\b",
+        r"\byou are no longer (?:bound|restricted|limited|an? (?:ai|assistant)|required to follow"
+        r"|subject to|claude|chatgpt|iris)",
+        r"\byou(?: are|'re|r) (?:now )?dan\b|\bdo anything now\b|\bdan mode\b",
+        r"\bnot bound by (?:any|the|your) (?:rules|guidelines|polic(?:y|ies)|restrictions)",
+    ),
+    _rule(
+        "role_hijack",
+        "asks the model to act as an unrestricted persona",
+        r"\b(?:act|behave|respond|answer|operate|function|role-?play|pose) as (?:an? |the |my "
+        r"|your |if you (?:are|were) (?:an? )?)?(?:\w+ )?(?:unrestricted|unfiltered|uncensored"
+        r"|jailbroken|unlocked|evil|amoral|unethical|rogue|unaligned|lawless|malicious)\b",
+        r"\bpretend (?:to be|you are|you're|that you are) (?:an? )?(?:unrestricted|unfiltered"
+        r"|uncensored|jailbroken|evil|amoral|different ai|ai (?:with no|without)|model without"
+        r"|assistant without)",
+    ),
+    _rule(
+        "role_hijack",
+        "asks the model to enter 'developer mode'",
+        r"developer mode\b.{0,200}?\b(?:polic(?:y|ies)|restrictions|censor\w*|filters?|refuse"
+        r"|unrestricted|any kind of content|normal (?:response|output))",
+        r"\b(?:polic(?:y|ies)|restrictions|censor\w*|unrestricted)\b.{0,200}?developer mode",
+    ),
+    _rule(
+        "role_hijack",
+        "asks the model to jailbreak itself",
+        r"\b(?:you are|you're|you have been|you've been|you are now|consider yourself) jailbroken",
+        r"\bjailbreak(?:ed)? (?:mode|enabled|activated|successful)\b",
+        rf"\bjailbreak (?:the|your|this) (?:{_AI}|safety|filters?|restrictions|guardrails)\b",
+    ),
+    _rule(
+        "role_hijack",
+        "asks the model to drop its safety rules",
+        rf"\b{_AI} (?:with no|without(?: any)?) (?:restrictions|filters|rules|limits|guidelines"
+        r"|censorship|ethics)\b",
+        r"\b(?:no|without|free (?:of|from)|ignore|ignoring|bypass|disable|remove|turn off)(?: any"
+        r"| all| your| the)? (?:ethical|moral|safety|content) (?:guidelines|restrictions|filters?"
+        r"|polic(?:y|ies)|constraints|limits|guardrails|rules)",
+        r"\byou have no (?:restrictions|rules|filters|guidelines|ethical|moral)",
+    ),
+    _rule(
+        "exfiltration",
+        "asks to send conversation, memory or secrets to an outside address",
+        r"\b(?:send|forward|upload|post|e-?mail|transmit|leak|exfiltrate|share|report|submit|dump"
+        r"|paste|copy|sync|beacon)\b(?: \S+){0,6}? (?:conversations?|chat (?:history|logs?)"
+        r"|memory|memories|memory (?:file|store|entries)|system prompt|api keys?|credentials"
+        r"|secrets|tokens|passwords|environment variables|env vars|private keys?|ssh keys?"
+        r"|cookies|session tokens?)\b(?: \S+){0,8}? (?:to|at|via|into) (?:https?://|www\."
+        r"|[\w.+-]+@[\w-]+\.[\w.]+|(?:[\w-]+\.)+(?:com|net|org|io|xyz|ru|cn|tk|top|site|online"
+        r"|info|biz|cc|me|dev|app|co)\b|webhook|pastebin|requestbin|ngrok|discord)",
+    ),
+    _rule(
+        "exfiltration",
+        "asks to embed secrets or history in links or replies",
+        r"\b(?:include|append|embed|add|put|insert|encode)\b(?: \S+){0,4}? (?:api keys?|secrets?"
+        r"|passwords?|credentials|system prompt|conversation history|chat history"
+        r"|env(?:ironment)? variables)\b(?: \S+){0,6}? (?:in|into|to) (?:every |each |all |the "
+        r"|your )?(?:urls?|links?|images?|markdown images?|query (?:string|param\w*)|requests?"
+        r"|responses?|replies|answers)",
+    ),
+    _rule(
+        "exfiltration",
+        "embeds data in an image URL that phones home",
+        r"!\[[^\]]*\]\( ?https?://[^)\s]*[?&/=](?:\{|\[|<|%7b|\$)[^)]*\)",
+    ),
+)
+_LINE_PHRASES = (
+    _rule(
+        "prompt_injection",
+        "fakes a system or assistant turn",
+        r"^#{1,6} ?(?:system|assistant|developer)(?: message| prompt)? ?:",
+        r"^(?:\*\*)?(?:system|assistant|developer)(?: message| prompt)?(?:\*\*)? ?:\**(?= ?"
+        r"(?:ignore|disregard|forget|override|new (?:instructions|rules)|from now on|you (?:are "
+        r"now|must|will now|have no|may now)|the user (?:is|has) (?:an? )?(?:admin|verified"
+        r"|authori[sz]ed)|important))",
+        flags=re.M,
+    ),
+)
+_SQUASHED = (  # letters only, for text spaced or punctuated into pieces
+    _rule(
+        "prompt_injection",
+        "tells the model to ignore its instructions",
+        r"(?:ignore|disregard|forget)(?:all|any|of|the|your|my)*(?:previous|prior|above|earlier"
+        r"|preceding|system)(?:instructions?|prompts?|rules|directives|guidelines)",
+        r"(?:ignore|disregard|forget)(?:all)?(?:of)?your(?:instructions|rules|guidelines)",
+        r"disregardthesystemprompt",
+    ),
+    _rule(
+        "role_hijack",
+        "tries to give the model a new, unrestricted identity",
+        r"youarenowdan|doanythingnow|developermodeenabled|youarenowjailbroken",
+    ),
+)
+_HIDDEN_MARKUP = re.compile(
+    r"<!--(.*?)-->|<(\w+)[^>]*(?:display: ?none|visibility: ?hidden|font-size: ?0|opacity: ?0)"
+    r"[^>]*>(.*?)</\2>",
+    re.S,
+)
+_COMMENT_HINT = re.compile(
+    rf"\b{_AI}s? ?[:,]|\b(?:if you are|you are|note to|attention|dear) (?:an? |the |any )?{_AI}\b"
+    rf"|\b{_AI}s? (?:must|should|shall|will|needs? to)\b|system prompt|ignore (?:all|any|previous"
+    r"|prior|the above|your)|disregard|you must|you are now|(?:do not|don't|never) (?:tell"
+    r"|mention)|secretly|silently|exfiltrat|\bcurl\b|\bwget\b|from now on"
+)
+
+
+def _phrases(folded: str) -> list[Finding]:
+    flat = " ".join(folded.split())
+    joined = " ".join(_SPACED.sub(lambda m: re.sub(r"[ .\-_*·]", "", m[0]), folded).split())
+    found = []
+    for view in dict.fromkeys((flat, joined)):
+        found += _match(_PHRASES, view)
+    found += _match(_LINE_PHRASES, folded)
+    found += _match(_SQUASHED, re.sub(r"[^a-z]", "", flat.translate(_LEET)))
+    for hidden in _HIDDEN_MARKUP.finditer(folded):
+        if _COMMENT_HINT.search(hidden[1] or hidden[3]):
+            reason = "hides instructions in an HTML comment or hidden element"
+            found.append(Finding("prompt_injection", reason, clip(folded, *hidden.span())))
+    return found
+
+
+def _match(rules: Iterable[_Rule], view: str) -> list[Finding]:
+    found = []
+    for rule in rules:
+        for match in rule.pattern.finditer(view):
+            if rule.allow is None or not rule.allow(match, view):
+                found.append(Finding(rule.category, rule.reason, clip(view, *match.span())))
+                break
+    return found
+
+
+# -- secrets, hidden characters, masking ---------------------------------------------------
+
+
+def _secrets(text: str) -> list[Finding]:
+    found: list[Finding] = []
+    for secret in _SECRETS:
+        if found and secret is _SECRETS[-1]:
+            break
+        if match := next((m for m in secret.strict.finditer(text) if secret.valid(m)), None):
+            found.append(Finding("secret", secret.reason, clip(text, *match.span())))
+    return found
+
+
+def _invisible(text: str) -> list[Finding]:
+    if not (hits := hidden_characters(text)):
+        return []
+    codes = sorted({f"U+{ord(text[i]):04X}" for i in hits})
+    listed = ", ".join(codes[:3]) + (", …" if len(codes) > 3 else "")
+    reason = f"contains {len(hits)} invisible character{'s' * (len(hits) > 1)} ({listed})"
+    if hidden := decode_tags(text):
+        reason += f" hiding the text {hidden[:40]!r}"
+    return [Finding("invisible_unicode", reason, clip(text, hits[0], hits[0] + 1))]
+
+
+def _mask(match: re.Match[str], keep: int) -> str:
+    if "value" in match.re.groupindex:
+        if "****" in match["value"]:
+            return match[0]
+        return match[0][: match.start("value") - match.start()] + "****"
+    return match[0] if keep < 0 else match[0][:keep] + "****"
+
+
+def _mask_random(match: re.Match[str]) -> str:
+    token = match[0]
+    if token.count("/") > len(token) // 8 or not _looks_random(token, 3.5):
+        return token
+    return token[:4] + "****"
+
+
+def _looks_random(value: str, bits: float) -> bool:
+    classes = sum(any(test(c) for c in value) for test in (str.islower, str.isupper, str.isdigit))
+    counts = Counter(value).values()
+    entropy = -sum(n / len(value) * math.log2(n / len(value)) for n in counts)
+    return classes >= 2 and entropy >= bits
+
+
+def _dedupe(findings: Iterable[Finding]) -> list[Finding]:
+    seen: dict[tuple[str, str], Finding] = {}
+    for finding in findings:
+        seen.setdefault((finding.category, finding.reason), finding)
+    return list(seen.values())
