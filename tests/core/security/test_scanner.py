@@ -213,7 +213,7 @@ FAKE_SECRETS = {  # built by concatenation so no scanner flags this file
     "Telegram": "123456789:" + "AA" + "FakeFakeFake_0123456789-abcdefghi",
     "Google": "AI" + "za" + "SyFAKE_fake-0123456789abcdefghijklm",
     "JWT": "eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiJmYWtlIn0" + ".ZmFrZV9zaWduYXR1cmU",
-    "private key": "-----BEGIN RSA " + "PRIVATE KEY-----\nMIIFAKE\n-----END RSA PRIVATE KEY-----",
+    "private key": "-----BEGIN RSA " + "PRIVATE KEY-----\nMIIFAKE\n-----END RSA " + "PRIVATE KEY",
     "password": "db password" + "=Tr0ub4dor&3-fake",
 }
 
