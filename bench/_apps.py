@@ -19,3 +19,19 @@ def scripted_app() -> FastAPI:
     runtime = build_runtime(load_settings(), dispatcher, router=FixedRouter(model))
     dispatcher.bind(runtime)
     return create_app(runtime)
+
+
+class HandOffDispatcher:
+    """Records dispatches without draining, as Modal's web container does (it spawns the worker
+    in another container): what the webhook/API ack path costs on its own."""
+
+    def __init__(self) -> None:
+        self.dispatched: list[object] = []
+
+    async def drain(self, chat: object) -> None:
+        self.dispatched.append(chat)
+
+
+def ack_only_app() -> FastAPI:
+    runtime = build_runtime(load_settings(), HandOffDispatcher())
+    return create_app(runtime)

@@ -89,6 +89,12 @@ def dev(host: str, port: int, tick: float) -> None:
             "model": MODEL_NAME, "model_api_base": model_server.api_base,
             "model_api_key": SecretStr("local"),
         })
+    import threading
+
+    from core.llm import load_litellm
+
+    # litellm takes seconds to import: load it while uvicorn starts, not on the first turn.
+    threading.Thread(target=load_litellm, name="warm-litellm", daemon=True).start()
     try:
         emulator = build_emulator(settings)
         emulator.runtime.services["embedded_model"] = model_server is not None
