@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -56,9 +57,29 @@ class Settings(BaseModel):
 
     dispatcher: Literal["local", "modal"] = "local"
     sandbox_backend: Literal["local", "modal", "daytona"] = "local"
+    sandbox_timeout: float = Field(default=60.0, ge=1, le=3600)
+    sandbox_max_timeout: float = Field(default=600.0, ge=1, le=86_400)
+    sandbox_idle_minutes: int = Field(default=15, ge=1, le=1440)
+    sandbox_hibernate_after_turn: bool | None = None  # None: yes on modal, no elsewhere
+    sandbox_image: str | None = None
+    sandbox_modal_app: str = "iris-sandboxes"
+    daytona_api_key: SecretStr | None = None
+    daytona_api_url: str | None = None
+    daytona_target: str | None = None
+    daytona_snapshot: str | None = None
+    dangerous_commands: Literal["approve", "refuse"] = "approve"
+    dangerous_command_patterns: list[str] = Field(default_factory=list)
+    approval_minutes: float = Field(default=30.0, gt=0, le=7 * 24 * 60)
+    subagent_max_iterations: int = Field(default=15, ge=1, le=200)
 
     memory_limit_chars: int = Field(default=2_200, ge=100)
     user_limit_chars: int = Field(default=1_375, ge=100)
+
+    skills_dir: Path | None = None  # bundled skills; default: the repository's skills/
+    skills_index_tokens: int = Field(default=1_500, ge=100)
+    skill_review_min_tool_calls: int = Field(default=5, ge=0)  # 0: never after busy turns
+    skills_stale_days: float = Field(default=30.0, gt=0)
+    skills_archive_days: float = Field(default=90.0, gt=0)
 
     telegram_token: SecretStr | None = None
     telegram_secret: SecretStr | None = None
@@ -118,6 +139,29 @@ class Settings(BaseModel):
             raise ValueError(f"unknown IANA timezone {value!r}, e.g. 'Europe/Berlin'") from None
         return value
 
+    @field_validator("mcp_servers")
+    @classmethod
+    def _mcp_servers(cls, value: dict[str, Any]) -> dict[str, Any]:
+        from core.mcp.config import parse_mcp_servers
+
+        parse_mcp_servers(value)
+        return value
+
+    @field_validator("dangerous_command_patterns")
+    @classmethod
+    def _patterns(cls, value: list[str]) -> list[str]:
+        for index, pattern in enumerate(value):
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"item {index} ({pattern!r}) is not a regex: {exc}") from None
+        return value
+
+    @field_validator("daytona_api_url")
+    @classmethod
+    def _daytona_url(cls, value: str | None) -> str | None:
+        return cls._http_url(value)
+
     @property
     def db_is_remote(self) -> bool:
         return not self.db_url.startswith("file:")
@@ -136,12 +180,28 @@ class Settings(BaseModel):
                 value = f"{raw[:3]}…{raw[-2:]} (set)" if len(raw) > 8 else "*** (set)"
             elif isinstance(value, Path):
                 value = str(value)
+            elif name == "mcp_servers":
+                value = _mask_mcp_servers(value)
             out[name] = value
         return out
 
 
 SETTING_NAMES = frozenset(Settings.model_fields) - {"home", "config_path"}
-STRUCTURED = frozenset({"mcp_servers"})
+STRUCTURED = frozenset({"mcp_servers", "dangerous_command_patterns"})
+
+
+def _mask_mcp_servers(servers: dict[str, Any]) -> dict[str, Any]:
+    """MCP ``headers`` and ``env`` values carry tokens: show their names only."""
+    masked: dict[str, Any] = {}
+    for name, server in servers.items():
+        if isinstance(server, dict):
+            server = {
+                key: {k: "*** (set)" for k in value}
+                if key in ("headers", "env") and isinstance(value, dict) else value
+                for key, value in server.items()
+            }
+        masked[name] = server
+    return masked
 
 
 def env_name(field: str) -> str:
