@@ -11,12 +11,15 @@ from typing import TYPE_CHECKING, Any
 
 from core.ids import now
 from core.messages import Message, Usage
+from core.store.compaction import Compaction
 from core.store.db import Database
 from core.store.deliveries import Deliveries
 from core.store.inbox import Inbox, InboxEntry
 from core.store.leases import Leases
 from core.store.migrations import migrate
+from core.store.search import SearchIndex
 from core.store.sessions import Messages, Sessions
+from core.store.transcripts import Transcripts
 from core.store.usage import UsageLog
 from core.store.users import Users
 
@@ -61,6 +64,9 @@ class Store:
         self.leases = Leases(db)
         self.usage = UsageLog(db)
         self.deliveries = Deliveries(db)
+        self.search = SearchIndex(db)
+        self.compaction = Compaction(db)
+        self.transcripts = Transcripts(db)
         self._objects_args = (objects_url, s3_endpoint_url, s3_region)
         self._objects: ObjectStore | None = None
 
