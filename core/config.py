@@ -1,7 +1,9 @@
 """Configuration: one iris.yaml plus IRIS_* environment variables, validated by pydantic.
 
-Precedence: environment variable > iris.yaml > default. Every setting ``name`` is read from the
-variable ``IRIS_<NAME>`` and from the key ``name`` in iris.yaml. A wrong value raises
+Precedence: environment variable > .env > iris.yaml > default. Every setting ``name`` is read from
+the variable ``IRIS_<NAME>`` and from the key ``name`` in iris.yaml. The ``.env`` next to iris.yaml
+holds secrets (``IRIS_*`` settings, plus variables such as ``AWS_ACCESS_KEY_ID`` that
+``load_settings()`` copies into ``os.environ`` unless already set). A wrong value raises
 ``ConfigError`` naming the setting, so the CLI can print one clear line.
 """
 
@@ -18,6 +20,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
+from core.dotenv import read_dotenv
 from core.errors import ConfigError
 
 DB_SCHEMES = ("file:", "libsql://", "https://", "http://", "wss://", "ws://")
@@ -56,6 +59,7 @@ class Settings(BaseModel):
     lease_seconds: float = Field(default=90.0, ge=5)
 
     dispatcher: Literal["local", "modal"] = "local"
+    modal_app: str = Field(default="iris", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
     sandbox_backend: Literal["local", "modal", "daytona"] = "local"
     sandbox_timeout: float = Field(default=60.0, ge=1, le=3600)
     sandbox_max_timeout: float = Field(default=600.0, ge=1, le=86_400)
@@ -208,6 +212,11 @@ def env_name(field: str) -> str:
     return f"IRIS_{field.upper()}"
 
 
+def dotenv_path(config_path: Path) -> Path:
+    """The ``.env`` read with a config file: the one in the same directory."""
+    return config_path.parent / ".env"
+
+
 def _read_yaml(path: Path) -> dict[str, Any]:
     import yaml
 
@@ -240,18 +249,26 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         raise ConfigError("IRIS_CONFIG", f"file not found: {config_path}")
     values: dict[str, Any] = _read_yaml(config_path) if config_path.exists() else {}
     sources = {key: f"{config_path}: {key}" for key in values}
+    env_file = dotenv_path(config_path)
+    dotenv = read_dotenv(env_file)
+    if env is os.environ:
+        for key, value in dotenv.items():
+            if not key.startswith("IRIS_"):
+                os.environ.setdefault(key, value)
     for name in SETTING_NAMES:
-        raw = env.get(env_name(name))
+        raw, source = env.get(env_name(name)), env_name(name)
+        if raw is None or raw == "":
+            raw, source = dotenv.get(env_name(name)), f"{env_file}: {env_name(name)}"
         if raw is None or raw == "":
             continue
         if name in STRUCTURED:
             try:
                 values[name] = json.loads(raw)
             except json.JSONDecodeError:
-                raise ConfigError(env_name(name), "must be JSON") from None
+                raise ConfigError(source, "must be JSON") from None
         else:
             values[name] = raw
-        sources[name] = env_name(name)
+        sources[name] = source
     values.setdefault("db_url", f"file:{home / 'iris.db'}")
     values.setdefault("objects_url", str(home / "objects"))
     try:
