@@ -7,6 +7,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from core.acting.mcp_tools import mcp_tools
+from core.acting.subagents import SubagentRunner
+from core.acting.workspaces import settle_after_turn
 from core.config import Settings
 from core.context import PromptSection, base_section
 from core.dispatch import Dispatcher, Notifier
@@ -31,7 +34,12 @@ def default_sections() -> list[PromptSection]:
 
 
 def default_after_turn() -> list[AfterTurn]:
-    return []
+    return [settle_after_turn]
+
+
+def default_tool_providers() -> list[ToolProvider]:
+    """Opened around every turn; each yields extra tools (MCP servers' tools)."""
+    return [mcp_tools]
 
 
 @dataclass
@@ -46,7 +54,7 @@ class Runtime:
     senders: dict[str, Sender] = field(default_factory=dict)
     services: dict[str, Any] = field(default_factory=dict)
     after_turn: list[AfterTurn] = field(default_factory=default_after_turn)
-    tool_providers: list[ToolProvider] = field(default_factory=list)
+    tool_providers: list[ToolProvider] = field(default_factory=default_tool_providers)
     checkpoint: Any = None
 
     def turn_deps(self) -> TurnDeps:
@@ -73,7 +81,7 @@ def build_runtime(
     toolset: Toolset | None = None,
     senders: dict[str, Sender] | None = None,
 ) -> Runtime:
-    return Runtime(
+    rt = Runtime(
         settings=settings,
         store=store or open_store(settings),
         dispatcher=dispatcher,
@@ -82,3 +90,5 @@ def build_runtime(
         sections=default_sections(),
         senders=senders or {},
     )
+    rt.services.setdefault("subagents", SubagentRunner(rt.turn_deps))
+    return rt

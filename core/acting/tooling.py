@@ -1,0 +1,41 @@
+"""Shared by the workspace tools: reaching the user's sandbox and turning its errors into
+messages the model can act on."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from core.acting.workspaces import Workspaces, workspaces_for
+from core.errors import ToolRetry
+
+if TYPE_CHECKING:
+    from core.tools.base import ToolContext
+
+
+def workspaces(ctx: ToolContext) -> Workspaces:
+    return workspaces_for(ctx.services, ctx.settings, ctx.store)
+
+
+def lock_key(path: str) -> str:
+    return posixpath.normpath(path.strip() or ".")
+
+
+@contextmanager
+def sandbox_errors() -> Iterator[None]:
+    """Sandbox failures (a path outside the workspace, a missing file, a backend that is
+    down) become a ``ToolRetry`` whose message goes back to the model."""
+    from sandboxes import PathOutsideWorkspace, SandboxError, SandboxFileNotFound
+
+    try:
+        yield
+    except PathOutsideWorkspace as exc:
+        raise ToolRetry(
+            f"refused: {exc}. Use a path inside the workspace (relative paths start there)."
+        ) from None
+    except SandboxFileNotFound as exc:
+        raise ToolRetry(str(exc)) from None
+    except SandboxError as exc:
+        raise ToolRetry(str(exc)) from None

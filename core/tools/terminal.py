@@ -1,0 +1,64 @@
+"""``terminal``: run a shell command in the user's workspace."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from core.acting.output import format_exec
+from core.acting.tooling import sandbox_errors, workspaces
+from core.approvals import danger_of, hold_command, may_hold
+from core.errors import ToolRetry
+from core.tools.base import Tool, ToolContext
+
+
+class TerminalArgs(BaseModel):
+    command: str = Field(min_length=1, description="A bash command line, e.g. 'ls -la'.")
+    timeout: float | None = Field(
+        default=None, gt=0,
+        description="Seconds before the command is stopped (default 60; at most the "
+        "configured maximum).",
+    )
+    workdir: str | None = Field(
+        default=None, description="Directory to run in, relative to the workspace root."
+    )
+
+
+class Terminal(Tool):
+    name = "terminal"
+    description = (
+        "Run a shell command (bash) in your persistent workspace, a sandbox that keeps its "
+        "files between conversations. Returns the exit code, stdout and stderr; long output "
+        "keeps its beginning and end. Each call is a fresh shell: cd does not carry over, use "
+        "workdir. No interactive programs; background jobs must redirect their output. "
+        "Dangerous commands (deleting system directories, writing to devices, reading "
+        "credentials) are refused or held until the user approves them."
+    )
+    Args = TerminalArgs
+    untrusted_output = True
+
+    async def run(self, ctx: ToolContext, args: TerminalArgs) -> str:
+        settings = ctx.settings
+        limit = settings.sandbox_max_timeout
+        if args.timeout is not None and args.timeout > limit:
+            raise ToolRetry(f"timeout may be at most {limit:g} seconds")
+        reason = danger_of(settings, args.command)
+        if reason is not None:
+            if not may_hold(ctx):
+                raise ToolRetry(
+                    f"refused: this command {reason}; it was not run. Find a safer way, or "
+                    "explain to the user why it is needed."
+                )
+            held = hold_command(
+                ctx, args.command, workdir=args.workdir, timeout=args.timeout, reason=reason
+            )
+            raise ToolRetry(
+                f"not run yet: this command {reason}, so it needs the user's approval. It is "
+                f"held as #{held.number}. Ask the user to send /approve {held.number} to run "
+                f"it (or /approve deny {held.number}); it expires in "
+                f"{settings.approval_minutes:g} minutes. Do not try to get around this."
+            )
+        timeout = args.timeout or settings.sandbox_timeout
+        with sandbox_errors():
+            async with workspaces(ctx).use(ctx.user_id) as box:
+                result = await box.exec(args.command, cwd=args.workdir, timeout=timeout)
+        return format_exec(result, settings.max_tool_output_chars)
