@@ -119,8 +119,9 @@ def rank(
     for mid, score in scores.items():
         if mid in messages:
             by_session[messages[mid].session_id].append(score)
+    weights = (1.0, 0.5, 0.25)
     strength = {
-        sid: sum(v * w for v, w in zip(sorted(values, reverse=True), (1.0, 0.5, 0.25), strict=False))
+        sid: sum(v * w for v, w in zip(sorted(values, reverse=True), weights, strict=False))
         for sid, values in by_session.items()
     }
     top_session = max(strength.values(), default=1.0) or 1.0

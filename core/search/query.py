@@ -12,7 +12,7 @@ from dataclasses import dataclass
 MAX_TERMS = 32
 MAX_QUERY_CHARS = 2_000
 
-STOP_WORDS = frozenset("""
+_STOP_TEXT = """
 a about above after again against all also am an and any are aren as at be because been before
 being below between both but by can cannot could couldn did didn do does doesn doing don down
 during each either else ever few for from further get got had hadn has hasn have haven having he
@@ -23,7 +23,8 @@ themselves then there these they this those through to too under until up upon u
 wasn we were weren what when where which while who whom whose why will with won would wouldn you
 your yours yourself yourselves d m o y tell know remember recall please thing things something
 anything really kind sort like one ones
-""".split())
+"""
+STOP_WORDS = frozenset(_STOP_TEXT.split())
 
 # Han, Hiragana, Katakana, Hangul: scripts written without spaces between words.
 _CJK = (
@@ -71,7 +72,9 @@ def quote(text: str) -> str:
 
 def normalise(text: str) -> str:
     text = unicodedata.normalize("NFKC", text)
-    return "".join(ch for ch in text if unicodedata.category(ch) not in ("Cc", "Cf") or ch in "\n\t")
+    return "".join(
+        ch for ch in text if unicodedata.category(ch) not in ("Cc", "Cf") or ch in "\n\t"
+    )
 
 
 def parse_query(text: str) -> ParsedQuery:

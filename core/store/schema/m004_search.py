@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from core.store.db import Database
 
-# The text indexed for a message row (``r`` is NEW or OLD inside a trigger, or a table alias).
+
 def body_sql(r: str) -> str:
+    """The text indexed for a message row (``r``: NEW or OLD in a trigger, or a table alias)."""
     return (
         f"{r}.content || CASE WHEN {r}.role = 'tool' AND {r}.name IS NOT NULL"
         f" THEN ' ' || {r}.name ELSE '' END"
