@@ -1,0 +1,166 @@
+"""The skill index in the database: one row per library skill and version, usage counters.
+
+Every method takes the owning user. The one exception, ``users_with_skills``, is the named sweep
+``iris skills curate`` starts from; it returns user ids only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from core.ids import now
+from core.skills.records import SkillEntry, SkillUsage, SkillVersion
+from core.store.db import Database, Row
+
+
+@dataclass(frozen=True)
+class IndexRow:
+    """The fields of a library skill that a new version sets."""
+
+    name: str
+    description: str
+    tags: tuple[str, ...]
+    category: str | None
+    provenance: str
+    files: tuple[str, ...]
+    search_text: str
+    source: str | None = None
+
+
+def _usage(row: Row | None) -> SkillUsage:
+    if not row:
+        return SkillUsage()
+    return SkillUsage(
+        shown=row["shown"], used=row["used"], patched=row["patched"],
+        last_shown_at=row["last_shown_at"], last_used_at=row["last_used_at"],
+        last_patched_at=row["last_patched_at"],
+    )
+
+
+def _entry(row: Row, usage: SkillUsage) -> SkillEntry:
+    return SkillEntry(
+        name=row["name"], description=row["description"], tags=tuple(json.loads(row["tags"])),
+        category=row["category"], origin=row["origin"], provenance=row["provenance"],
+        version=row["version"], files=tuple(json.loads(row["files"])),
+        search_text=row["search_text"], status=row["status"], source=row["source"],
+        created_at=row["created_at"], updated_at=row["updated_at"], stale_at=row["stale_at"],
+        archived_at=row["archived_at"], usage=usage,
+    )
+
+
+class SkillCatalog:
+    def __init__(self, db: Database):
+        self.db = db
+
+    def get(self, user_id: str, name: str) -> SkillEntry | None:
+        row = self.db.one("SELECT * FROM skills WHERE user_id = ? AND name = ?", (user_id, name))
+        return _entry(row, self.usage_of(user_id, name)) if row else None
+
+    def list(self, user_id: str, *, include_archived: bool = False) -> list[SkillEntry]:
+        sql = "SELECT * FROM skills WHERE user_id = ?"
+        if not include_archived:
+            sql += " AND status != 'archived'"
+        usage = self.usage(user_id)
+        rows = self.db.query(sql + " ORDER BY name", (user_id,))
+        return [_entry(row, usage.get(row["name"], SkillUsage())) for row in rows]
+
+    def commit(
+        self, user_id: str, row: IndexRow, *, version: int, expected: int | None,
+        action: str, note: str | None, archived: bool, origin: str,
+    ) -> bool:
+        """Record ``version`` as the skill's head, if its head is still ``expected`` (None: the
+        skill must be new). False when another writer got there first; nothing is changed."""
+        at = now()
+        status = "archived" if archived else "active"
+        with self.db.transaction():
+            current = self.db.one(
+                "SELECT version FROM skills WHERE user_id = ? AND name = ?", (user_id, row.name)
+            )
+            if (current["version"] if current else None) != expected:
+                return False
+            values = (
+                row.description, json.dumps(list(row.tags)), row.category, row.provenance,
+                version, json.dumps(list(row.files)), row.search_text, status, at,
+                at if archived else None,
+            )
+            if current is None:
+                self.db.execute(
+                    "INSERT INTO skills (description, tags, category, provenance, version, files,"
+                    " search_text, status, updated_at, archived_at, user_id, name, origin,"
+                    " source, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (*values, user_id, row.name, origin, row.source, at),
+                )
+            else:
+                self.db.execute(
+                    "UPDATE skills SET description = ?, tags = ?, category = ?, provenance = ?,"
+                    " version = ?, files = ?, search_text = ?, status = ?, updated_at = ?,"
+                    " archived_at = ?, stale_at = NULL, source = coalesce(?, source)"
+                    " WHERE user_id = ? AND name = ?",
+                    (*values, row.source, user_id, row.name),
+                )
+            self.db.execute(
+                "INSERT INTO skill_versions (user_id, name, version, provenance, action, note,"
+                " archived, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (user_id, row.name, version, row.provenance, action, note, int(archived), at),
+            )
+        return True
+
+    def versions(self, user_id: str, name: str) -> list[SkillVersion]:
+        rows = self.db.query(
+            "SELECT * FROM skill_versions WHERE user_id = ? AND name = ? ORDER BY version",
+            (user_id, name),
+        )
+        return [
+            SkillVersion(
+                name=r["name"], version=r["version"], provenance=r["provenance"],
+                action=r["action"], note=r["note"], archived=bool(r["archived"]),
+                created_at=r["created_at"],
+            )
+            for r in rows
+        ]
+
+    def usage(self, user_id: str) -> dict[str, SkillUsage]:
+        rows = self.db.query("SELECT * FROM skill_usage WHERE user_id = ?", (user_id,))
+        return {row["name"]: _usage(row) for row in rows}
+
+    def usage_of(self, user_id: str, name: str) -> SkillUsage:
+        return _usage(self.db.one(
+            "SELECT * FROM skill_usage WHERE user_id = ? AND name = ?", (user_id, name)
+        ))
+
+    def record(self, user_id: str, names: Iterable[str], event: str) -> None:
+        """Count ``event`` (shown, used or patched) for each named skill. Using a stale skill
+        makes it active again."""
+        if event not in ("shown", "used", "patched"):
+            raise ValueError(f"unknown skill usage event {event!r}")
+        at = now()
+        with self.db.transaction():
+            for name in dict.fromkeys(names):
+                self.db.execute(
+                    f"INSERT INTO skill_usage (user_id, name, {event}, last_{event}_at)"
+                    f" VALUES (?, ?, 1, ?) ON CONFLICT (user_id, name) DO UPDATE SET"
+                    f" {event} = {event} + 1, last_{event}_at = excluded.last_{event}_at",
+                    (user_id, name, at),
+                )
+                if event != "shown":
+                    self.db.execute(
+                        "UPDATE skills SET status = 'active', stale_at = NULL"
+                        " WHERE user_id = ? AND name = ? AND status = 'stale'",
+                        (user_id, name),
+                    )
+
+    def set_status(self, user_id: str, name: str, status: str, *, at: float) -> None:
+        column = {"stale": "stale_at", "archived": "archived_at"}[status]
+        self.db.execute(
+            f"UPDATE skills SET status = ?, {column} = ? WHERE user_id = ? AND name = ?",
+            (status, at, user_id, name),
+        )
+
+    def users_with_skills(self) -> list[str]:
+        """The users owning library skills or usage counters (keys only, for curation)."""
+        rows = self.db.query(
+            "SELECT user_id FROM skills UNION SELECT user_id FROM skill_usage ORDER BY user_id"
+        )
+        return [row["user_id"] for row in rows]

@@ -1,0 +1,166 @@
+"""Relevance of skills to a conversation: BM25F over name, tags, category, description and the
+start of the body, with Snowball (Porter2) stemming, plus a small prior for skills that get used.
+
+Documents are tokenised once per process and cached by content, so ranking a few hundred skills
+for a new session costs milliseconds.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+import unicodedata
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from core.skills.records import SkillEntry
+
+FIELDS = ("name", "tags", "category", "description", "body")
+WEIGHTS = {"name": 3.0, "tags": 2.0, "category": 1.0, "description": 1.5, "body": 0.35}
+LENGTH_NORM = {"name": 0.3, "tags": 0.3, "category": 0.0, "description": 0.75, "body": 0.75}
+K1 = 1.2
+BODY_CHARS = 2000
+USAGE_PRIOR = 0.08
+STALE_FACTOR = 0.85
+
+_STOPWORD_TEXT = """
+a about above after again against all also am an and any are aren as at be because been before
+being below between both but by can cannot could did do does doing don down during each either
+etc even ever every few for from further get gets getting got had has have having he her here
+hers herself him himself his how i if in into is isn it its itself just let lets like make me
+might more most much must my myself need needs no nor not now of off on once one only or other
+our ours ourselves out over own please pls really same shall she should so some something such
+than thanks thank that the their theirs them themselves then there these they thing things this
+those through to too under until up upon us use used uses using very via want wanna was we were
+what when where whether which while who whom why will with within without would yes yet you your
+yours yourself yourselves hi hey hello ok okay iris help tell know way ll ve re d s t m
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+@lru_cache(maxsize=1)
+def _stemmer():  # type: ignore[no-untyped-def]
+    from snowballstemmer.english_stemmer import EnglishStemmer
+
+    return EnglishStemmer()
+
+
+_stem_lock = threading.Lock()
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    if len(word) <= 3 or not word.isascii():
+        return word
+    with _stem_lock:  # the Snowball stemmer object keeps state between calls
+        return _stemmer().stemWord(word)
+
+
+def terms(text: str) -> list[str]:
+    """Stemmed content words of ``text``: casefolded, stopwords dropped, names split at '-'."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    out = []
+    for word in _WORD.findall(folded):
+        if word in STOPWORDS or (len(word) == 1 and not word.isdigit()):
+            continue
+        out.append(stem(word))
+    return out
+
+
+@dataclass(frozen=True)
+class _Doc:
+    counts: dict[str, Counter[str]]
+    lengths: dict[str, int]
+    vocabulary: frozenset[str]
+
+
+_docs: dict[tuple[str, str, str, str, str], _Doc] = {}
+_docs_lock = threading.Lock()
+MAX_CACHED_DOCS = 20_000
+
+
+def _doc(entry: SkillEntry) -> _Doc:
+    key = (entry.name, " ".join(entry.tags), entry.category or "", entry.description,
+           entry.search_text[:BODY_CHARS])
+    with _docs_lock:
+        found = _docs.get(key)
+    if found is not None:
+        return found
+    texts = dict(zip(FIELDS, (key[0].replace("-", " "), *key[1:]), strict=True))
+    counts = {name: Counter(terms(text)) for name, text in texts.items()}
+    doc = _Doc(
+        counts=counts, lengths={name: sum(c.values()) for name, c in counts.items()},
+        vocabulary=frozenset().union(*counts.values()),
+    )
+    with _docs_lock:
+        if len(_docs) >= MAX_CACHED_DOCS:
+            _docs.clear()
+        _docs[key] = doc
+    return doc
+
+
+@dataclass(frozen=True)
+class Ranked:
+    entry: SkillEntry
+    score: float
+
+
+def rank(entries: Sequence[SkillEntry], query: str) -> list[Ranked]:
+    """Every entry, most relevant to ``query`` first. Entries the query does not match follow,
+    most used first, then by name."""
+    docs = [_doc(entry) for entry in entries]
+    wanted = list(dict.fromkeys(terms(query)))
+    scores = _bm25f(docs, wanted) if wanted and docs else [0.0] * len(docs)
+    ranked = []
+    for entry, score in zip(entries, scores, strict=True):
+        if score > 0:
+            score *= 1 + USAGE_PRIOR * math.log1p(entry.usage.used)
+            if entry.status == "stale":
+                score *= STALE_FACTOR
+        ranked.append(Ranked(entry, score))
+    ranked.sort(key=lambda r: (
+        -r.score, r.entry.status == "stale", -r.entry.usage.used,
+        -(r.entry.usage.last_used_at or 0), r.entry.name,
+    ))
+    return ranked
+
+
+def _bm25f(docs: Sequence[_Doc], wanted: list[str]) -> list[float]:
+    total = len(docs)
+    average = {
+        field: max(sum(d.lengths[field] for d in docs) / total, 1.0) for field in FIELDS
+    }
+    frequency = Counter(term for d in docs for term in set(wanted) & d.vocabulary)
+    idf = {t: math.log(1 + (total - frequency[t] + 0.5) / (frequency[t] + 0.5)) for t in wanted}
+    scores = []
+    for doc in docs:
+        score = 0.0
+        for term in wanted:
+            if not frequency[term]:
+                continue
+            weighted = 0.0
+            for field in FIELDS:
+                tf = doc.counts[field].get(term)
+                if tf:
+                    norm = 1 - LENGTH_NORM[field] + LENGTH_NORM[field] * (
+                        doc.lengths[field] / average[field]
+                    )
+                    weighted += WEIGHTS[field] * tf / norm
+            if weighted:
+                score += idf[term] * weighted / (K1 + weighted)
+        scores.append(score)
+    return scores
+
+
+def similarity(a: str, b: str) -> float:
+    """Cosine similarity of two texts' stemmed content words (0..1)."""
+    ca, cb = Counter(terms(a)), Counter(terms(b))
+    if not ca or not cb:
+        return 0.0
+    dot = sum(ca[t] * cb[t] for t in ca.keys() & cb.keys())
+    return dot / math.sqrt(sum(v * v for v in ca.values()) * sum(v * v for v in cb.values()))

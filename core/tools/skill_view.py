@@ -1,0 +1,67 @@
+"""``skill_view``: load a skill (L1: SKILL.md and its file list) or one of its files (L2)."""
+
+from __future__ import annotations
+
+import difflib
+
+from pydantic import BaseModel, Field
+
+from core.errors import NotFound, ToolRetry
+from core.tools.base import Tool, ToolContext
+
+
+class SkillViewArgs(BaseModel):
+    name: str = Field(description="The skill's name, as listed in the skill index.")
+    file_path: str | None = Field(
+        default=None,
+        description="A file inside the skill, e.g. 'references/api.md'. Omit it to get "
+        "SKILL.md and the list of the skill's files.",
+    )
+
+
+def _size(n: int) -> str:
+    return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KB"
+
+
+class SkillView(Tool):
+    name = "skill_view"
+    description = (
+        "Load a skill before doing a task it covers: returns its SKILL.md (the procedure) and "
+        "the list of its files. With file_path, returns one of those files instead."
+    )
+    Args = SkillViewArgs
+
+    async def run(self, ctx: ToolContext, args: SkillViewArgs) -> str:
+        from core.skills.library import SkillLibrary
+
+        library = SkillLibrary(ctx.store, ctx.settings)
+        name = args.name.strip().removeprefix("/")
+        try:
+            skill = library.snapshot(ctx.user_id, name)
+        except NotFound:
+            names = [e.name for e in library.entries(ctx.user_id)]
+            close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+            hint = f" Did you mean {', '.join(close)}?" if close else " skills_list() lists them."
+            raise ToolRetry(f"no skill named {name!r}.{hint}") from None
+        limit = ctx.settings.max_tool_output_chars
+        if args.file_path:
+            path = args.file_path.strip().removeprefix("./")
+            if path not in skill.shas:
+                files = ", ".join(p for p in skill.paths if p != "SKILL.md") or "none"
+                raise ToolRetry(f"skill {name!r} has no file {path!r} (its files: {files})")
+            data = skill.data(path)
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                return f"{path} in skill {name!r} is a binary file ({_size(len(data))}); not shown."
+            return text if len(text) <= limit else text[:limit] + "\n[… truncated]"
+        library.record(ctx.user_id, [name], "used")
+        entry = skill.entry
+        version = "bundled" if entry.bundled else f"version {entry.version}, {entry.kind}"
+        lines = [f"Skill {name} ({version})"]
+        others = [p for p in skill.paths if p != "SKILL.md"]
+        if others:
+            lines.append(f"Files (open one with skill_view(name='{name}', file_path=...)):")
+            lines += [f"- {p} ({_size(skill.sizes.get(p, 0))})" for p in others]
+        text = "\n".join([*lines, "", skill.text()])
+        return text if len(text) <= limit else text[:limit] + "\n[… truncated]"
