@@ -56,6 +56,9 @@ class Settings(BaseModel):
     max_tool_output_chars: int = Field(default=50_000, ge=1_000)
     session_idle_hours: float = Field(default=6.0, gt=0)
     history_messages: int = Field(default=200, ge=2)
+    compression_threshold: float = Field(default=0.5, gt=0.05, le=0.95)  # of the window
+    prompt_caching: bool = True  # Anthropic cache_control breakpoints
+    session_titles: bool = True  # name each session with the side model
     lease_seconds: float = Field(default=90.0, ge=5)
 
     dispatcher: Literal["local", "modal"] = "local"

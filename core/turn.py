@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from core.commands import CommandContext, run_command
-from core.context import PromptInputs, PromptSection, build_system_prompt, conversation_tail
+from core.context import PromptInputs, PromptSection, build_system_prompt
 from core.errors import ConfigError, NotFound, ProviderError
 from core.messages import Message, Usage
+from core.sessions.compression import fit_context
 from core.tools.base import Tool, ToolContext, Toolset
 
 if TYPE_CHECKING:
@@ -118,10 +119,6 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
 
     user_message = Message(role="user", content=f"{extra}\n\n{text}" if extra else text)
     system = Message(role="system", content=system_prompt(deps, entry, session, text))
-    history = conversation_tail(
-        store.messages.tail(entry.user_id, session.id, limit=deps.settings.history_messages)
-    )
-    convo = [system, *history, user_message]
     new: list[Message] = [user_message]
     usages: list[Usage] = []
     tool_ctx = ToolContext(
@@ -135,6 +132,11 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
             for provider in deps.tool_providers:
                 toolset = toolset.with_tools(await stack.enter_async_context(provider(tool_ctx)))
             model = deps.router.main(user.model)
+            fitted = await fit_context(
+                store, deps.settings, deps.router, model, entry.user_id, session.id, system,
+                user_message,
+            )
+            convo, usages = fitted.convo, list(fitted.usage)
             reply = await _loop(deps, model, toolset, tool_ctx, convo, new, usages)
     except ProviderError as error:
         log.warning("turn for inbox %s failed: %s: %s", entry.id, error.kind, error)

@@ -15,6 +15,7 @@ from core.context import PromptSection, base_section
 from core.dispatch import Dispatcher, Notifier
 from core.platforms.delivery import DeliveryService, Sender
 from core.routing import ModelRouter, SettingsRouter
+from core.sessions.titles import title_session
 from core.store import Store, open_store
 from core.tools import default_toolset
 from core.tools.base import Toolset
@@ -34,7 +35,7 @@ def default_sections() -> list[PromptSection]:
 
 
 def default_after_turn() -> list[AfterTurn]:
-    return [settle_after_turn]
+    return [settle_after_turn, title_session]
 
 
 def default_tool_providers() -> list[ToolProvider]:
@@ -91,4 +92,5 @@ def build_runtime(
         senders=senders or {},
     )
     rt.services.setdefault("subagents", SubagentRunner(rt.turn_deps))
+    rt.services.setdefault("router", rt.router)
     return rt

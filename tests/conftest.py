@@ -19,6 +19,9 @@ def iris_home(tmp_path, monkeypatch):
     home = tmp_path / "iris-home"
     home.mkdir()
     monkeypatch.setenv("IRIS_HOME", str(home))
+    # Titles cost a side-model call after a first exchange, which would eat scripted replies
+    # meant for the next turn; tests/core/sessions/test_titles.py turns them on.
+    monkeypatch.setenv("IRIS_SESSION_TITLES", "false")
     return home
 
 

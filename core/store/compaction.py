@@ -88,6 +88,13 @@ class Compaction:
         assert row is not None
         return Summary.from_row(row)
 
+    def live_count(self, user_id: str, session_id: str) -> int:
+        """Messages of the session not yet compacted."""
+        return self.db.scalar(
+            "SELECT count(*) FROM messages WHERE user_id = ? AND session_id = ? AND compacted = 0",
+            (user_id, session_id),
+        )
+
     def state(self, user_id: str, session_id: str) -> CompressionState:
         row = self.db.one(
             "SELECT failures, retry_at, last_error FROM compression_state"

@@ -1,0 +1,1 @@
+"""Sessions beyond storage: context compression, titles, and transfer (import/export)."""

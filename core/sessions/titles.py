@@ -1,0 +1,41 @@
+"""Session titles: after a session's first exchange the side model names it."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from core.sessions.summarise import make_title
+
+log = logging.getLogger("iris.titles")
+
+TRY_WHILE_USER_MESSAGES = 3  # later turns stop retrying a title the side model failed to give
+
+
+async def title_session(rt: Any, entry: Any, outcome: Any) -> None:
+    """An ``AfterTurn`` hook: give an untitled session a short title from its first exchange."""
+    if not rt.settings.session_titles:
+        return
+    if outcome.status != "done" or outcome.command or not outcome.messages:
+        return
+    store, user_id = rt.store, entry.user_id
+    session = store.sessions.get(user_id, outcome.session_id)
+    if session.title:
+        return
+    stored = store.messages.for_session(user_id, session.id)
+    users = [m for m in stored if m.message.role == "user"]
+    if not users or len(users) > TRY_WHILE_USER_MESSAGES:
+        return
+    if not any(m.message.role == "assistant" and m.message.content for m in stored):
+        return
+    model = rt.router.side()
+    first = [m.message for m in stored[:6]]
+    try:
+        title, usage = await make_title(model, first)
+    except Exception as exc:
+        log.warning("no title for session %s: %s", session.id, exc)
+        return
+    if usage is not None:
+        store.usage.record(user_id, usage, session_id=session.id, inbox_id=None)
+    if title:
+        store.transcripts.set_title(user_id, session.id, title, only_if_empty=True)
