@@ -69,4 +69,7 @@ def create_app(rt: Runtime, *, lifespan: Any = None) -> FastAPI:
         return {"ok": True}
 
     app.include_router(build_router(rt))
+    from functions.search_api import build_search_router
+
+    app.include_router(build_search_router(rt))
     return app

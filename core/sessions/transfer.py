@@ -147,13 +147,13 @@ def resolve_import_user(store: Store, ref: str, *, create: bool) -> str:
 
 def import_sessions(store: Store, lines: list[SessionLine], *, create_users: bool = True
                     ) -> ImportReport:
-    """Import validated lines. Users are resolved first (all or nothing when one is unknown)."""
+    """Import validated lines in one transaction: a refused line leaves everything as it was."""
     users: dict[str, str] = {}
-    for line in lines:
-        if line.user not in users:
-            users[line.user] = resolve_import_user(store, line.user, create=create_users)
     created = skipped = count = 0
     with store.db.transaction():
+        for line in lines:
+            if line.user not in users:
+                users[line.user] = resolve_import_user(store, line.user, create=create_users)
         for line in lines:
             messages = line.imported_messages()
             _, new = store.transcripts.import_session(
