@@ -33,19 +33,20 @@ FORMATS: tuple[str, ...] = ("iris", "openai-jsonl", "sharegpt")
 
 def parse_time(value: Any, *, field: str = "timestamp") -> float:
     """ISO-8601 (naive means UTC) or a Unix epoch number → epoch seconds."""
+    where = f"{field}: " if field else ""
     if isinstance(value, bool):
-        raise ValueError(f"{field}: expected an ISO-8601 time, got {value!r}")
+        raise ValueError(f"{where}expected an ISO-8601 time, got {value!r}")
     if isinstance(value, int | float):
         return float(value)
     if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"{field}: expected an ISO-8601 time, got {value!r}")
+        raise ValueError(f"{where}expected an ISO-8601 time, got {value!r}")
     text = value.strip()
     if text.endswith(("Z", "z")):
         text = text[:-1] + "+00:00"
     try:
         parsed = datetime.fromisoformat(text)
     except ValueError:
-        raise ValueError(f"{field}: not an ISO-8601 time: {value!r}") from None
+        raise ValueError(f"{where}not an ISO-8601 time: {value!r}") from None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
     return parsed.timestamp()
@@ -65,7 +66,7 @@ class LineMessage(BaseModel):
     @classmethod
     def _time(cls, value: str | float | None) -> str | float | None:
         if value is not None:
-            parse_time(value)
+            parse_time(value, field="")
         return value
 
 
@@ -80,7 +81,7 @@ class SessionLine(BaseModel):
     @field_validator("started_at")
     @classmethod
     def _started(cls, value: str | float) -> str | float:
-        parse_time(value, field="started_at")
+        parse_time(value, field="")
         return value
 
     def imported_messages(self) -> list[ImportedMessage]:
