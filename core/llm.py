@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from core.errors import ProviderError
 from core.messages import Message, ToolCall, Usage
+from core.prompt_cache import wants_cache_control, with_cache_control
 
 log = logging.getLogger("iris.llm")
 
@@ -158,6 +159,13 @@ class LiteLLMModel:
     retries: int = 2
     temperature: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    prompt_caching: bool = True  # Anthropic cache_control breakpoints (core/prompt_cache.py)
+
+    def _payload(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        payload = [m.to_openai() for m in messages]
+        if self.prompt_caching and wants_cache_control(self.name):
+            return with_cache_control(payload)
+        return payload
 
     async def complete(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec] = ()
@@ -165,7 +173,7 @@ class LiteLLMModel:
         litellm = await asyncio.to_thread(load_litellm)
         kwargs: dict[str, Any] = {
             "model": self.name,
-            "messages": [m.to_openai() for m in messages],
+            "messages": self._payload(messages),
             "timeout": self.timeout,
             "num_retries": 0,
             **self.extra,

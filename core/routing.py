@@ -32,6 +32,7 @@ class SettingsRouter:
                 timeout=s.model_timeout,
                 retries=s.model_retries,
                 temperature=s.temperature,
+                prompt_caching=s.prompt_caching,
             )
         return self._cache[name]
 

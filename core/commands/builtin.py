@@ -23,13 +23,18 @@ async def usage(ctx: CommandContext, args: str) -> CommandResult:
 
     def line(label: str, t) -> str:
         cost = f"${t.cost_usd:.4f}" if t.cost_usd is not None else "cost unknown"
-        cache = f", cache read {t.cache_read_tokens}" if t.cache_read_tokens else ""
+        cache = (f", cache read {t.cache_read_tokens} / write {t.cache_write_tokens}"
+                 if t.cache_read_tokens or t.cache_write_tokens else "")
         return (
             f"{label}: {t.calls} model calls, {t.prompt_tokens} prompt + "
             f"{t.completion_tokens} completion tokens{cache}, {cost}"
         )
 
-    return CommandResult(reply=f"{line('This session', session)}\n{line('All time', total)}")
+    reply = f"{line('This session', session)}\n{line('All time', total)}"
+    summary = ctx.store.compaction.latest(ctx.user_id, ctx.session.id)
+    if summary is not None:
+        reply += f"\nCompressed: {summary.compacted_count} earlier messages are summarised."
+    return CommandResult(reply=reply)
 
 
 @command("model", "show or switch your main model: /model [litellm-model-string | default]")
