@@ -1,0 +1,64 @@
+"""``/skills`` lists or finds skills; ``/<skill-name> …`` loads that skill into the turn."""
+
+from __future__ import annotations
+
+from core.commands import FALLBACKS, CommandContext, CommandResult, command
+
+LISTED = 60
+MATCHES = 8
+
+
+def _library(ctx: CommandContext):  # type: ignore[no-untyped-def]
+    from core.skills.library import SkillLibrary
+
+    return SkillLibrary(ctx.store, ctx.settings)
+
+
+@command("skills", "list your skills, or find some: /skills [words]; use one with /<name>")
+async def list_skills(ctx: CommandContext, args: str) -> CommandResult:
+    from core.skills.ranking import rank
+
+    entries = _library(ctx).entries(ctx.user_id)
+    if not entries:
+        return CommandResult(reply="No skills yet.")
+    if args:
+        hits = [r.entry for r in rank(entries, args) if r.score > 0][:MATCHES]
+        if not hits:
+            return CommandResult(reply=f"No skill matches “{args}”. /skills lists them all.")
+        lines = [f"/{e.name} — {_short(e.description)}" for e in hits]
+        return CommandResult(reply="\n".join(["Best matches:", *lines]))
+    lines = [f"/{e.name} — {_short(e.description)}" for e in entries[:LISTED]]
+    if len(entries) > LISTED:
+        lines.append(f"… and {len(entries) - LISTED} more: /skills WORDS finds one.")
+    header = f"{len(entries)} skills (type /<name> and your request to use one):"
+    return CommandResult(reply="\n".join([header, *lines]))
+
+
+def _short(text: str, width: int = 90) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1].rsplit(" ", 1)[0] + "…"
+
+
+def invocation_context(name: str, skill_md: str, files: list[str]) -> str:
+    listed = f"\nIts files (skill_view(name='{name}', file_path=...)): {', '.join(files)}" \
+        if files else ""
+    return (
+        f"The user invoked the skill /{name}. Follow it for this request.\n"
+        f"<skill name=\"{name}\">\n{skill_md}\n</skill>{listed}"
+    )
+
+
+async def run_skill(ctx: CommandContext, name: str, args: str) -> CommandResult | None:
+    """``/<skill-name> [request]``: the skill's SKILL.md goes into this turn's prompt."""
+    library = _library(ctx)
+    if library.find(ctx.user_id, name) is None:
+        return None
+    skill = library.snapshot(ctx.user_id, name)
+    library.record(ctx.user_id, [name], "used")
+    extra = invocation_context(name, skill.text(), [p for p in skill.paths if p != "SKILL.md"])
+    request = args or f"Carry out the {name} skill. Ask me for anything it needs."
+    return CommandResult(continue_with=request, extra_context=extra)
+
+
+if run_skill not in FALLBACKS:
+    FALLBACKS.append(run_skill)
