@@ -13,6 +13,7 @@ import difflib
 import json
 import os
 import re
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -81,6 +82,15 @@ class Settings(BaseModel):
 
     memory_limit_chars: int = Field(default=2_200, ge=100)
     user_limit_chars: int = Field(default=1_375, ge=100)
+    memory_review_every: int = Field(default=10, ge=0)  # user turns between reviews; 0: never
+    memory_review_at_session_end: bool = True
+    memory_review_min_turns: int = Field(default=2, ge=1)  # unreviewed turns worth a review
+
+    telegram_access: Literal["pairing", "allowlist", "open"] = "pairing"
+    telegram_allow: list[str] = Field(default_factory=list)  # telegram:<id> or bare ids
+    slack_access: Literal["pairing", "allowlist", "open"] = "pairing"
+    slack_allow: list[str] = Field(default_factory=list)  # slack:<team>/<user> or bare ids
+    owner_accounts: list[str] = Field(default_factory=list)  # may /approve; e.g. telegram:42
 
     skills_dir: Path | None = None  # bundled skills; default: the repository's skills/
     skills_index_tokens: int = Field(default=1_500, ge=100)
@@ -135,6 +145,18 @@ class Settings(BaseModel):
             return value
         if "://" in value and not value.startswith("file://"):
             raise ValueError(f"must be a local directory or s3://bucket/prefix (got {value!r})")
+        return value
+
+    @field_validator("telegram_allow", "slack_allow", "owner_accounts", mode="before")
+    @classmethod
+    def _account_list(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            if value.strip().startswith("["):
+                try:
+                    return json.loads(value)
+                except json.JSONDecodeError:
+                    raise ValueError("must be a JSON list or comma-separated values") from None
+            return [part for part in re.split(r"[,\s]+", value) if part]
         return value
 
     @field_validator("timezone")

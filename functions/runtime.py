@@ -13,6 +13,9 @@ from core.acting.workspaces import settle_after_turn
 from core.config import Settings
 from core.context import PromptSection, base_section
 from core.dispatch import Dispatcher, Notifier
+from core.identity.linking import complete_links_after_turn
+from core.memory.review import review_after_turn
+from core.memory.snapshot import memory_section
 from core.platforms.delivery import DeliveryService, Sender
 from core.routing import ModelRouter, SettingsRouter
 from core.sessions.titles import title_session
@@ -31,11 +34,11 @@ AfterTurn = Callable[["Runtime", "InboxEntry", TurnOutcome], Awaitable[None]]
 def default_sections() -> list[PromptSection]:
     """The system prompt's sections, in order. The prompt is frozen per session, so the order
     and content must only depend on state at session start."""
-    return [base_section]
+    return [base_section, memory_section]
 
 
 def default_after_turn() -> list[AfterTurn]:
-    return [settle_after_turn, title_session]
+    return [settle_after_turn, title_session, review_after_turn, complete_links_after_turn]
 
 
 def default_tool_providers() -> list[ToolProvider]:

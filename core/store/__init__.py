@@ -25,6 +25,7 @@ from core.store.users import Users
 
 if TYPE_CHECKING:
     from core.config import Settings
+    from core.memory.repository import MemoryRepository
     from core.store.objects import ObjectStore
 
 
@@ -69,6 +70,7 @@ class Store:
         self.transcripts = Transcripts(db)
         self._objects_args = (objects_url, s3_endpoint_url, s3_region)
         self._objects: ObjectStore | None = None
+        self._memory: MemoryRepository | None = None
 
     @property
     def objects(self) -> ObjectStore:
@@ -81,6 +83,15 @@ class Store:
                 raise RuntimeError("this store was opened without an object store")
             self._objects = open_object_store(url, s3_endpoint_url=endpoint, s3_region=region)
         return self._objects
+
+    @property
+    def memory(self) -> MemoryRepository:
+        """Per-user memory entries and their archive (``core.memory``)."""
+        from core.memory.repository import MemoryRepository
+
+        if self._memory is None:
+            self._memory = MemoryRepository(self.db)
+        return self._memory
 
     def commit_turn(self, record: TurnRecord) -> int | None:
         """Store a turn's messages and usage, mark its inbox entry finished and record the reply

@@ -28,6 +28,7 @@ class User:
     model: str | None
     is_owner: bool
     created_at: float
+    merged_into: str | None = None  # set when this user was folded into another (linking)
 
     @classmethod
     def from_row(cls, row: Row) -> User:
@@ -39,6 +40,7 @@ class User:
             model=row["model"],
             is_owner=bool(row["is_owner"]),
             created_at=row["created_at"],
+            merged_into=row.get("merged_into"),
         )
 
 
@@ -71,8 +73,15 @@ class Users:
             return user_id
 
     def resolve(self, ref: str) -> str:
-        """A user id from a user id or any linked account; NotFound otherwise."""
-        row = self.db.one("SELECT id FROM users WHERE id = ?", (ref,))
+        """A user id from a user id or any linked account; NotFound otherwise. A user merged
+        into another (account linking) resolves to the one it became."""
+        row = self.db.one("SELECT id, merged_into FROM users WHERE id = ?", (ref,))
+        for _ in range(10):
+            if not (row and row["merged_into"]):
+                break
+            row = self.db.one(
+                "SELECT id, merged_into FROM users WHERE id = ?", (row["merged_into"],)
+            )
         if row:
             return row["id"]
         row = self.db.one("SELECT user_id FROM accounts WHERE account = ?", (ref,))

@@ -1,0 +1,53 @@
+"""``/memory``: what Iris remembers about you now, its archive, and restoring from it."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from core.commands import CommandContext, CommandResult, command
+from core.errors import IrisUsageError
+from core.memory.models import ArchivedEntry, clip
+from core.memory.repository import Limits
+from core.memory.snapshot import render_store
+from core.tools.memory import summary
+
+USAGE = "Usage: /memory | /memory archive [words] | /memory restore ID"
+
+
+def archive_lines(found: list[ArchivedEntry]) -> str:
+    return "\n".join(
+        f"{a.id} [{a.target}, {a.reason} "
+        f"{datetime.fromtimestamp(a.archived_at, UTC):%Y-%m-%d}] {clip(a.content, 90)}"
+        for a in found
+    )
+
+
+@command("memory", "show your memory; /memory archive [words]; /memory restore ID")
+async def memory(ctx: CommandContext, args: str) -> CommandResult:
+    repo, limits = ctx.store.memory, Limits.from_settings(ctx.settings)
+    words = args.split(maxsplit=1)
+    verb = words[0].lower() if words else ""
+    rest = words[1].strip() if len(words) > 1 else ""
+    if not verb:
+        usage, stores = repo.usage(ctx.user_id, limits), repo.snapshot(ctx.user_id)
+        parts = [render_store(usage[t], stores[t]) for t in ("memory", "user")]
+        archived = repo.count_archive(ctx.user_id)
+        if archived:
+            parts.append(f"{archived} archived entries: /memory archive [words]")
+        return CommandResult(reply="\n\n".join(parts))
+    if verb == "archive":
+        found = (
+            repo.search_archive(ctx.user_id, rest, limit=10) if rest
+            else repo.list_archive(ctx.user_id, limit=10)
+        )
+        if not found:
+            empty = "Nothing archived matches." if rest else "The archive is empty."
+            return CommandResult(reply=empty)
+        return CommandResult(reply=archive_lines(found) + "\n\nRestore one with /memory restore ID")
+    if verb == "restore" and rest:
+        try:
+            result = repo.restore(ctx.user_id, rest, limits=limits, who=ctx.account)
+        except IrisUsageError as exc:
+            return CommandResult(reply=f"Not restored: {exc}.")
+        return CommandResult(reply=f"Restored {rest}. {summary(result)}")
+    return CommandResult(reply=USAGE)

@@ -1,0 +1,1 @@
+"""Identity and access: pairing codes, allow-lists, account links (see docs/memory.md)."""

@@ -1,0 +1,159 @@
+"""``/link``: one person, several platform accounts, one user.
+
+``/link`` from an account gives a code; ``/link CODE`` from another account (any platform)
+confirms it. The merge itself runs right after that turn is committed (the turn in progress
+still belongs to the redeeming user), from an after-turn hook; a crash in between leaves the
+link confirmed and the next turn, or ``iris users link``, completes it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from core.errors import IrisUsageError
+from core.identity.accounts import AccountAccess
+from core.identity.codes import looks_like_code, new_code, normalize
+from core.identity.merge import MergeReport, merge_users
+from core.ids import now
+from core.store.db import Row
+
+if TYPE_CHECKING:
+    from core.memory.repository import Limits
+    from core.store import Store
+
+LINK_SECONDS = 600.0
+
+
+@dataclass(frozen=True)
+class LinkCode:
+    code: str
+    user_id: str
+    account: str
+    status: str  # pending | confirmed | merged (| expired, derived)
+    created_at: float
+    expires_at: float
+    redeemed_by_user: str | None
+    redeemed_by_account: str | None
+    redeemed_at: float | None
+    merged_at: float | None
+    merge_report: str | None
+
+    @classmethod
+    def from_row(cls, row: Row) -> LinkCode:
+        data = dict(row)
+        if data["status"] == "pending" and data["expires_at"] <= now():
+            data["status"] = "expired"
+        return cls(**data)
+
+
+class Links:
+    def __init__(self, store: Store):
+        self.store = store
+        self.db = store.db
+        self.access = AccountAccess(store.db)
+
+    def issue(self, user_id: str, account: str) -> LinkCode:
+        """A fresh code for ``user_id`` (earlier unused codes of that user stop working)."""
+        user = self.store.users.get(user_id)
+        if user.kind != "person":
+            raise IrisUsageError("/link works in a private chat with me, not in a group")
+        at = now()
+        with self.db.transaction():
+            self.db.execute(
+                "UPDATE link_codes SET status = 'expired' WHERE user_id = ? AND status = 'pending'",
+                (user_id,),
+            )
+            code = new_code()
+            while self.db.one("SELECT 1 AS x FROM link_codes WHERE code = ?", (code,)):
+                code = new_code()
+            self.db.execute(
+                "INSERT INTO link_codes (code, user_id, account, created_at, expires_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (code, user_id, account, at, at + LINK_SECONDS),
+            )
+        found = self.get(code)
+        assert found is not None
+        return found
+
+    def get(self, code: str) -> LinkCode | None:
+        row = self.db.one("SELECT * FROM link_codes WHERE code = ?", (normalize(code),))
+        return LinkCode.from_row(row) if row else None
+
+    def is_valid(self, code: str) -> bool:
+        found = self.get(code) if looks_like_code(code) else None
+        return found is not None and found.status == "pending"
+
+    def redeem(self, code: str, *, account: str, user_id: str) -> LinkCode:
+        """Confirm a link from ``account`` (owned by ``user_id``). Wrong codes count towards
+        the account's lockout. The merge follows with ``complete_for``."""
+        self.access.check_not_locked(account)
+        wanted = normalize(code)
+        found = self.get(wanted) if looks_like_code(wanted) else None
+        if found is None or found.status != "pending":
+            why = "has expired; send /link again on the other account" if (
+                found and found.status == "expired") else "is not a valid link code"
+            raise self.access.fail(account, f"{wanted or code!r} {why}")
+        survivor = self.store.users.resolve(found.user_id)
+        if survivor == self.store.users.resolve(user_id):
+            raise IrisUsageError(f"{account} already belongs to the same user as {found.account}")
+        with self.db.transaction():
+            changed = self.db.execute(
+                "UPDATE link_codes SET status = 'confirmed', redeemed_by_user = ?,"
+                " redeemed_by_account = ?, redeemed_at = ? WHERE code = ? AND status = 'pending'"
+                " AND expires_at > ?",
+                (user_id, account, now(), wanted, now()),
+            )
+            if changed != 1:
+                raise IrisUsageError(f"{wanted} was used a moment ago")
+            self.access.approve(account, f"link:{found.account}")
+        self.access.clear_failures(account)
+        confirmed = self.get(wanted)
+        assert confirmed is not None
+        return confirmed
+
+    def due(self, user_id: str) -> list[LinkCode]:
+        """Confirmed links involving ``user_id`` whose merge has not run yet."""
+        rows = self.db.query(
+            "SELECT * FROM link_codes WHERE status = 'confirmed' AND merged_at IS NULL"
+            " AND (redeemed_by_user = ? OR user_id = ?) ORDER BY redeemed_at",
+            (user_id, user_id),
+        )
+        return [LinkCode.from_row(row) for row in rows]
+
+    def complete(self, link: LinkCode, *, limits: Limits) -> MergeReport | None:
+        """Run a confirmed link's merge (None when both sides are already one user)."""
+        assert link.redeemed_by_user is not None
+        dest = self.store.users.resolve(link.user_id)
+        source = self.store.users.resolve(link.redeemed_by_user)
+        report = None
+        if dest != source:
+            report = merge_users(
+                self.store, dest, source, limits=limits, who=f"link:{link.account}"
+            )
+        self.db.execute(
+            "UPDATE link_codes SET status = 'merged', merged_at = ?, merge_report = ?"
+            " WHERE code = ? AND merged_at IS NULL",
+            (now(), json.dumps(report.lines() if report else []), link.code),
+        )
+        return report
+
+    def complete_for(self, user_id: str, *, limits: Limits) -> list[MergeReport]:
+        return [r for link in self.due(user_id) if (r := self.complete(link, limits=limits))]
+
+
+async def complete_links_after_turn(rt: Any, entry: Any, outcome: Any) -> list[MergeReport]:
+    """The ``AfterTurn`` hook that runs merges confirmed by ``/link CODE`` (after the turn that
+    confirmed them is committed), then drains chats whose pending messages moved."""
+    from core.dispatch import ChatRef
+    from core.memory.repository import Limits
+
+    links = Links(rt.store)
+    if not links.due(entry.user_id):
+        return []
+    reports = links.complete_for(entry.user_id, limits=Limits.from_settings(rt.settings))
+    for report in reports:
+        for chat_key in report.pending_chats:
+            await rt.dispatcher.drain(ChatRef(report.dest, chat_key))
+    return reports

@@ -1,0 +1,53 @@
+"""The memory snapshot in the system prompt: both stores with their usage, scanned on load."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from core.memory.models import DELIMITER, TARGETS, MemoryEntry, Usage
+from core.memory.repository import Limits, MemoryRepository
+
+if TYPE_CHECKING:
+    from core.context import PromptInputs
+
+INTRO = (
+    "## Memory\n"
+    "Your curated notes (MEMORY) and what you know about the user (USER PROFILE), as they "
+    "stood when this session started. Save durable facts with the `memory` tool; changes are "
+    "stored at once and appear here from the next session. Entries marked [blocked: …] were "
+    "flagged by the safety scanner and are withheld."
+)
+
+
+def shown(entry: MemoryEntry) -> str:
+    """An entry as the model sees it: its text, or why it is withheld."""
+    from core.security import describe, scan_text
+
+    findings = scan_text(entry.content)
+    return f"[{describe(findings)}]" if findings else entry.content
+
+
+def render_store(usage: Usage, entries: Sequence[MemoryEntry]) -> str:
+    body = DELIMITER.join(shown(e) for e in entries) if entries else "(empty)"
+    return f"{usage.header()}\n{body}"
+
+
+def render_snapshot(repo: MemoryRepository, user_id: str, limits: Limits) -> str:
+    stores = repo.snapshot(user_id)
+    usage = repo.usage(user_id, limits)
+    parts = [INTRO, *(render_store(usage[t], stores[t]) for t in TARGETS)]
+    archived = repo.count_archive(user_id)
+    if archived:
+        parts.append(
+            f"({archived} older entr{'y is' if archived == 1 else 'ies are'} archived; "
+            "session_search finds them.)"
+        )
+    return "\n\n".join(parts)
+
+
+def memory_section(inputs: PromptInputs) -> str:
+    """The ``PromptSection`` for ``functions.runtime.default_sections()``."""
+    return render_snapshot(
+        inputs.store.memory, inputs.user_id, Limits.from_settings(inputs.settings)
+    )

@@ -1,0 +1,132 @@
+"""``memory``: add, replace or remove entries of the user's two bounded memory stores."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from core.errors import ToolRetry
+from core.memory.models import TARGETS, MemoryOperation, Target, WriteResult
+from core.memory.ops import Author, MemoryRefused
+from core.memory.repository import Limits, MemoryBusy
+from core.tools.base import Tool, ToolContext
+
+MAX_OPERATIONS = 20
+ASKED = re.compile(
+    r"\b(?:remember|memori[sz]e|don'?t forget|do not forget|keep in mind|make a note|note (?:that"
+    r"|this|down)|save (?:this|that|it)|for future reference|from now on)\b",
+    re.I,
+)
+
+
+def _check(action: str | None, content: str | None, old_text: str | None) -> None:
+    if action in ("add", "replace") and not (content and content.strip()):
+        raise ValueError(f"{action} needs a non-empty 'content'")
+    if action in ("replace", "remove") and not (old_text and old_text.strip()):
+        raise ValueError(f"{action} needs 'old_text': a unique part of the entry to change")
+
+
+class MemoryArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    action: Literal["add", "replace", "remove"] | None = Field(
+        default=None, description="add a new entry, replace one, or remove one."
+    )
+    target: Target = Field(
+        default="memory",
+        description="'memory': your notes (environment facts, conventions, lessons learned). "
+        "'user': who the user is (name, role, preferences, communication style).",
+    )
+    content: str | None = Field(
+        default=None, description="The entry's full text, one self-contained fact (add, replace)."
+    )
+    old_text: str | None = Field(
+        default=None,
+        description="A short substring that identifies exactly one existing entry "
+        "(replace, remove).",
+    )
+    operations: list[MemoryOperation] | None = Field(
+        default=None,
+        max_length=MAX_OPERATIONS,
+        description="Several changes applied together, all or none (instead of action).",
+    )
+
+    @model_validator(mode="after")
+    def _one_form(self) -> MemoryArgs:
+        if self.operations is not None:
+            if self.action or self.content or self.old_text:
+                raise ValueError("give either 'operations' or a single action, not both")
+            if not self.operations:
+                raise ValueError("'operations' is empty")
+            return self
+        if self.action is None:
+            raise ValueError("give an 'action' (add, replace, remove) or a list of 'operations'")
+        _check(self.action, self.content, self.old_text)
+        return self
+
+    def to_operations(self) -> list[MemoryOperation]:
+        if self.operations is not None:
+            return list(self.operations)
+        assert self.action is not None
+        return [
+            MemoryOperation(
+                action=self.action, target=self.target, content=self.content,
+                old_text=self.old_text,
+            )
+        ]
+
+
+def summary(result: WriteResult) -> str:
+    """A short reply: what happened and how full the stores are, never the stores' content."""
+    fill = ", ".join(
+        f"{u.target} {u.percent}% ({u.chars:,}/{u.limit:,})"
+        for u in (result.usage[t] for t in TARGETS)
+    )
+    return f"{' '.join(result.notes)} Now: {fill}."
+
+
+def user_asked(ctx: ToolContext) -> bool:
+    """Whether the message that started this turn asked to remember something."""
+    if ctx.inbox_id is None:
+        return False
+    try:
+        text = ctx.store.inbox.get(ctx.user_id, ctx.inbox_id).message.text
+    except Exception:
+        return False
+    return bool(ASKED.search(text))
+
+
+def write_memory(
+    ctx: ToolContext, operations: list[MemoryOperation], provenance: str, who: str | None = None
+) -> str:
+    """The one write path of the tool, the post-turn review and imports: scanned,
+    all-or-nothing, compare-and-set. Raises ToolRetry with the reason when refused."""
+    author = Author(provenance=provenance, who=who or ctx.account, session_id=ctx.session_id)
+    try:
+        result = ctx.store.memory.write(
+            ctx.user_id, operations, limits=Limits.from_settings(ctx.settings), author=author
+        )
+    except (MemoryRefused, MemoryBusy) as exc:
+        raise ToolRetry(str(exc)) from None
+    return summary(result)
+
+
+class Memory(Tool):
+    name = "memory"
+    description = (
+        "Save durable knowledge to your long-term memory, which is shown to you at the start of "
+        "every future session. target='user': facts about the user (name, role, preferences, "
+        "style). target='memory': your notes (environment facts, project conventions, lessons "
+        "learned, what worked). Save proactively when you learn something worth keeping; don't "
+        "save trivia, one-off task details or secrets. add: one self-contained fact in "
+        "'content'. replace: 'old_text' (a unique substring of one entry) + new 'content'. "
+        "remove: 'old_text'. Use 'operations' for several changes at once (all or none). "
+        "When a store is full, its least recently used entries move to a searchable archive."
+    )
+    Args = MemoryArgs
+
+    async def run(self, ctx: ToolContext, args: MemoryArgs) -> str:
+        provenance = "user" if user_asked(ctx) else "agent"
+        return write_memory(ctx, args.to_operations(), provenance)
