@@ -19,6 +19,8 @@ from core.memory.snapshot import memory_section
 from core.platforms.delivery import DeliveryService, Sender
 from core.routing import ModelRouter, SettingsRouter
 from core.sessions.titles import title_session
+from core.skills.index import skills_section
+from core.skills.review import skill_review
 from core.store import Store, open_store
 from core.tools import default_toolset
 from core.tools.base import Toolset
@@ -34,11 +36,14 @@ AfterTurn = Callable[["Runtime", "InboxEntry", TurnOutcome], Awaitable[None]]
 def default_sections() -> list[PromptSection]:
     """The system prompt's sections, in order. The prompt is frozen per session, so the order
     and content must only depend on state at session start."""
-    return [base_section, memory_section]
+    return [base_section, memory_section, skills_section]
 
 
 def default_after_turn() -> list[AfterTurn]:
-    return [settle_after_turn, title_session, review_after_turn, complete_links_after_turn]
+    return [
+        settle_after_turn, title_session, skill_review, review_after_turn,
+        complete_links_after_turn,
+    ]
 
 
 def default_tool_providers() -> list[ToolProvider]:
