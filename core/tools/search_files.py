@@ -39,7 +39,7 @@ def _command(args: SearchFilesArgs) -> str:
     if args.pattern:
         include = f" --include={shlex.quote(args.glob)}" if args.glob else ""
         return (
-            "grep -rnIE --color=never --exclude-dir=.git"
+            "grep -rnHIE --color=never --exclude-dir=.git"
             f"{include} -e {shlex.quote(args.pattern)} -- {target}"
         )
     name = shlex.quote(args.glob or "*")
