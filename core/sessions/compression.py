@@ -154,7 +154,7 @@ def plan(
             start = i
     if force:
         users = [i for i in range(len(body)) if _starts_exchange(body, i)]
-        start = min(start, users[-2]) if len(users) >= 2 else start
+        start = max(start, users[-2]) if len(users) >= 2 else start
     if start == len(body):
         users = [i for i in range(len(body)) if _starts_exchange(body, i)]
         start = users[-1] if users else len(body)
