@@ -1,0 +1,140 @@
+"""What the Modal functions run, without Modal: settings checks, runtime wiring, the bodies.
+
+``infra/modal_app.py`` only declares containers and calls these, so every body also runs in a
+plain process (``.local()`` in the tests, against the emulator's store).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from core.config import Settings, load_settings
+from core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from functions.runtime import Runtime
+
+log = logging.getLogger("iris.cloud")
+
+
+def cloud_problems(settings: Settings) -> list[tuple[str, str]]:
+    """(setting, problem and fix) for every setting that cannot work in a serverless container."""
+    problems: list[tuple[str, str]] = []
+    if not settings.db_is_remote:
+        problems.append(("db_url", "a file: database lives inside one container and vanishes with "
+                         "it; use a Turso database: libsql://NAME-ORG.turso.io"))
+    elif settings.db_url.startswith("libsql://") and settings.db_auth_token is None:
+        problems.append(("db_auth_token", "a Turso database needs a token: "
+                         "`turso db tokens create NAME`, then IRIS_DB_AUTH_TOKEN in .env"))
+    if not settings.objects_url.startswith("s3://"):
+        problems.append(("objects_url", "a local directory is not shared between containers; use "
+                         "an S3 or R2 bucket: s3://BUCKET/iris (+ s3_endpoint_url for R2)"))
+    if not settings.model:
+        problems.append(("model", "no model configured, e.g. anthropic/claude-sonnet-4-5 or "
+                         "openai/gpt-4o-mini (the embedded demo model only runs in `iris dev`)"))
+    if settings.sandbox_backend == "local":
+        problems.append(("sandbox_backend", "'local' would run users' commands inside the "
+                         "function container; use modal (or daytona)"))
+    return problems
+
+
+def require_cloud_settings(settings: Settings) -> Settings:
+    problems = cloud_problems(settings)
+    if problems:
+        raise ConfigError(
+            ", ".join(name for name, _ in problems),
+            "; ".join(f"{name}: {text}" for name, text in problems),
+        )
+    return settings
+
+
+def build_cloud_runtime(settings: Settings | None = None) -> Runtime:
+    """The runtime of one container: the configured dispatcher (``modal`` in the cloud, where
+    the container sets IRIS_DISPATCHER), bound to it."""
+    from functions.asgi import dispatcher_for
+    from functions.runtime import build_runtime
+
+    settings = settings or load_settings()
+    dispatcher = dispatcher_for(settings.dispatcher)
+    runtime = build_runtime(settings, dispatcher)
+    bind = getattr(dispatcher, "bind", None)
+    if bind is not None:
+        bind(runtime)
+    return runtime
+
+
+def check_container(in_cloud: bool) -> None:
+    """Fail a real container's start with every misconfiguration named (seen in the logs)."""
+    if in_cloud:
+        require_cloud_settings(load_settings())
+
+
+WEB_MODULES = ("fastapi", "functions.app", "functions.asgi", "functions.http_api")
+WORKER_MODULES = ("functions.worker", "functions.tick", "functions.sweeper")
+PLATFORM_MODULES = ("functions.telegram", "functions.slack", "telegram", "slack_bolt", "slack_sdk")
+
+
+def preload_web() -> None:
+    """Imports the webhook path needs, done before the memory snapshot. No I/O, no secrets."""
+    _preload(WEB_MODULES, PLATFORM_MODULES)
+
+
+def preload_worker() -> None:
+    """Imports a turn needs, litellm above all (3+ s), done before the memory snapshot."""
+    from core.llm import load_litellm
+
+    load_litellm()
+    _preload(WORKER_MODULES, PLATFORM_MODULES)
+
+
+def _preload(required: tuple[str, ...], optional: tuple[str, ...]) -> None:
+    import importlib
+    import importlib.util
+
+    for name in required:
+        importlib.import_module(name)
+    for name in optional:
+        try:
+            if importlib.util.find_spec(name) is not None:
+                importlib.import_module(name)
+        except Exception as exc:
+            log.warning("preloading %s failed: %s", name, exc)
+
+
+def web_app() -> FastAPI:
+    from functions.asgi import build
+
+    return build()
+
+
+async def drain_chat(runtime: Runtime, user_id: str, chat_key: str) -> int:
+    from core.dispatch import ChatRef
+    from functions.worker import drain
+
+    return await drain(runtime, ChatRef(user_id, chat_key))
+
+
+async def tick_once(runtime: Runtime | None = None) -> dict[str, Any]:
+    """One cron tick with a fresh runtime (closed afterwards); returns a summary for the logs."""
+    from functions.tick import run_tick
+
+    owned = runtime is None
+    rt = runtime or build_cloud_runtime()
+    try:
+        report = await run_tick(rt)
+    finally:
+        idle = getattr(rt.dispatcher, "idle", None)
+        if idle is not None:
+            await idle()
+        if owned:
+            rt.store.close()
+    swept = report.sweep
+    return {
+        "cron_ran": report.cron_ran,
+        "chats_resumed": swept.chats_resumed if swept else 0,
+        "deliveries_attempted": swept.deliveries_attempted if swept else 0,
+        "leases_expired": swept.leases_expired if swept else 0,
+    }

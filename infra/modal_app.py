@@ -1,0 +1,127 @@
+"""The Iris app on Modal: declarations only; the bodies live in ``infra/cloud.py``.
+
+    Web     the FastAPI app of ``functions.asgi.build()`` (HTTP API, Telegram, Slack routes)
+    Worker  drains one chat; the web function's ModalDispatcher ``.spawn()``s ``Worker().drain``
+    tick    every minute: due cron jobs (once ``functions.cron.tick`` exists) and the sweeper
+
+Every function scales to zero (``min_containers=0``). Settings come from the Modal secret named
+like the app (``iris``), which ``iris deploy`` creates from your iris.yaml and .env. Users'
+sandboxes live in a separate app (``SANDBOX_APP_NAME``) created on first use by ModalSandbox.
+
+Deploy: ``iris deploy`` (checks everything first) or ``modal deploy infra/modal_app.py``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import modal
+
+from infra.image import build_image, recipe
+
+APP_NAME = os.environ.get("IRIS_MODAL_APP") or "iris"
+SECRET_NAME = APP_NAME
+SANDBOX_APP_NAME = os.environ.get("IRIS_SANDBOX_MODAL_APP") or "iris-sandboxes"
+REQUIRED_SECRET_KEYS = ["IRIS_MODEL", "IRIS_DB_URL", "IRIS_OBJECTS_URL"]
+
+WEB_SCALEDOWN_SECONDS = 60
+WEB_TIMEOUT_SECONDS = 660  # the HTTP API waits up to 600 s for a turn
+WEB_MAX_INPUTS = 100
+WORKER_SCALEDOWN_SECONDS = 60
+WORKER_TIMEOUT_SECONDS = 900  # a stopped drain leaves its entry pending; the sweeper resumes it
+WORKER_MAX_INPUTS = 16
+TICK_SCHEDULE = "* * * * *"
+TICK_SCALEDOWN_SECONDS = 2  # the minimum: a tick container must not idle into the next minute
+TICK_TIMEOUT_SECONDS = 120
+
+CONTAINER_ENV = {
+    "IRIS_DISPATCHER": "modal",
+    "IRIS_MODAL_APP": APP_NAME,
+    "IRIS_SANDBOX_MODAL_APP": SANDBOX_APP_NAME,
+}
+
+DECLARED: dict[str, dict[str, Any]] = {}
+"""What each function was declared with, by name (read by the offline tests and the docs)."""
+
+
+def declare(name: str, **options: Any) -> dict[str, Any]:
+    DECLARED[name] = options
+    return options
+
+
+app = modal.App(APP_NAME)
+image = build_image(recipe(local=modal.is_local()), modal)
+secret = modal.Secret.from_name(SECRET_NAME, required_keys=REQUIRED_SECRET_KEYS)
+common = {"image": image, "secrets": [secret], "env": CONTAINER_ENV, "min_containers": 0}
+
+
+@app.cls(**declare(
+    "Web", **common, scaledown_window=WEB_SCALEDOWN_SECONDS, timeout=WEB_TIMEOUT_SECONDS,
+    enable_memory_snapshot=True,
+))
+@modal.concurrent(max_inputs=WEB_MAX_INPUTS)
+class Web:
+    @modal.enter(snap=True)
+    def preload(self) -> None:
+        from infra.cloud import preload_web
+
+        preload_web()
+
+    @modal.asgi_app()
+    def app(self) -> Any:
+        from infra.cloud import check_container, web_app
+
+        check_container(in_cloud=not modal.is_local())
+        return web_app()
+
+
+@app.cls(**declare(
+    "Worker", **common, scaledown_window=WORKER_SCALEDOWN_SECONDS,
+    timeout=WORKER_TIMEOUT_SECONDS, enable_memory_snapshot=True,
+))
+@modal.concurrent(max_inputs=WORKER_MAX_INPUTS)
+class Worker:
+    @modal.enter(snap=True)
+    def preload(self) -> None:
+        from infra.cloud import preload_worker
+
+        preload_worker()
+
+    @modal.enter(snap=False)
+    def start(self) -> None:
+        from infra.cloud import check_container
+
+        check_container(in_cloud=not modal.is_local())
+        self.runtime()
+
+    @modal.method()
+    async def drain(self, user_id: str, chat_key: str) -> int:
+        from infra.cloud import drain_chat
+
+        return await drain_chat(self.runtime(), user_id, chat_key)
+
+    @modal.exit()
+    def stop(self) -> None:
+        rt = getattr(self, "_runtime", None)
+        if rt is not None:
+            rt.store.close()
+
+    def runtime(self) -> Any:
+        rt = getattr(self, "_runtime", None)
+        if rt is None:
+            from infra.cloud import build_cloud_runtime
+
+            rt = self._runtime = build_cloud_runtime()
+        return rt
+
+
+@app.function(**declare(
+    "tick", **common, schedule=modal.Cron(TICK_SCHEDULE), scaledown_window=TICK_SCALEDOWN_SECONDS,
+    timeout=TICK_TIMEOUT_SECONDS, enable_memory_snapshot=True,
+))
+async def tick() -> dict[str, Any]:
+    from infra.cloud import check_container, tick_once
+
+    check_container(in_cloud=not modal.is_local())
+    return await tick_once()
