@@ -72,4 +72,7 @@ def create_app(rt: Runtime, *, lifespan: Any = None) -> FastAPI:
     from functions.search_api import build_search_router
 
     app.include_router(build_search_router(rt))
+    from functions.admin_api import build_admin_router
+
+    app.include_router(build_admin_router(rt))
     return app

@@ -81,6 +81,9 @@ def _listing(entries: Sequence[MemoryEntry]) -> str:
 def find_one(entries: list[MemoryEntry], old_text: str, target: Target) -> MemoryEntry:
     """The entry containing ``old_text``; an error listing candidates when not exactly one."""
     needle = old_text.strip()
+    exact = [e for e in entries if e.content == needle]
+    if exact:
+        return exact[0]
     matches = [e for e in entries if needle in e.content]
     if not matches:
         folded = needle.casefold()
