@@ -22,6 +22,9 @@ def iris_home(tmp_path, monkeypatch):
     # Titles cost a side-model call after a first exchange, which would eat scripted replies
     # meant for the next turn; tests/core/sessions/test_titles.py turns them on.
     monkeypatch.setenv("IRIS_SESSION_TITLES", "false")
+    # Same for memory reviews; tests/core/memory/test_review.py turns them on.
+    monkeypatch.setenv("IRIS_MEMORY_REVIEW_EVERY", "0")
+    monkeypatch.setenv("IRIS_MEMORY_REVIEW_AT_SESSION_END", "false")
     return home
 
 
