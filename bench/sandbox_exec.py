@@ -1,48 +1,80 @@
-"""Round-trip latency of LocalSandbox.exec.
+"""Round-trip latency of LocalSandbox.exec, and of the ``terminal`` tool as a turn calls it
+(dangerous-command check, the user's workspace, output formatting, untrusted wrapping).
 
-Usage: python bench/sandbox_exec.py [--runs 200]
+Usage: .venv/bin/python bench/sandbox_exec.py [--runs 200]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
+import json
+import os
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+
+from _common import summary
 
 from sandboxes.local import LocalSandbox
 
 
-def percentile(samples: list[float], fraction: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
-
-
-async def measure(sandbox: LocalSandbox, command: str, runs: int) -> list[float]:
+async def measure(run: Callable[[], Awaitable[None]], runs: int) -> list[float]:
     for _ in range(5):
-        await sandbox.exec(command)
+        await run()
     samples = []
     for _ in range(runs):
         started = time.perf_counter()
-        result = await sandbox.exec(command)
+        await run()
         samples.append(time.perf_counter() - started)
-        assert result.exit_code == 0, result
     return samples
+
+
+async def sandbox_exec(home: Path, command: str, runs: int) -> list[float]:
+    sandbox = LocalSandbox("bench", home=home)
+
+    async def run() -> None:
+        result = await sandbox.exec(command)
+        assert result.exit_code == 0, result
+
+    return await measure(run, runs)
+
+
+async def terminal_tool(home: Path, command: str, runs: int) -> list[float]:
+    os.environ["IRIS_HOME"] = str(home)
+    from core.config import load_settings
+    from core.messages import ToolCall
+    from core.store import open_store
+    from core.tools import default_toolset
+    from core.tools.base import ToolContext
+
+    settings = load_settings()
+    store = open_store(settings)
+    user = store.users.for_account("http:bench")
+    session = store.sessions.start(user, "http:bench", "http")
+    ctx = ToolContext(store=store, settings=settings, user_id=user, session_id=session.id,
+                      chat_key="http:bench", platform="http", account="http:bench")
+    toolset = default_toolset()
+    call = ToolCall(id="c1", name="terminal", arguments=json.dumps({"command": command}))
+
+    async def run() -> None:
+        result = await toolset.call(ctx, call)
+        assert "exit code 0" in result.content, result.content
+
+    try:
+        return await measure(run, runs)
+    finally:
+        store.close()
 
 
 async def main(runs: int) -> None:
     with tempfile.TemporaryDirectory() as home:
-        sandbox = LocalSandbox("bench", home=Path(home))
         for command in ("true", "echo hi"):
-            samples = await measure(sandbox, command, runs)
-            print(
-                f"local exec({command!r}) x{runs}: "
-                f"p50 {percentile(samples, 0.5) * 1000:.2f} ms, "
-                f"p99 {percentile(samples, 0.99) * 1000:.2f} ms, "
-                f"mean {statistics.fmean(samples) * 1000:.2f} ms"
-            )
+            samples = await sandbox_exec(Path(home), command, runs)
+            print(f"LocalSandbox.exec({command!r}) x{runs}: {summary(samples)}")
+        samples = await terminal_tool(Path(home) / "iris", "echo hi", runs)
+        print(f"terminal tool ('echo hi') x{runs}: {summary(samples)}")
 
 
 if __name__ == "__main__":

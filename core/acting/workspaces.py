@@ -75,8 +75,14 @@ class Workspaces:
         self._options: SandboxOptions | None = None
 
     def _open(self, user_id: str) -> Sandbox:
-        from sandboxes import open_sandbox
+        from sandboxes import SandboxError, open_sandbox
 
+        if self.settings.dispatcher == "modal" and self.settings.sandbox_backend == "local":
+            raise SandboxError(
+                "the workspace is not available: in the cloud commands run only in a Modal or "
+                "Daytona sandbox, and sandbox_backend is 'local'. Tell the user to set "
+                "sandbox_backend: modal (or daytona)."
+            )
         if self._options is None:
             self._options = sandbox_options(self.settings)
         return open_sandbox(

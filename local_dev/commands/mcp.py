@@ -23,7 +23,7 @@ def settings_or_exit() -> Settings:
 
 @click.group("mcp")
 def mcp_group() -> None:
-    """MCP servers whose tools Iris offers the model (``mcp_servers:`` in iris.yaml).
+    """MCP servers whose tools Iris offers the model (mcp_servers: in iris.yaml).
 
     \b
     Example iris.yaml:

@@ -4,6 +4,7 @@ import re
 from core.acting.subagents import CHILD_PROMPT, RESTRICTED
 from core.errors import ProviderError
 from core.messages import InboundMessage, Message
+from core.search.engine import search_messages
 from functions.ingress import receive
 from tests.fakes.scripted_model import call, tool_calls
 
@@ -95,6 +96,11 @@ def test_children_work_in_parallel_and_report_back(runtime, scripted):
         assert "Context from the delegating agent:\nThe files are in docs/." in (
             stored[0].message.content)
         assert runtime.store.usage.totals(user, session_id=session.id).calls == 2
+
+    hits = search_messages(runtime.store, user, "b.txt has 2 words")
+    assert hits and hits[0].session_id in {s.id for s in children}
+    stranger = runtime.store.users.for_account("http:mallory")
+    assert search_messages(runtime.store, stranger, "b.txt has 2 words") == []
 
 
 def test_a_failing_child_does_not_sink_the_others(runtime, scripted):

@@ -114,3 +114,13 @@ def test_local_sandboxes_are_not_hibernated(settings, store):
 
     assert asyncio.run(go()) is False
     assert not spaces.was_used("u1")
+
+
+def test_a_cloud_worker_never_runs_commands_itself(store, settings, iris_home):
+    from tests.core.acting.support import call, make_ctx
+
+    cloud = settings.model_copy(update={"dispatcher": "modal", "sandbox_backend": "local"})
+    ctx = make_ctx(store, cloud)
+    out = call(ctx, "terminal", command="touch ran-here")
+    assert out.startswith("Error: the workspace is not available: in the cloud")
+    assert not (iris_home / "workspaces" / ctx.user_id / "ran-here").exists()
