@@ -104,10 +104,14 @@ class Settings(BaseModel):
     slack_signing_secret: SecretStr | None = None
     slack_bot_token: SecretStr | None = None
     slack_api_base: str = "https://slack.com/api/"
+    group_reply_mode: Literal["mention", "all"] = "mention"
+    transcription_model: str | None = None
+    transcription_api_base: str | None = None
+    transcription_api_key: SecretStr | None = None
 
     mcp_servers: dict[str, Any] = Field(default_factory=dict)
 
-    @field_validator("model", "cheap_model")
+    @field_validator("model", "cheap_model", "transcription_model")
     @classmethod
     def _model_string(cls, value: str | None) -> str | None:
         if value is None or value == "":
@@ -117,7 +121,7 @@ class Settings(BaseModel):
         return value
 
     @field_validator("model_api_base", "public_url", "s3_endpoint_url", "telegram_api_base",
-                     "slack_api_base")
+                     "slack_api_base", "transcription_api_base")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         if value is None or value == "":

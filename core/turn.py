@@ -13,6 +13,7 @@ from core.commands import CommandContext, run_command
 from core.context import PromptInputs, PromptSection, build_system_prompt
 from core.errors import ConfigError, NotFound, ProviderError
 from core.messages import Message, Usage
+from core.platforms.voice import has_voice, transcribe_voice
 from core.sessions.compression import fit_context
 from core.tools.base import Tool, ToolContext, Toolset
 
@@ -41,6 +42,10 @@ class TurnDeps:
     services: dict[str, Any] = field(default_factory=dict)
     tool_providers: Sequence[ToolProvider] = ()
     checkpoint: Callable[[str], None] = lambda step: None  # fault-injection point for tests
+
+
+class TurnCancelled(Exception):
+    """The chat asked to stop this turn (``/stop``); checked between model and tool steps."""
 
 
 @dataclass
@@ -100,6 +105,12 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
     session = resolve_session(deps, entry)
     user = store.users.get(entry.user_id)
     text = message.text
+    if has_voice(message):
+        heard = await transcribe_voice(deps.settings, deps.services, message)
+        if heard.reply is not None:
+            return TurnOutcome(session_id=session.id, messages=[], reply=heard.reply,
+                               status=heard.status, error=heard.error)
+        text = heard.text
     extra: str | None = None
     if text.lstrip().startswith("/"):
         ctx = CommandContext(
@@ -145,6 +156,13 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
             usage=merge_usage(usages), status="failed", error=f"{error.kind}: {error}",
             tool_calls=count_tool_calls(new),
         )
+    except TurnCancelled:
+        new.append(Message(role="assistant", content="(stopped at the user's request)"))
+        return TurnOutcome(
+            session_id=session.id, messages=new, reply="Stopped.", usage=merge_usage(usages),
+            status="cancelled", error="cancelled: stopped with /stop",
+            tool_calls=count_tool_calls(new),
+        )
     except ConfigError as error:
         return TurnOutcome(
             session_id=session.id, messages=new, reply=f"Iris is not configured: {error}",
@@ -163,6 +181,10 @@ async def _loop(
     """Model → tools until a final answer or the step cap; appends to convo/new/usages."""
     specs = toolset.specs()
     for _ in range(deps.settings.max_iterations):
+        if tool_ctx.inbox_id is not None and deps.store.cancels.requested(
+            tool_ctx.user_id, tool_ctx.inbox_id
+        ):
+            raise TurnCancelled
         response = await model.complete(convo, specs)
         deps.checkpoint("after_model")
         usages.append(response.usage)

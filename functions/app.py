@@ -75,4 +75,9 @@ def create_app(rt: Runtime, *, lifespan: Any = None) -> FastAPI:
     from functions.admin_api import build_admin_router
 
     app.include_router(build_admin_router(rt))
+    from functions.slack import build_router as build_slack_router
+    from functions.telegram import build_router as build_telegram_router
+
+    app.include_router(build_telegram_router(rt))
+    app.include_router(build_slack_router(rt))
     return app

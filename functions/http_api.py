@@ -37,6 +37,7 @@ ERROR_STATUS = {
     "unavailable": (503, "provider_unavailable"),
     "context_window": (400, "context_length_exceeded"),
     "config": (503, "not_configured"),
+    "cancelled": (409, "turn_cancelled"),
 }
 
 

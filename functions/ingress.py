@@ -8,6 +8,7 @@ from core.dispatch import ChatRef
 from core.messages import InboundMessage
 from core.store.inbox import InboxEntry
 from functions.runtime import Runtime
+from functions.stop import is_stop, record_stop
 
 
 @dataclass(frozen=True)
@@ -16,6 +17,7 @@ class Received:
     entry_id: int
     duplicate: bool
     entry: InboxEntry | None = None  # the stored entry, for duplicates
+    delivery_id: int | None = None  # an answer given at ingress (/stop), to send at once
 
 
 async def receive(rt: Runtime, message: InboundMessage, *, owner: str | None = None) -> Received:
@@ -23,6 +25,11 @@ async def receive(rt: Runtime, message: InboundMessage, *, owner: str | None = N
     dispatch a drain. A retried delivery is a no-op, apart from nudging a stalled chat."""
     store = rt.store
     user_id = owner or store.users.for_account(message.account, display_name=message.display_name)
+    if is_stop(message.text):
+        stopped = record_stop(rt, user_id, message)
+        entry = store.inbox.get(user_id, stopped.entry_id) if stopped.duplicate else None
+        return Received(user_id=user_id, entry_id=stopped.entry_id, duplicate=stopped.duplicate,
+                        entry=entry, delivery_id=stopped.delivery_id)
     entry_id = store.inbox.add(user_id, message)
     chat = ChatRef(user_id, message.chat_key)
     if entry_id is not None:

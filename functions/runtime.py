@@ -17,6 +17,7 @@ from core.identity.linking import complete_links_after_turn
 from core.memory.review import review_after_turn
 from core.memory.snapshot import memory_section
 from core.platforms.delivery import DeliveryService, Sender
+from core.platforms.senders import default_senders
 from core.routing import ModelRouter, SettingsRouter
 from core.sessions.titles import title_session
 from core.skills.index import skills_section
@@ -97,8 +98,9 @@ def build_runtime(
         router=router or SettingsRouter(settings),
         toolset=toolset or default_toolset(),
         sections=default_sections(),
-        senders=senders or {},
+        senders=senders if senders is not None else default_senders(settings),
     )
+    rt.services.setdefault("senders", rt.senders)
     rt.services.setdefault("subagents", SubagentRunner(rt.turn_deps))
     rt.services.setdefault("router", rt.router)
     return rt

@@ -11,9 +11,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from typing import Any
 
 from core.dispatch import ChatRef
 from core.ids import new_id
+from core.platforms.typing import typing_while
 from core.store import OutboundReply, TurnAlreadyFinished, TurnRecord
 from core.store.inbox import InboxEntry
 from core.turn import run_turn
@@ -42,8 +44,12 @@ def outbound_for(entry: InboxEntry, reply: str) -> OutboundReply | None:
     message = entry.message
     if message.platform in ("http", "cli") or not reply:
         return None
-    target = {"chat_id": message.chat_id, "thread_id": message.thread_id, **message.meta}
-    return OutboundReply(platform=message.platform, target=target, text=reply)
+    return OutboundReply(platform=message.platform, target=target_for(entry), text=reply)
+
+
+def target_for(entry: InboxEntry) -> dict[str, Any]:
+    message = entry.message
+    return {"chat_id": message.chat_id, "thread_id": message.thread_id, **message.meta}
 
 
 async def process(rt: Runtime, entry: InboxEntry) -> None:
@@ -61,7 +67,8 @@ async def process(rt: Runtime, entry: InboxEntry) -> None:
         )
         outcome = None
     else:
-        outcome = await run_turn(rt.turn_deps(), entry)
+        async with typing_while(rt.senders, entry.message.platform, target_for(entry)):
+            outcome = await run_turn(rt.turn_deps(), entry)
         record = TurnRecord(
             entry=entry, session_id=outcome.session_id, messages=outcome.messages,
             usage=outcome.usage, reply=outcome.reply, status=outcome.status, error=outcome.error,

@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from core.ids import new_id, now
 from core.store import Store
+from core.store.deliveries import Delivery
 
 log = logging.getLogger("iris.delivery")
 
@@ -25,6 +26,15 @@ class DeliveryFailed(Exception):
 class Sender(Protocol):
     async def send(self, target: dict[str, Any], text: str) -> list[str]:
         """Send ``text``; returns the platform's ids of the sent message(s)."""
+
+
+class PartSender(Sender, Protocol):
+    """A sender that splits long replies. The service sends part by part and records each
+    sent part, so a retry after a failure in the middle sends only the parts still missing."""
+
+    def parts(self, text: str) -> list[Any]: ...
+
+    async def send_part(self, target: dict[str, Any], part: Any, index: int) -> str: ...
 
 
 def backoff(attempt: int) -> float:
@@ -51,7 +61,7 @@ class DeliveryService:
             return "failed"
         try:
             try:
-                ids = await sender.send(claimed.target, claimed.text)
+                ids = await self._send(sender, claimed, owner)
             except DeliveryFailed:
                 raise
             except Exception as exc:
@@ -68,6 +78,17 @@ class DeliveryService:
             return "pending" if retry else "failed"
         self.store.deliveries.mark_sent(user_id, delivery_id, owner, ids)
         return "sent"
+
+    async def _send(self, sender: Sender, claimed: Delivery, owner: str) -> list[str]:
+        if not hasattr(sender, "send_part"):
+            return await sender.send(claimed.target, claimed.text)
+        multi: PartSender = sender  # type: ignore[assignment]
+        parts = multi.parts(claimed.text)
+        ids = list(claimed.platform_ids)
+        for index in range(len(ids), len(parts)):
+            ids.append(await multi.send_part(claimed.target, parts[index], index))
+            self.store.deliveries.record_progress(claimed.user_id, claimed.id, owner, ids)
+        return ids
 
     async def sweep(self, *, limit: int = 100) -> int:
         """Attempt every due delivery (cron tick and emulator ticker)."""

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.ids import now
 from core.messages import Message, Usage
+from core.store.cancels import TurnCancels
 from core.store.compaction import Compaction
 from core.store.db import Database
 from core.store.deliveries import Deliveries
@@ -65,6 +66,7 @@ class Store:
         self.leases = Leases(db)
         self.usage = UsageLog(db)
         self.deliveries = Deliveries(db)
+        self.cancels = TurnCancels(db)
         self.search = SearchIndex(db)
         self.compaction = Compaction(db)
         self.transcripts = Transcripts(db)

@@ -99,6 +99,14 @@ class Deliveries:
             (now(), json.dumps(ids), user_id, delivery_id, owner),
         )
 
+    def record_progress(self, user_id: str, delivery_id: int, owner: str, ids: list[str]) -> None:
+        """Remember the parts of a long reply already sent, so a retry sends only the rest."""
+        self.db.execute(
+            "UPDATE deliveries SET platform_ids = ? WHERE user_id = ? AND id = ?"
+            " AND claimed_by = ?",
+            (json.dumps(ids), user_id, delivery_id, owner),
+        )
+
     def mark_retry(
         self, user_id: str, delivery_id: int, owner: str, *, error: str, retry_at: float | None
     ) -> None:

@@ -29,7 +29,7 @@ class InboxEntry:
     user_id: str
     chat_key: str
     message: InboundMessage
-    status: str  # pending | done | failed
+    status: str  # pending | done | failed | cancelled
     attempts: int
     session_id: str | None
     reply: str | None
@@ -39,7 +39,7 @@ class InboxEntry:
 
     @property
     def finished(self) -> bool:
-        return self.status in ("done", "failed")
+        return self.status in ("done", "failed", "cancelled")
 
     @classmethod
     def from_row(cls, row: Row) -> InboxEntry:

@@ -1,0 +1,118 @@
+"""Outbound Telegram: replies through python-telegram-bot's ``Bot`` (imported on first send).
+
+Replies are split at Telegram's 4,096-character limit on paragraph boundaries and sent in its
+HTML parse mode; a part Telegram refuses to parse ("can't parse entities") is sent again as
+plain text. In groups the first part quotes the message it answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import timedelta
+from typing import Any
+
+from core.platforms.delivery import DeliveryFailed
+from core.platforms.format_telegram import render_block
+from core.platforms.split import Part, split_message
+
+log = logging.getLogger("iris.telegram")
+
+MESSAGE_LIMIT = 4096
+DEFAULT_API_BASE = "https://api.telegram.org"
+
+
+class TelegramSender:
+    def __init__(self, token: str, api_base: str | None = None) -> None:
+        self.token = token
+        self.api_base = (api_base or DEFAULT_API_BASE).rstrip("/")
+        self._bot: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def bot(self) -> Any:
+        """The ``Bot`` for the running event loop (its HTTP pool belongs to one loop)."""
+        loop = asyncio.get_running_loop()
+        if self._bot is None or self._loop is not loop:
+            from telegram import Bot
+            from telegram.request import HTTPXRequest
+
+            request = HTTPXRequest(connection_pool_size=64, pool_timeout=10.0,
+                                   read_timeout=15.0, connect_timeout=10.0)
+            self._bot = Bot(self.token, base_url=f"{self.api_base}/bot",
+                            base_file_url=f"{self.api_base}/file/bot", request=request)
+            self._loop = loop
+        return self._bot
+
+    def parts(self, text: str) -> list[Part]:
+        return split_message(text, MESSAGE_LIMIT, render_block)
+
+    async def send(self, target: dict[str, Any], text: str) -> list[str]:
+        return [await self.send_part(target, part, i) for i, part in enumerate(self.parts(text))]
+
+    async def send_part(self, target: dict[str, Any], part: Part, index: int) -> str:
+        from telegram.error import BadRequest, ChatMigrated
+
+        chat_id = target["chat_id"]
+        try:
+            try:
+                return await self._post(chat_id, target, part.rendered, "HTML", index)
+            except BadRequest as exc:
+                if "can't parse entities" not in exc.message.lower():
+                    raise
+                log.info("Telegram refused the formatting; sending part %d as plain text", index)
+                return await self._post(chat_id, target, part.markdown, None, index)
+            except ChatMigrated as exc:
+                return await self._post(exc.new_chat_id, target, part.rendered, "HTML", index)
+        except Exception as exc:
+            raise failure(exc) from exc
+
+    async def _post(
+        self, chat_id: int | str, target: dict[str, Any], text: str, mode: str | None, index: int
+    ) -> str:
+        from telegram import LinkPreviewOptions, ReplyParameters
+
+        reply = None
+        if index == 0 and target.get("quote") and target.get("message_id"):
+            reply = ReplyParameters(int(target["message_id"]), allow_sending_without_reply=True)
+        thread = target.get("thread_id")
+        sent = await self.bot().send_message(
+            chat_id, text, parse_mode=mode, reply_parameters=reply,
+            message_thread_id=int(thread) if thread else None,
+            link_preview_options=LinkPreviewOptions(is_disabled=True),
+        )
+        return str(sent.message_id)
+
+    async def typing(self, target: dict[str, Any]) -> None:
+        thread = target.get("thread_id")
+        await self.bot().send_chat_action(
+            target["chat_id"], "typing", message_thread_id=int(thread) if thread else None
+        )
+
+    async def download(self, file_id: str) -> bytes:
+        """A file the user sent (voice notes), by its Telegram file id."""
+        try:
+            file = await self.bot().get_file(file_id)
+            return bytes(await file.download_as_bytearray())
+        except Exception as exc:
+            raise failure(exc) from exc
+
+    async def get_me(self) -> dict[str, Any]:
+        me = await self.bot().get_me()
+        return {"id": me.id, "username": me.username, "first_name": me.first_name}
+
+
+def failure(exc: Exception) -> DeliveryFailed:
+    """A Telegram error as a delivery failure: retry what may succeed later, not the rest."""
+    from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError, RetryAfter
+
+    if isinstance(exc, DeliveryFailed):
+        return exc
+    if isinstance(exc, RetryAfter):
+        wait = exc.retry_after
+        seconds = wait.total_seconds() if isinstance(wait, timedelta) else float(wait)
+        return DeliveryFailed(f"Telegram rate limit: {exc}", retry_after=seconds)
+    if isinstance(exc, Forbidden | InvalidToken | BadRequest):
+        return DeliveryFailed(f"Telegram refused: {exc}", retryable=False)
+    if isinstance(exc, NetworkError):
+        return DeliveryFailed(f"Telegram unreachable: {exc}")
+    return DeliveryFailed(f"{type(exc).__name__}: {exc}")

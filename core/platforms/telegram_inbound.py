@@ -1,0 +1,180 @@
+"""Telegram updates → ``InboundMessage``, with pydantic models of the few Update fields Iris
+reads. (python-telegram-bot's ``Update.de_json`` would cost its ~0.3 s import on every cold
+webhook container; ``bench/webhook_ack.py`` prints the figure.)
+
+In private chats every message is for Iris. In groups Iris answers when it is mentioned, replied
+to, or sent a command (``group_reply_mode: mention``), or to everything (``all``); a group's data
+belongs to the group, and the sender is recorded for attribution.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from core.messages import Attachment, InboundMessage
+from core.platforms.inbound import Parsed
+
+GROUP_TYPES = frozenset({"group", "supergroup"})
+MEDIA_ONLY = (
+    "I can read text and voice messages only for now; please tell me in words what you need."
+)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+class TgUser(_Model):
+    id: int
+    is_bot: bool = False
+    first_name: str = ""
+    last_name: str | None = None
+    username: str | None = None
+
+
+class TgChat(_Model):
+    id: int
+    type: str
+    title: str | None = None
+
+
+class TgEntity(_Model):
+    type: str
+    offset: int = Field(ge=0)
+    length: int = Field(ge=0)
+    user: TgUser | None = None
+
+
+class TgFile(_Model):
+    file_id: str = Field(min_length=1, max_length=1024)
+    mime_type: str | None = None
+    file_name: str | None = None
+    duration: int | None = None
+
+
+class TgMessage(_Model):
+    message_id: int
+    from_user: TgUser | None = Field(default=None, alias="from")
+    chat: TgChat
+    date: int = 0
+    message_thread_id: int | None = None
+    is_topic_message: bool = False
+    text: str | None = None
+    caption: str | None = None
+    entities: list[TgEntity] = Field(default_factory=list)
+    caption_entities: list[TgEntity] = Field(default_factory=list)
+    voice: TgFile | None = None
+    audio: TgFile | None = None
+    photo: list[dict[str, object]] | None = None
+    document: TgFile | None = None
+    sticker: dict[str, object] | None = None
+    video: dict[str, object] | None = None
+    video_note: dict[str, object] | None = None
+    reply_to_message: TgMessage | None = None
+
+
+class TgUpdate(_Model):
+    update_id: int
+    message: TgMessage | None = None
+
+
+@dataclass(frozen=True)
+class BotIdentity:
+    id: int | None
+    username: str | None = None
+
+
+def bot_id_from_token(token: str) -> int | None:
+    """A bot's user id is the part of its token before the colon."""
+    head = token.split(":", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
+def utf16_slice(text: str, offset: int, length: int) -> str:
+    """Telegram's entity offsets count UTF-16 code units."""
+    raw = text.encode("utf-16-le")
+    return raw[offset * 2:(offset + length) * 2].decode("utf-16-le", errors="ignore")
+
+
+def needs_username(update: TgUpdate) -> bool:
+    """Whether deciding if a group message is for Iris needs the bot's @username."""
+    msg = update.message
+    if msg is None or msg.chat.type not in GROUP_TYPES:
+        return False
+    return any(e.type in ("mention", "bot_command") for e in msg.entities + msg.caption_entities)
+
+
+def _addressed(msg: TgMessage, text: str, entities: list[TgEntity], bot: BotIdentity) -> bool:
+    reply = msg.reply_to_message
+    if reply and reply.from_user and bot.id is not None and reply.from_user.id == bot.id:
+        return True
+    name = (bot.username or "").lower()
+    for entity in entities:
+        piece = utf16_slice(text, entity.offset, entity.length)
+        if entity.type == "text_mention" and entity.user and entity.user.id == bot.id:
+            return True
+        if entity.type == "mention" and name and piece.lower() == f"@{name}":
+            return True
+        if entity.type == "bot_command" and entity.offset == 0:
+            _, at, target = piece.partition("@")
+            return not at or (bool(name) and target.lower() == name)
+    return False
+
+
+def _without_mention(text: str, bot: BotIdentity) -> str:
+    if not bot.username:
+        return text.strip()
+    cleaned = re.sub(rf"(?<!\w)@{re.escape(bot.username)}\b", "", text, flags=re.IGNORECASE)
+    return re.sub(r"[ \t]{2,}", " ", cleaned).strip()
+
+
+def _voice(msg: TgMessage) -> tuple[Attachment, ...]:
+    if msg.voice is not None:
+        return (Attachment(kind="voice", ref=msg.voice.file_id,
+                           mime_type=msg.voice.mime_type or "audio/ogg"),)
+    if msg.audio is not None:
+        return (Attachment(kind="audio", ref=msg.audio.file_id, mime_type=msg.audio.mime_type,
+                           name=msg.audio.file_name),)
+    return ()
+
+
+def parse_update(update: TgUpdate, bot: BotIdentity, *, group_mode: str = "mention") -> Parsed:
+    msg = update.message
+    if msg is None:
+        return Parsed(reason="not a new message")
+    sender = msg.from_user
+    if sender is None or sender.is_bot:
+        return Parsed(reason="not from a person")
+    is_group = msg.chat.type in GROUP_TYPES
+    if msg.chat.type != "private" and not is_group:
+        return Parsed(reason=f"{msg.chat.type} chats are not supported")
+    text = msg.text if msg.text is not None else (msg.caption or "")
+    entities = msg.entities if msg.text is not None else msg.caption_entities
+    if is_group and group_mode != "all" and not _addressed(msg, text, entities, bot):
+        return Parsed(reason="group message not addressed to Iris")
+    attachments = _voice(msg)
+    text = _without_mention(text, bot) if is_group else text
+    reply = None
+    if not text.strip() and not attachments:
+        has_media = any((msg.photo, msg.document, msg.sticker, msg.video, msg.video_note))
+        if not has_media or is_group:
+            return Parsed(reason="nothing to read")
+        reply = MEDIA_ONLY
+    name = " ".join(p for p in (sender.first_name, sender.last_name) if p) or sender.username
+    if is_group and text.strip() and not text.lstrip().startswith("/"):
+        text = f"[{name or sender.id}] {text}"
+    thread = str(msg.message_thread_id) if msg.is_topic_message and msg.message_thread_id else None
+    chat_id = str(msg.chat.id)
+    message = InboundMessage(
+        platform="telegram", chat_id=chat_id, account=f"telegram:{sender.id}",
+        platform_message_id=f"{chat_id}:{msg.message_id}", text=text, thread_id=thread,
+        is_group=is_group, display_name=name, attachments=attachments,
+        meta={"message_id": msg.message_id, "quote": is_group},
+    )
+    return Parsed(
+        message=message, reply=reply, group_ref=chat_id if is_group else None,
+        group_title=msg.chat.title if is_group else None,
+    )

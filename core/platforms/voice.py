@@ -1,0 +1,102 @@
+"""Voice notes: download the audio through the platform's sender and transcribe it with litellm
+(``Settings.transcription_model``, e.g. ``openai/whisper-1``). Without a transcription model the
+user gets a clear answer that voice is off, and no model call is made."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from core.errors import ProviderError
+
+if TYPE_CHECKING:
+    from core.config import Settings
+    from core.messages import Attachment, InboundMessage
+
+log = logging.getLogger("iris.voice")
+
+VOICE_KINDS = frozenset({"voice", "audio"})
+MAX_AUDIO_BYTES = 20 * 1024 * 1024  # the Bot API's download limit
+VOICE_OFF = (
+    "Voice messages are off on this Iris: its owner can turn them on by setting "
+    "IRIS_TRANSCRIPTION_MODEL (e.g. openai/whisper-1). Please send your message as text."
+)
+
+
+@dataclass(frozen=True)
+class Heard:
+    text: str = ""
+    reply: str | None = None  # set when the turn ends here with this answer
+    status: str = "done"
+    error: str | None = None
+
+
+def has_voice(message: InboundMessage) -> bool:
+    return any(a.kind in VOICE_KINDS for a in message.attachments)
+
+
+async def transcribe_audio(settings: Settings, audio: bytes, filename: str) -> str:
+    """Audio → text through litellm; provider failures raise ProviderError."""
+    from core.llm import classify_error, load_litellm
+
+    litellm = await asyncio.to_thread(load_litellm)
+    kwargs: dict[str, Any] = {"model": settings.transcription_model, "file": (filename, audio),
+                              "timeout": settings.model_timeout}
+    if settings.transcription_api_base:
+        kwargs["api_base"] = settings.transcription_api_base
+    key = settings.secret("transcription_api_key")
+    if key:
+        kwargs["api_key"] = key
+    try:
+        response = await litellm.atranscription(**kwargs)
+    except Exception as exc:
+        raise classify_error(exc) from exc
+    return str(getattr(response, "text", "") or "").strip()
+
+
+def _filename(attachment: Attachment) -> str:
+    if attachment.name:
+        return attachment.name
+    mime = attachment.mime_type or "audio/ogg"
+    extension = {"audio/ogg": "ogg", "audio/mpeg": "mp3", "audio/mp4": "m4a",
+                 "audio/wav": "wav", "audio/x-wav": "wav", "audio/webm": "webm"}.get(mime, "ogg")
+    return f"voice.{extension}"
+
+
+async def transcribe_voice(
+    settings: Settings, services: Mapping[str, Any], message: InboundMessage
+) -> Heard:
+    """The message's text with its voice notes transcribed, or the answer that ends the turn."""
+    if not settings.transcription_model:
+        return Heard(reply=VOICE_OFF)
+    sender = services.get("senders", {}).get(message.platform)
+    download = getattr(sender, "download", None)
+    if download is None:
+        return Heard(reply=f"I cannot fetch voice notes from {message.platform}.",
+                     status="failed", error="voice: no downloader for the platform")
+    heard: list[str] = []
+    for attachment in message.attachments:
+        if attachment.kind not in VOICE_KINDS:
+            continue
+        try:
+            audio = await download(attachment.ref)
+            if len(audio) > MAX_AUDIO_BYTES:
+                return Heard(reply="That voice note is too long for me to transcribe.",
+                             status="failed", error="voice: audio over 20 MB")
+            heard.append(await transcribe_audio(settings, audio, _filename(attachment)))
+        except ProviderError as exc:
+            log.warning("transcription failed: %s: %s", exc.kind, exc)
+            return Heard(reply=f"I could not transcribe your voice note. {exc.user_message()}",
+                         status="failed", error=f"{exc.kind}: transcription: {exc}")
+        except Exception as exc:
+            log.warning("voice note download failed: %s", exc)
+            return Heard(reply="I could not download your voice note. Please try again.",
+                         status="failed", error=f"voice: download failed: {exc}")
+    transcript = "\n".join(t for t in heard if t)
+    if not transcript:
+        return Heard(reply="I could not make out any words in that voice note.")
+    spoken = f"[voice note] {transcript}"
+    return Heard(text=f"{message.text}\n\n{spoken}" if message.text.strip() else spoken)

@@ -1,0 +1,111 @@
+"""``POST /telegram/webhook``: verify Telegram's secret token, parse the update, record the
+message once and dispatch its chat, answer 200. The turn runs after the ack, in a worker.
+
+Telegram re-sends an update until it gets a 2xx, so updates Iris does not act on (edits,
+stickers in groups, messages for someone else) are acknowledged too; only unauthenticated,
+malformed or oversized requests are refused (403, 400, 413).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import logging
+import time
+
+from fastapi import APIRouter, BackgroundTasks, Request
+from pydantic import ValidationError
+
+from core.platforms.telegram_inbound import (
+    BotIdentity,
+    TgUpdate,
+    bot_id_from_token,
+    needs_username,
+    parse_update,
+)
+from functions.auth import ApiError
+from functions.runtime import Runtime
+from functions.webhooks import accept, read_body
+
+log = logging.getLogger("iris.telegram")
+
+SECRET_HEADER = "x-telegram-bot-api-secret-token"
+MAX_UPDATE_BYTES = 1024 * 1024
+GET_ME_RETRY_SECONDS = 60.0
+
+
+class BotNames:
+    """The bot's @username, asked of Telegram once per process and only when a group message
+    has a mention or command to check against it."""
+
+    def __init__(self) -> None:
+        self.username: str | None = None
+        self._failed_at = -GET_ME_RETRY_SECONDS
+
+    async def identity(self, rt: Runtime, token: str, update: TgUpdate) -> BotIdentity:
+        bot_id = bot_id_from_token(token)
+        retry_due = time.monotonic() - self._failed_at >= GET_ME_RETRY_SECONDS
+        if self.username is None and retry_due and needs_username(update):
+            await self._fetch(rt)
+        return BotIdentity(bot_id, self.username)
+
+    async def _fetch(self, rt: Runtime) -> None:
+        sender = rt.senders.get("telegram")
+        get_me = getattr(sender, "get_me", None)
+        if get_me is None:
+            return
+        try:
+            me = await asyncio.wait_for(get_me(), timeout=5.0)
+            self.username = me.get("username")
+        except Exception as exc:
+            self._failed_at = time.monotonic()
+            log.warning("getMe failed (mentions by @username go unnoticed for now): %s", exc)
+
+
+def check_secret(rt: Runtime, request: Request) -> str:
+    """The bot token, once the request proved it comes from Telegram."""
+    token = rt.settings.secret("telegram_token")
+    if not token:
+        raise ApiError(404, "Telegram is not configured on this Iris: set IRIS_TELEGRAM_TOKEN",
+                       code="telegram_disabled")
+    secret = rt.settings.secret("telegram_secret")
+    if not secret:
+        raise ApiError(503, "IRIS_TELEGRAM_SECRET is not set; run `iris telegram set-webhook "
+                       "URL` to generate one and register it", code="telegram_secret_missing")
+    given = request.headers.get(SECRET_HEADER, "").encode("latin-1")
+    if not hmac.compare_digest(given, secret.encode()):
+        raise ApiError(403, "missing or wrong X-Telegram-Bot-Api-Secret-Token",
+                       code="bad_secret_token", kind="authentication_error")
+    return token
+
+
+def parse_body(body: bytes) -> TgUpdate:
+    try:
+        return TgUpdate.model_validate_json(body)
+    except ValidationError as exc:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ())) or "body"
+        problem = "not valid JSON" if first.get("type") == "json_invalid" else first.get("msg")
+        raise ApiError(400, f"not a Telegram update: {where}: {problem}",
+                       code="bad_update") from None
+
+
+def build_router(rt: Runtime) -> APIRouter:
+    router = APIRouter()
+    names = BotNames()
+
+    @router.post("/telegram/webhook")
+    async def telegram_webhook(request: Request, background: BackgroundTasks) -> dict[str, object]:
+        token = check_secret(rt, request)
+        update = parse_body(await read_body(request, MAX_UPDATE_BYTES))
+        bot = await names.identity(rt, token, update)
+        parsed = parse_update(update, bot, group_mode=rt.settings.group_reply_mode)
+        if parsed.message is None:
+            return {"ok": True, "status": "ignored", "reason": parsed.reason}
+        outcome = await accept(
+            rt, parsed.message, background, group_ref=parsed.group_ref,
+            group_title=parsed.group_title, instead=parsed.reply,
+        )
+        return {"ok": True, "status": outcome.status}
+
+    return router

@@ -1,0 +1,133 @@
+"""Iris served by uvicorn on loopback with the fake Telegram and Slack APIs behind its real
+senders, an in-process model that echoes, and helpers to post webhooks the way the platforms
+do. Used by the webhook tests and by bench/webhook_reliability.py."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx
+
+from core.config import load_settings
+from core.llm import ModelResponse, ToolSpec
+from core.messages import Message, Usage
+from functions.app import create_app
+from functions.dispatch import LocalDispatcher
+from functions.runtime import Runtime, build_runtime
+from tests.fakes.scripted_model import FixedRouter
+from tests.fakes.server import serve
+from tests.fakes.slack_api import FakeSlack
+from tests.fakes.telegram_api import FakeTelegram
+
+TELEGRAM_TOKEN = "7000001:test-token"
+TELEGRAM_SECRET = "telegram-webhook-secret"
+SLACK_SECRET = "slack-signing-secret"
+SLACK_TOKEN = "xoxb-test-token"
+
+
+@dataclass
+class EchoModel:
+    """Answers every turn with ``re: <the user's message>``; ``before`` runs first (tests use it
+    to stall or observe a turn)."""
+
+    name: str = "echo/test"
+    seen: list[str] = field(default_factory=list)
+    before: Callable[[list[Message]], None] | None = None
+
+    async def complete(
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec] = ()
+    ) -> ModelResponse:
+        last = messages[-1].content
+        self.seen.append(last)
+        if self.before is not None:
+            self.before(list(messages))
+        reply = Message(role="assistant", content=f"re: {last}")
+        return ModelResponse(message=reply, usage=Usage(model=self.name, prompt_tokens=1))
+
+
+@dataclass
+class Stack:
+    rt: Runtime
+    model: Any
+    telegram: FakeTelegram
+    slack: FakeSlack
+    url: str
+    http: httpx.Client
+
+    def telegram_post(self, update: Any, *, secret: str | None = TELEGRAM_SECRET,
+                      headers: dict[str, str] | None = None) -> httpx.Response:
+        body = update if isinstance(update, bytes) else json.dumps(update).encode()
+        sent = {"Content-Type": "application/json", **(headers or {})}
+        if secret is not None:
+            sent["X-Telegram-Bot-Api-Secret-Token"] = secret
+        return self.http.post(f"{self.url}/telegram/webhook", content=body, headers=sent)
+
+    def slack_post(self, payload: Any, *, retry: int | None = None,
+                   secret: str = SLACK_SECRET, timestamp: int | None = None) -> httpx.Response:
+        body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        headers = {"Content-Type": "application/json",
+                   **FakeSlack.sign(body, secret, timestamp)}
+        if retry is not None:
+            headers["X-Slack-Retry-Num"] = str(retry)
+            headers["X-Slack-Retry-Reason"] = "http_timeout"
+        return self.http.post(f"{self.url}/slack/events", content=body, headers=headers)
+
+    def slack_command(self, text: str, *, user: str = "U123", channel: str = "D123",
+                      response_url: str, trigger: str = "trig-1") -> httpx.Response:
+        body = urlencode({
+            "command": "/iris", "text": text, "user_id": user, "user_name": "ada",
+            "channel_id": channel, "team_id": self.slack.team_id, "response_url": response_url,
+            "trigger_id": trigger, "token": "x",
+        }).encode()
+        headers = {"Content-Type": "application/x-www-form-urlencoded",
+                   **FakeSlack.sign(body, SLACK_SECRET)}
+        return self.http.post(f"{self.url}/slack/events", content=body, headers=headers)
+
+    def wait(self, predicate: Callable[[], object], timeout: float = 15.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() > deadline:
+                raise AssertionError("timed out waiting for the platform stack")
+            time.sleep(0.01)
+
+    def settled(self) -> bool:
+        """Nothing pending in any inbox and no delivery still to send."""
+        db = self.rt.store.db
+        pending = db.scalar("SELECT count(*) FROM inbox WHERE status = 'pending'")
+        unsent = db.scalar("SELECT count(*) FROM deliveries WHERE status = 'pending'")
+        return pending == 0 and unsent == 0
+
+
+def stack_env(home: Path, telegram_url: str, slack_url: str, **extra: str) -> dict[str, str]:
+    return {
+        "IRIS_HOME": str(home), "IRIS_API_KEY": "test-key",
+        "IRIS_TELEGRAM_TOKEN": TELEGRAM_TOKEN, "IRIS_TELEGRAM_SECRET": TELEGRAM_SECRET,
+        "IRIS_TELEGRAM_API_BASE": telegram_url,
+        "IRIS_SLACK_SIGNING_SECRET": SLACK_SECRET, "IRIS_SLACK_BOT_TOKEN": SLACK_TOKEN,
+        "IRIS_SLACK_API_BASE": f"{slack_url}/api/",
+        "IRIS_TELEGRAM_ACCESS": "open", "IRIS_SLACK_ACCESS": "open",
+        **extra,
+    }
+
+
+@contextmanager
+def platform_stack(home: Path, *, model: Any = None, **env: str) -> Iterator[Stack]:
+    telegram, slack = FakeTelegram(), FakeSlack()
+    model = model or EchoModel()
+    with serve(telegram.app) as tg_server, serve(slack.app) as slack_server:
+        settings = load_settings(stack_env(home, tg_server.url, slack_server.url, **env))
+        dispatcher = LocalDispatcher()
+        rt = build_runtime(settings, dispatcher, router=FixedRouter(model))
+        dispatcher.bind(rt)
+        try:
+            with serve(create_app(rt)) as iris, httpx.Client(timeout=30) as http:
+                yield Stack(rt, model, telegram, slack, iris.url, http)
+        finally:
+            rt.store.close()
