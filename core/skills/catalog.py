@@ -130,12 +130,13 @@ class SkillCatalog:
             "SELECT * FROM skill_usage WHERE user_id = ? AND name = ?", (user_id, name)
         ))
 
-    def record(self, user_id: str, names: Iterable[str], event: str) -> None:
+    def record(self, user_id: str, names: Iterable[str], event: str, *,
+               at: float | None = None) -> None:
         """Count ``event`` (shown, used or patched) for each named skill. Using a stale skill
         makes it active again."""
         if event not in ("shown", "used", "patched"):
             raise ValueError(f"unknown skill usage event {event!r}")
-        at = now()
+        at = now() if at is None else at
         with self.db.transaction():
             for name in dict.fromkeys(names):
                 self.db.execute(

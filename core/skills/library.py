@@ -154,8 +154,9 @@ class SkillLibrary:
     def versions(self, user_id: str, name: str) -> list[SkillVersion]:
         return self.catalog.versions(user_id, name)
 
-    def record(self, user_id: str, names: list[str], event: str) -> None:
-        self.catalog.record(user_id, names, event)
+    def record(self, user_id: str, names: list[str], event: str, *,
+               at: float | None = None) -> None:
+        self.catalog.record(user_id, names, event, at=at)
 
     def apply(self, user_id: str, name: str, build: Builder) -> Written:
         """Build a change from the current head and commit it as the next version."""

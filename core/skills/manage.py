@@ -9,6 +9,7 @@ stays in its history when the agent changes it, and only its owner can delete it
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from core.errors import IrisUsageError, NotFound
@@ -126,26 +127,29 @@ class SkillEditor:
         _, warnings = check_skill_md(name, content)
         data = content.encode("utf-8")
         _scan(SKILL_MD, data)
-        return self._change(name, "edit", write={SKILL_MD: data}, warnings=warnings)
+        return self._change(name, "edit", make=lambda _: {SKILL_MD: data}, warnings=warnings)
 
     def patch(self, name: str, old: str, new: str, *, file_path: str | None = None,
               replace_all: bool = False) -> Outcome:
         check_name(name)
         path = check_file_path(file_path, allow_skill_md=True) if file_path else SKILL_MD
-        current = self._visible(name)
-        try:
-            text = current.text(path)
-        except UnicodeDecodeError:
-            raise SkillRefused(f"{path} is not text; replace it with write_file") from None
-        changed = replace_once(text, old, new, replace_all=replace_all)
         warnings: list[str] = []
-        if path == SKILL_MD:
-            _, warnings = check_skill_md(name, changed)
-        data = changed.encode("utf-8")
-        if len(data) > (MAX_SKILL_MD_BYTES if path == SKILL_MD else MAX_FILE_BYTES):
-            raise SkillRefused(f"{path} would be too large")
-        _scan(path, data)
-        return self._change(name, "patch", write={path: data}, warnings=warnings,
+
+        def make(current: SkillSnapshot) -> dict[str, bytes]:
+            try:
+                text = current.text(path)
+            except UnicodeDecodeError:
+                raise SkillRefused(f"{path} is not text; replace it with write_file") from None
+            changed = replace_once(text, old, new, replace_all=replace_all)
+            if path == SKILL_MD:
+                warnings[:] = check_skill_md(name, changed)[1]
+            data = changed.encode("utf-8")
+            if len(data) > (MAX_SKILL_MD_BYTES if path == SKILL_MD else MAX_FILE_BYTES):
+                raise SkillRefused(f"{path} would be too large")
+            _scan(path, data)
+            return {path: data}
+
+        return self._change(name, "patch", make=make, warnings=warnings,
                             detail=f" ({path})" if path != SKILL_MD else "")
 
     def write_file(self, name: str, file_path: str, content: str) -> Outcome:
@@ -155,7 +159,8 @@ class SkillEditor:
         if len(data) > MAX_FILE_BYTES:
             raise SkillRefused(f"a skill file holds at most {MAX_FILE_BYTES // 1024} KiB")
         _scan(path, data)
-        return self._change(name, "write_file", write={path: data}, detail=f" ({path})")
+        return self._change(name, "write_file", make=lambda _: {path: data},
+                            detail=f" ({path})")
 
     def remove_file(self, name: str, file_path: str) -> Outcome:
         check_name(name)
@@ -195,9 +200,12 @@ class SkillEditor:
                     f"`iris skills rollback {name}`")
         return f"no skill named {name!r}; skills_list() lists them"
 
-    def _change(self, name: str, action: str, *, write: dict[str, bytes] | None = None,
+    def _change(self, name: str, action: str, *,
+                make: Callable[[SkillSnapshot], dict[str, bytes]] | None = None,
                 remove: frozenset[str] = frozenset(), warnings: list[str] | None = None,
                 detail: str = "") -> Outcome:
+        """Apply ``make`` (new file contents computed from the head, recomputed if the head
+        moves meanwhile) and ``remove`` as one new version."""
         copying = self._visible(name).entry.bundled
 
         def build(current: SkillSnapshot | None) -> Change:
@@ -207,7 +215,8 @@ class SkillEditor:
                 raise NotFound(f"skill {name!r} has no file {sorted(remove)[0]!r}")
             note = self.note or ("your own copy of the bundled skill" if current.entry.bundled
                                  else None)
-            return Change(provenance=self.provenance, action=action, write=write or {},
+            write = make(current) if make else {}
+            return Change(provenance=self.provenance, action=action, write=write,
                           remove=remove, note=note)
 
         written = self.library.apply(self.user_id, name, build)

@@ -92,12 +92,12 @@ def _unzip(archive: Path, into: Path, result: Unpacked) -> None:
             rel = _safe_member(info.filename)
             if info.is_dir():
                 continue
-            mode = info.external_attr >> 16
+            kind = stat.S_IFMT(info.external_attr >> 16)  # 0: made without Unix file types
             if rel is None:
                 result.refused[info.filename] = "its path is absolute or leaves the archive"
-            elif stat.S_ISLNK(mode):
+            elif kind == stat.S_IFLNK:
                 result.refused[rel] = "it is a symbolic link"
-            elif mode and not stat.S_ISREG(mode):
+            elif kind not in (0, stat.S_IFREG):
                 result.refused[rel] = "it is not a regular file"
             elif info.file_size > MAX_FILE_BYTES:
                 result.refused[rel] = f"it is over {MAX_FILE_BYTES // 1024} KiB"

@@ -49,7 +49,8 @@ class SkillsList(Tool):
             return "\n".join(f"- {e.name} [{e.category or 'general'}]: {_short(e.description)}"
                              for e in hits)
         by_category = sorted(entries, key=lambda e: ((e.category or "general").casefold(), e.name))
-        lines, current = [f"{len(entries)} skills:"], None
+        count = f"{len(entries)} skill" + ("" if len(entries) == 1 else "s")
+        lines, current = [f"{count}:"], None
         for entry in by_category[:MAX_LISTED]:
             category = entry.category or "general"
             if category != current:

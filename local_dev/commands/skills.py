@@ -77,11 +77,16 @@ def _default_account() -> str:
 
 
 def _user(library: Any, user: str | None, *, create: bool = False) -> str:
-    """The user id for ``--user`` (or the default account); "" when the default user does not
-    exist yet and ``create`` is off (only bundled skills are visible then)."""
+    """The user id for ``--user`` (or the default account). With ``create`` an account that has
+    no user yet gets one; otherwise a missing default user is "" (only bundled skills)."""
     users = library.store.users
     if user:
-        return users.resolve(user)
+        try:
+            return users.resolve(user)
+        except NotFound:
+            if create and ":" in user:  # an account that has not written yet, e.g. telegram:42
+                return users.for_account(user)
+            raise
     try:
         return users.resolve(_default_account())
     except NotFound:
