@@ -31,9 +31,10 @@ class RestoreBody(BaseModel):
 
 
 def _entry(entry: Any) -> dict[str, Any]:
-    from core.security import describe, scan_text
+    from core.memory.ops import default_scan
+    from core.security import describe
 
-    findings = scan_text(entry.content)
+    findings = default_scan(entry.content)
     return {
         "id": entry.id, "content": entry.content, "provenance": entry.provenance,
         "author": entry.author, "session_id": entry.session_id, "created_at": entry.created_at,

@@ -8,6 +8,7 @@ archive the text they change. Nothing is ever dropped.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -46,10 +47,18 @@ class Author:
     session_id: str | None = None
 
 
+LABEL = re.compile(r"^[^\S\n]*\w[\w \-/()'.]{0,40}:[^\S\n]+", re.M)
+
+
 def default_scan(text: str) -> list:
+    """The security scanner on an entry, and again with line labels (``Backup routine: …``)
+    taken off, so a command after a label is judged like the same command on its own line."""
     from core.security import scan_text
 
-    return scan_text(text)
+    findings = scan_text(text)
+    if not findings and (unlabeled := LABEL.sub("", text)) != text:
+        findings = scan_text(unlabeled)
+    return findings
 
 
 def check_content(content: str, target: Target, limit: int, scan: Scanner = default_scan) -> str:

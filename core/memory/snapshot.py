@@ -22,9 +22,10 @@ INTRO = (
 
 def shown(entry: MemoryEntry) -> str:
     """An entry as the model sees it: its text, or why it is withheld."""
-    from core.security import describe, scan_text
+    from core.memory.ops import default_scan
+    from core.security import describe
 
-    findings = scan_text(entry.content)
+    findings = default_scan(entry.content)
     return f"[{describe(findings)}]" if findings else entry.content
 
 

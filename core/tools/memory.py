@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from core.errors import ToolRetry
+from core.llm import ToolSpec
 from core.memory.models import TARGETS, MemoryOperation, Target, WriteResult
 from core.memory.ops import Author, MemoryRefused
 from core.memory.repository import Limits, MemoryBusy
@@ -126,6 +127,27 @@ class Memory(Tool):
         "When a store is full, its least recently used entries move to a searchable archive."
     )
     Args = MemoryArgs
+
+    def spec(self) -> ToolSpec:
+        """A flat schema (no $ref, no nulls): small models follow it more reliably."""
+        fields = MemoryArgs.model_fields
+        one = {
+            "action": {"type": "string", "enum": ["add", "replace", "remove"],
+                       "description": fields["action"].description},
+            "target": {"type": "string", "enum": list(TARGETS), "default": "memory",
+                       "description": fields["target"].description},
+            "content": {"type": "string", "description": fields["content"].description},
+            "old_text": {"type": "string", "description": fields["old_text"].description},
+        }
+        item = {"type": "object", "properties": one, "required": ["action"],
+                "additionalProperties": False}
+        operations = {"type": "array", "items": item, "maxItems": MAX_OPERATIONS,
+                      "description": fields["operations"].description}
+        return ToolSpec(
+            name=self.name, description=self.description,
+            parameters={"type": "object", "properties": {**one, "operations": operations},
+                        "additionalProperties": False},
+        )
 
     async def run(self, ctx: ToolContext, args: MemoryArgs) -> str:
         provenance = "user" if user_asked(ctx) else "agent"
