@@ -3,13 +3,16 @@
     .venv/bin/python bench/mcp_stdio.py --runs 10
 
 Prints the import time of ``mcp`` (fresh interpreter each time), then p50/p99 of
-"open the connection + first call" and of closing it.
+"open the connection + first call" and of closing it, then what a turn pays through Iris'
+MCP tool provider: the first turn of a process (connect to list tools), a warm turn that calls
+no MCP tool, and a warm turn that calls one.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import math
 import statistics
 import subprocess
@@ -56,6 +59,33 @@ async def connect_and_call(config: McpServerConfig) -> tuple[float, float]:
     return ready - started, time.perf_counter() - ready
 
 
+async def provider_turn(ctx: object, call: bool) -> float:
+    from core.acting.mcp_tools import mcp_tools
+    from core.messages import ToolCall
+    from core.tools.base import Toolset
+
+    started = time.perf_counter()
+    async with mcp_tools(ctx) as tools:  # type: ignore[arg-type]
+        if call:
+            request = ToolCall(id="c1", name="mcp__time__get_current_time",
+                               arguments='{"timezone": "Europe/Berlin"}')
+            result = await Toolset(tools).call(ctx, request)  # type: ignore[arg-type]
+            if "Error" in result.content:
+                raise SystemExit(result.content)
+    return time.perf_counter() - started
+
+
+def provider_context(config: McpServerConfig) -> object:
+    from types import SimpleNamespace
+
+    from core.config import load_settings
+
+    server = config.model_dump(include={"command", "args"})
+    settings = load_settings({"IRIS_HOME": "/nonexistent", "IRIS_MCP_SERVERS": json.dumps(
+        {"time": server})})
+    return SimpleNamespace(settings=settings)
+
+
 def report(label: str, samples: list[float]) -> None:
     print(
         f"{label:<34} p50 {statistics.median(samples) * 1000:7.0f} ms   "
@@ -79,6 +109,19 @@ def main() -> None:
         closes.append(closed)
     report("connect + first get_current_time", opens)
     report("close (server shutdown)", closes)
+
+    from core.acting.mcp_tools import forget_tools
+
+    ctx = provider_context(config)
+    cold, warm_idle, warm_call = [], [], []
+    for _ in range(args.runs):
+        forget_tools()
+        cold.append(asyncio.run(provider_turn(ctx, call=False)))
+        warm_idle.append(asyncio.run(provider_turn(ctx, call=False)))
+        warm_call.append(asyncio.run(provider_turn(ctx, call=True)))
+    report("turn, first in process (list)", cold)
+    report("turn, warm, no MCP call", warm_idle)
+    report("turn, warm, one MCP call", warm_call)
 
 
 if __name__ == "__main__":

@@ -1,15 +1,21 @@
-"""MCP servers' tools in a turn: a ``ToolProvider`` that connects to the servers of iris.yaml
-for the length of the turn and offers each server tool as ``mcp__<server>__<tool>``.
+"""MCP servers' tools in a turn: a ``ToolProvider`` that offers each tool of the servers of
+iris.yaml as ``mcp__<server>__<tool>`` and closes every connection when the turn ends.
 
-Nothing is started when no server is configured. A server that cannot be reached shows up as
-one tool, ``mcp__<server>__unavailable``, whose description and result say why, so the model
-can tell the user instead of guessing; the rest of the turn goes on.
+Nothing is started when no server is configured. The first turn in a process connects to the
+servers to list their tools and remembers the lists (``TOOLS_TTL``); later turns offer the
+remembered tools and connect only when the model calls one, so a turn that uses no MCP tool
+costs nothing. A server that cannot be reached shows up as one tool,
+``mcp__<server>__unavailable``, whose description and result say why, so the model can tell
+the user instead of guessing; the rest of the turn goes on.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +32,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("iris.mcp")
 
 DESCRIPTION_CHARS = 1_024
+TOOLS_TTL = 600.0
+
+_remembered: dict[str, tuple[list[McpTool], float]] = {}
 
 
 class AnyArguments(BaseModel):
@@ -58,7 +67,7 @@ class McpServerTool(Tool):
     description = "A tool of an MCP server."
     name = "mcp"
 
-    def __init__(self, connections: McpConnections, tool: McpTool):
+    def __init__(self, connections: Callable[[], Awaitable[McpConnections]], tool: McpTool):
         self._connections = connections
         self._tool = tool
         self.name = tool.qualified_name  # type: ignore[misc]
@@ -72,7 +81,12 @@ class McpServerTool(Tool):
         )
 
     async def run(self, ctx: ToolContext, args: AnyArguments) -> str:
-        result = await self._connections.call(self.name, args.model_dump())
+        try:
+            connections = await self._connections()
+        except Exception as exc:
+            log.warning("MCP server %s could not connect: %s", self._tool.server, exc)
+            return f"Error: MCP server {self._tool.server!r} could not connect: {exc}"
+        result = await connections.call(self.name, args.model_dump())
         if result.is_error:
             return f"Error from MCP tool {self._tool.name!r}: {result.text}"
         return result.text
@@ -109,15 +123,74 @@ def _down_tools(failures: dict[str, str], taken: set[str]) -> list[Tool]:
     return tools
 
 
+class LazyConnections:
+    """Connections opened on first use, by a task of their own (their transports must be entered
+    and left in one task), and closed by ``aclose``."""
+
+    def __init__(self, servers: dict[str, McpServerConfig]):
+        self._servers = servers
+        self._task: asyncio.Task[None] | None = None
+        self._ready: asyncio.Future[McpConnections] | None = None
+        self._closing = asyncio.Event()
+
+    async def get(self) -> McpConnections:
+        if self._task is None:
+            self._ready = asyncio.get_running_loop().create_future()
+            self._task = asyncio.create_task(self._own(self._ready), name="mcp-connections")
+        assert self._ready is not None
+        return await asyncio.shield(self._ready)
+
+    async def _own(self, ready: asyncio.Future[McpConnections]) -> None:
+        from core.mcp.client import McpConnections
+
+        try:
+            async with McpConnections(self._servers) as connections:
+                ready.set_result(connections)
+                await self._closing.wait()
+        except Exception as exc:
+            if not ready.done():
+                ready.set_exception(exc)
+            else:
+                log.warning("closing the MCP connections failed: %s", exc)
+
+    async def aclose(self) -> None:
+        self._closing.set()
+        if self._task is not None:
+            await self._task
+
+
+def _cache_key(servers: dict[str, McpServerConfig]) -> str:
+    return json.dumps({name: c.model_dump() for name, c in servers.items()}, sort_keys=True)
+
+
+def remembered_tools(servers: dict[str, McpServerConfig]) -> list[McpTool] | None:
+    found = _remembered.get(_cache_key(servers))
+    if found is None or time.monotonic() - found[1] > TOOLS_TTL:
+        return None
+    return found[0]
+
+
+def forget_tools() -> None:
+    _remembered.clear()
+
+
 @asynccontextmanager
 async def mcp_tools(ctx: ToolContext) -> AsyncIterator[list[Tool]]:
-    """A ``ToolProvider``: the tools of the enabled MCP servers, open for one turn."""
+    """A ``ToolProvider``: the tools of the enabled MCP servers for one turn."""
     servers = {
         name: config for name, config in configured_servers(ctx.settings).items()
         if config.enabled
     }
     if not servers:
         yield []
+        return
+    known = remembered_tools(servers)
+    if known is not None:
+        lazy = LazyConnections(servers)
+        try:
+            yield [McpServerTool(lazy.get, tool) for tool in known]
+        finally:
+            await lazy.aclose()
         return
     from core.mcp.client import McpConnections
 
@@ -129,6 +202,13 @@ async def mcp_tools(ctx: ToolContext) -> AsyncIterator[list[Tool]]:
             failures = {name: f"MCP server {name!r} could not connect: {exc}" for name in servers}
             tools: list[Tool] = _down_tools(failures, set())
         else:
-            tools = [McpServerTool(connections, tool) for tool in connections.tools()]
+
+            async def opened() -> McpConnections:
+                return connections
+
+            listed = connections.tools()
+            if not connections.failures():
+                _remembered[_cache_key(servers)] = (listed, time.monotonic())
+            tools = [McpServerTool(opened, tool) for tool in listed]
             tools += _down_tools(connections.failures(), {tool.name for tool in tools})
         yield tools

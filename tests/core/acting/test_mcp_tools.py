@@ -137,3 +137,44 @@ def test_yaml_servers_are_validated_and_secrets_masked(iris_home):
     assert masked["docs"]["headers"] == {"Authorization": "*** (set)"}
     assert masked["gh"] == {"command": "gh-mcp", "env": {"GITHUB_TOKEN": "*** (set)"}}
     assert settings.mcp_servers["gh"]["env"]["GITHUB_TOKEN"] == "ghp_abcdef123456"
+
+
+def test_warm_turns_start_a_server_only_when_its_tool_is_called(store, monkeypatch, tmp_path):
+    starts = tmp_path / "starts.log"
+    server = {"command": sys.executable, "args": [str(Path(__file__).with_name(
+        "counting_server.py"))], "env": {"START_LOG": str(starts)}}
+    settings = settings_with(monkeypatch, {"loud": server})
+    ctx = make_ctx(store, settings)
+
+    def started():
+        return starts.read_text().count("start") if starts.exists() else 0
+
+    specs, _ = asyncio.run(use_tools(ctx, []))
+    assert "mcp__loud__shout" in specs and started() == 1
+    specs, _ = asyncio.run(use_tools(ctx, []))
+    assert "mcp__loud__shout" in specs and started() == 1
+    specs, (one, two) = asyncio.run(use_tools(ctx, [
+        ("mcp__loud__shout", {"text": "hi"}), ("mcp__loud__shout", {"text": "yo"}),
+    ]))
+    assert "\nHI\n" in one and "\nYO\n" in two and started() == 2
+
+    missing = dict(server, env={"START_LOG": str(tmp_path / "no-such-dir" / "x.log")})
+    later = settings_with(monkeypatch, {"loud": missing})
+    specs, (down,) = asyncio.run(use_tools(make_ctx(store, later, "http:bob"), [
+        ("mcp__loud__unavailable", {}),
+    ]))
+    assert "mcp__loud__shout" not in specs
+    assert down.startswith("Error: MCP server 'loud' could not connect")
+
+
+def test_a_remembered_server_that_went_down_is_an_error_result(store, monkeypatch, tmp_path):
+    log = tmp_path / "starts.log"
+    script = tmp_path / "flaky_server.py"
+    script.write_text(Path(__file__).with_name("counting_server.py").read_text())
+    server = {"command": sys.executable, "args": [str(script)], "env": {"START_LOG": str(log)}}
+    ctx = make_ctx(store, settings_with(monkeypatch, {"flaky": server}))
+    asyncio.run(use_tools(ctx, []))
+    script.write_text("import sys\nsys.exit(3)\n")
+    specs, (result,) = asyncio.run(use_tools(ctx, [("mcp__flaky__shout", {"text": "x"})]))
+    assert "mcp__flaky__shout" in specs
+    assert "Error from MCP tool 'shout'" in result and "could not connect" in result
