@@ -9,6 +9,7 @@ several matching messages is more likely the one asked about) and recency.
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,7 +23,7 @@ from core.search.query import (
     trigram_expression,
     trigram_terms,
 )
-from core.search.snippets import snippet
+from core.search.snippets import snippet, stem_prefix
 from core.store.search import Filters
 
 if TYPE_CHECKING:
@@ -34,7 +35,10 @@ SHORT_CJK_WEIGHT = 0.3
 SESSION_WEIGHT = 0.2
 RECENCY_WEIGHT = 0.05
 RECENCY_DAYS = 60.0
+COVERAGE_WEIGHT = 0.25
+PERSON_WEIGHT = 0.15
 MIN_CANDIDATES = 100
+_TOKEN_RE = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -111,6 +115,36 @@ def candidate_scores(
     return dict(scores)
 
 
+def coverage(stems: set[str], text: str) -> float:
+    """The share of the query's words (crudely stemmed) that occur in ``text``."""
+    if not stems:
+        return 1.0
+    tokens = {stem_prefix(t) for t in _TOKEN_RE.findall(text.lower())}
+    found = sum(1 for s in stems if s in tokens or (
+        len(s) >= 4 and any(t.startswith(s) for t in tokens)))
+    return found / len(stems)
+
+
+def adjusted(
+    query: ParsedQuery, scores: dict[int, float], messages: dict[int, Any]
+) -> dict[int, float]:
+    """Scores weighed by how many query words a message holds, and by who wrote it when the
+    question says (first person: the user's own messages; second person: the agent's)."""
+    stems = {stem_prefix(w) for w in query.words() if len(w) > 1}
+    preferred = {"first": "user", "second": "assistant"}.get(query.person or "")
+    out = {}
+    for mid, score in scores.items():
+        stored = messages.get(mid)
+        if stored is None:
+            continue
+        value = score * (1 - COVERAGE_WEIGHT + COVERAGE_WEIGHT * coverage(
+            stems, _searchable_text(stored)))
+        if preferred and stored.message.role == preferred:
+            value *= 1 + PERSON_WEIGHT
+        out[mid] = value
+    return out
+
+
 def rank(
     scores: dict[int, float], messages: dict[int, Any], newest: float | None
 ) -> list[tuple[int, float]]:
@@ -150,6 +184,7 @@ def search_messages(
     depth = max(MIN_CANDIDATES, limit * 10)
     scores = candidate_scores(store, user_id, query, filters, depth)
     messages = store.search.messages(user_id, list(scores))
+    scores = adjusted(query, scores, messages)
     ranked = rank(scores, messages, store.search.newest(user_id))[:limit]
     meta = store.search.session_meta(
         user_id, sorted({messages[mid].session_id for mid, _ in ranked})

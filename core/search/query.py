@@ -49,9 +49,15 @@ class Term:
         return [w for w in _SPLIT_RE.split(self.text) if w]
 
 
+FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "i'm",
+                          "i've", "i'd", "we're", "we've"})
+SECOND_PERSON = frozenset({"you", "your", "yours", "yourself", "you've", "you're", "you'd"})
+
+
 @dataclass(frozen=True)
 class ParsedQuery:
     terms: tuple[Term, ...]
+    person: str | None = None  # "first": about the user's own words; "second": the agent's
 
     @property
     def empty(self) -> bool:
@@ -108,7 +114,15 @@ def parse_query(text: str) -> ParsedQuery:
             scan(match.group(1))
         rest = match.end()
     scan(text[rest:].replace('"', " "))
-    return ParsedQuery(tuple(_drop_stop_words(terms)))
+    return ParsedQuery(tuple(_drop_stop_words(terms)), person=_person(text))
+
+
+def _person(text: str) -> str | None:
+    words = set(re.findall(r"[a-z']+", text.lower().replace("\u2019", "'")))
+    first, second = bool(words & FIRST_PERSON), bool(words & SECOND_PERSON)
+    if first == second:
+        return None
+    return "first" if first else "second"
 
 
 def _is_stop(term: Term) -> bool:
