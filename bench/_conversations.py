@@ -224,7 +224,7 @@ def generate(users: int = 20, sessions: int = 20, seed: int = 7) -> list[UserHis
         chosen = facts[: max(1, sessions // 2)]
         start = 1_700_000_000.0 + u * 3600
         plan: list[tuple[str, list[tuple[Fact, str]]]] = []
-        for s in range(sessions):
+        for _ in range(sessions):
             plan.append((r.choice(list(TOPIC_TALK)), []))
         for fact in chosen:
             s = r.randrange(0, max(1, sessions - 3))

@@ -49,7 +49,8 @@ def load(store, users: int, target: int, seed: int) -> tuple[list[str], list[tup
         histories = generate(min(50, users - chunk), per_user_sessions, seed + chunk)
         with db.transaction():
             for h in histories:
-                uid = f"usr_bench{chunk:04d}{h.user[-3:]}{random.Random(h.user).getrandbits(40):010x}"
+                tail = random.Random(f"{seed}{chunk}{h.user}").getrandbits(40)
+                uid = f"usr_bench{chunk:04d}{h.user[-3:]}{tail:010x}"
                 user_ids.append(uid)
                 db.execute("INSERT INTO users (id, created_at) VALUES (?, 0)", (uid,))
                 for s in h.sessions:
