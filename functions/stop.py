@@ -13,7 +13,7 @@ from core.messages import InboundMessage
 from functions.runtime import Runtime
 
 STOP = re.compile(r"^\s*/stop(?:@\S+)?\s*$", re.IGNORECASE)
-STOPPING = "Stopping the current turn; I'll end it after the step it is on."
+STOPPING = "Stopping: I'll end the current turn after the step it is on."
 NOTHING = "Nothing is running right now."
 
 

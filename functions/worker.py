@@ -72,7 +72,8 @@ async def process(rt: Runtime, entry: InboxEntry) -> None:
         record = TurnRecord(
             entry=entry, session_id=outcome.session_id, messages=outcome.messages,
             usage=outcome.usage, reply=outcome.reply, status=outcome.status, error=outcome.error,
-            outbound=outbound_for(entry, outcome.reply),
+            # a stopped turn was already answered by /stop itself
+            outbound=outbound_for(entry, outcome.reply) if outcome.status != "cancelled" else None,
         )
     turn_checkpoint = rt.checkpoint or (lambda step: None)
     turn_checkpoint("before_commit")

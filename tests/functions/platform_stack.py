@@ -4,6 +4,7 @@ do. Used by the webhook tests and by bench/webhook_reliability.py."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -21,7 +22,6 @@ from core.messages import Message, Usage
 from functions.app import create_app
 from functions.dispatch import LocalDispatcher
 from functions.runtime import Runtime, build_runtime
-from tests.fakes.scripted_model import FixedRouter
 from tests.fakes.server import serve
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
@@ -34,12 +34,12 @@ SLACK_TOKEN = "xoxb-test-token"
 
 @dataclass
 class EchoModel:
-    """Answers every turn with ``re: <the user's message>``; ``before`` runs first (tests use it
-    to stall or observe a turn)."""
+    """Answers every turn with ``re: <the user's message>``. ``before`` (sync or async) runs
+    first: tests use it to stall a turn, or return a Message to answer with instead."""
 
     name: str = "echo/test"
     seen: list[str] = field(default_factory=list)
-    before: Callable[[list[Message]], None] | None = None
+    before: Callable[[list[Message]], Any] | None = None
 
     async def complete(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec] = ()
@@ -47,9 +47,27 @@ class EchoModel:
         last = messages[-1].content
         self.seen.append(last)
         if self.before is not None:
-            self.before(list(messages))
+            result = self.before(list(messages))
+            if inspect.isawaitable(result):
+                result = await result
+            if isinstance(result, Message):
+                return ModelResponse(message=result, usage=Usage(model=self.name))
         reply = Message(role="assistant", content=f"re: {last}")
         return ModelResponse(message=reply, usage=Usage(model=self.name, prompt_tokens=1))
+
+
+@dataclass
+class SplitRouter:
+    """The turn's model and a separate side model (titles, reviews), so tests count turns."""
+
+    model: Any
+    side_model: Any
+
+    def main(self, override: str | None = None) -> Any:
+        return self.model
+
+    def side(self) -> Any:
+        return self.side_model
 
 
 @dataclass
@@ -124,7 +142,7 @@ def platform_stack(home: Path, *, model: Any = None, **env: str) -> Iterator[Sta
     with serve(telegram.app) as tg_server, serve(slack.app) as slack_server:
         settings = load_settings(stack_env(home, tg_server.url, slack_server.url, **env))
         dispatcher = LocalDispatcher()
-        rt = build_runtime(settings, dispatcher, router=FixedRouter(model))
+        rt = build_runtime(settings, dispatcher, router=SplitRouter(model, EchoModel("side")))
         dispatcher.bind(rt)
         try:
             with serve(create_app(rt)) as iris, httpx.Client(timeout=30) as http:
