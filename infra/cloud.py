@@ -7,6 +7,7 @@ plain process (``.local()`` in the tests, against the emulator's store).
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from core.config import Settings, load_settings
@@ -19,34 +20,49 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("iris.cloud")
 
+REQUIRED_SECRET_KEYS = ("IRIS_MODEL", "IRIS_DB_URL", "IRIS_OBJECTS_URL")
+"""Keys the Modal secret must hold; Modal refuses to deploy without them."""
 
-def cloud_problems(settings: Settings) -> list[tuple[str, str]]:
-    """(setting, problem and fix) for every setting that cannot work in a serverless container."""
-    problems: list[tuple[str, str]] = []
+
+@dataclass(frozen=True)
+class CloudProblem:
+    setting: str
+    message: str
+    fix: str
+
+
+def cloud_problems(settings: Settings) -> list[CloudProblem]:
+    """Every setting that cannot work in a serverless container, with its fix."""
+    found: list[CloudProblem] = []
     if not settings.db_is_remote:
-        problems.append(("db_url", "a file: database lives inside one container and vanishes with "
-                         "it; use a Turso database: libsql://NAME-ORG.turso.io"))
+        found.append(CloudProblem(
+            "db_url", "a file: database lives inside one container and vanishes with it",
+            "use a Turso database: db_url: libsql://NAME-ORG.turso.io"))
     elif settings.db_url.startswith("libsql://") and settings.db_auth_token is None:
-        problems.append(("db_auth_token", "a Turso database needs a token: "
-                         "`turso db tokens create NAME`, then IRIS_DB_AUTH_TOKEN in .env"))
+        found.append(CloudProblem(
+            "db_auth_token", "a Turso database needs an auth token",
+            "`turso db tokens create NAME`, then IRIS_DB_AUTH_TOKEN=… in .env"))
     if not settings.objects_url.startswith("s3://"):
-        problems.append(("objects_url", "a local directory is not shared between containers; use "
-                         "an S3 or R2 bucket: s3://BUCKET/iris (+ s3_endpoint_url for R2)"))
+        found.append(CloudProblem(
+            "objects_url", "a local directory is not shared between containers",
+            "use an S3 or R2 bucket: objects_url: s3://BUCKET/iris (R2: + s3_endpoint_url)"))
     if not settings.model:
-        problems.append(("model", "no model configured, e.g. anthropic/claude-sonnet-4-5 or "
-                         "openai/gpt-4o-mini (the embedded demo model only runs in `iris dev`)"))
+        found.append(CloudProblem(
+            "model", "no model configured (the embedded demo model only runs in `iris dev`)",
+            "model: anthropic/claude-sonnet-4-5, openai/gpt-4o-mini, … in iris.yaml"))
     if settings.sandbox_backend == "local":
-        problems.append(("sandbox_backend", "'local' would run users' commands inside the "
-                         "function container; use modal (or daytona)"))
-    return problems
+        found.append(CloudProblem(
+            "sandbox_backend", "'local' would run users' commands inside the function container",
+            "sandbox_backend: modal (or daytona)"))
+    return found
 
 
 def require_cloud_settings(settings: Settings) -> Settings:
     problems = cloud_problems(settings)
     if problems:
         raise ConfigError(
-            ", ".join(name for name, _ in problems),
-            "; ".join(f"{name}: {text}" for name, text in problems),
+            ", ".join(p.setting for p in problems),
+            "; ".join(f"{p.setting}: {p.message} ({p.fix})" for p in problems),
         )
     return settings
 

@@ -18,12 +18,12 @@ from typing import Any
 
 import modal
 
+from infra.cloud import REQUIRED_SECRET_KEYS
 from infra.image import build_image, recipe
 
 APP_NAME = os.environ.get("IRIS_MODAL_APP") or "iris"
 SECRET_NAME = APP_NAME
 SANDBOX_APP_NAME = os.environ.get("IRIS_SANDBOX_MODAL_APP") or "iris-sandboxes"
-REQUIRED_SECRET_KEYS = ["IRIS_MODEL", "IRIS_DB_URL", "IRIS_OBJECTS_URL"]
 
 WEB_SCALEDOWN_SECONDS = 60
 WEB_TIMEOUT_SECONDS = 660  # the HTTP API waits up to 600 s for a turn
@@ -52,7 +52,7 @@ def declare(name: str, **options: Any) -> dict[str, Any]:
 
 app = modal.App(APP_NAME)
 image = build_image(recipe(local=modal.is_local()), modal)
-secret = modal.Secret.from_name(SECRET_NAME, required_keys=REQUIRED_SECRET_KEYS)
+secret = modal.Secret.from_name(SECRET_NAME, required_keys=list(REQUIRED_SECRET_KEYS))
 common = {"image": image, "secrets": [secret], "env": CONTAINER_ENV, "min_containers": 0}
 
 

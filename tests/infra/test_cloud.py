@@ -32,9 +32,9 @@ def test_a_complete_cloud_configuration_passes(iris_home):
     ({"IRIS_SANDBOX_BACKEND": "local"}, "sandbox_backend", "modal"),
 ])
 def test_each_local_only_setting_is_named_with_its_fix(iris_home, change, setting, hint):
-    problems = dict(cloud_problems(settings_with(iris_home, **change)))
-    assert list(problems) == [setting]
-    assert hint in problems[setting]
+    problem, = cloud_problems(settings_with(iris_home, **change))
+    assert problem.setting == setting
+    assert hint in problem.fix
 
 
 def test_a_container_refuses_to_start_and_says_why(iris_home, monkeypatch):

@@ -57,7 +57,7 @@ def test_functions_schedules_web_endpoint_and_secrets():
     for info in (web, worker, tick):
         assert info.secrets[0] == "modal.Secret.from_name('iris')"
         assert "IRIS_DISPATCHER" in info.secrets[1]
-    assert modal_app.REQUIRED_SECRET_KEYS == ["IRIS_MODEL", "IRIS_DB_URL", "IRIS_OBJECTS_URL"]
+    assert modal_app.REQUIRED_SECRET_KEYS == ("IRIS_MODEL", "IRIS_DB_URL", "IRIS_OBJECTS_URL")
     assert modal_app.CONTAINER_ENV["IRIS_DISPATCHER"] == "modal"
     assert modal_app.SANDBOX_APP_NAME == "iris-sandboxes"
     assert load_settings().sandbox_modal_app == modal_app.SANDBOX_APP_NAME

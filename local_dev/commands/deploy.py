@@ -1,0 +1,193 @@
+"""``iris deploy``: check everything, create the Modal secret, ``modal deploy``, wire webhooks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from core.config import Settings, dotenv_path, load_settings
+from core.dotenv import read_dotenv, update_dotenv, write_private
+from core.errors import ConfigError
+
+
+def _fail(message: str, code: int = 1) -> None:
+    click.echo(message, err=True)
+    sys.exit(code)
+
+
+def _settings() -> Settings:
+    try:
+        return load_settings()
+    except ConfigError as exc:
+        _fail(f"config error: {exc}", 2)
+        raise
+
+
+def _git_tag(root: Path) -> str | None:
+    try:
+        done = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=root, timeout=10,
+                              capture_output=True, text=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    return done.stdout.strip() or None
+
+
+def _ensure_telegram_secret(settings: Settings) -> tuple[Settings, bool]:
+    """Generate the webhook secret Telegram will send back, stored in .env; True if new."""
+    from infra.webhooks import new_telegram_secret
+
+    if settings.telegram_token is None or settings.telegram_secret is not None:
+        return settings, False
+    path = dotenv_path(settings.config_path or settings.home / "iris.yaml")
+    update_dotenv(path, {"IRIS_TELEGRAM_SECRET": new_telegram_secret()})
+    click.echo(f"Generated a Telegram webhook secret (IRIS_TELEGRAM_SECRET in {path}).")
+    return _settings(), True
+
+
+def _modal_environ(settings: Settings) -> dict[str, str]:
+    from infra.image import project_root
+
+    root = project_root()
+    env = dict(os.environ)
+    env["IRIS_MODAL_APP"] = settings.modal_app
+    env["IRIS_SANDBOX_MODAL_APP"] = settings.sandbox_modal_app
+    if (root / "pyproject.toml").is_file():
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH")) if p)
+    return env
+
+
+def _print_report(report: Any) -> None:
+    for note in report.notes:
+        click.echo(f"  · {note}")
+    for warning in report.warnings:
+        click.echo(f"  ! {warning}")
+    for problem in report.problems:
+        click.echo(f"  ✗ {problem.check}: {problem.message}\n      fix: {problem.fix}", err=True)
+
+
+def _deployed_url(settings: Settings, url: str | None) -> str:
+    if url:
+        return url.rstrip("/")
+    from infra.deploy import deploy_record
+
+    record = deploy_record(settings.home)
+    try:
+        saved = json.loads(record.read_text())
+        if saved.get("app") == settings.modal_app and saved.get("url"):
+            return str(saved["url"])
+    except (OSError, ValueError):
+        pass
+    _fail(f"no deployment of {settings.modal_app!r} recorded in {record}: pass --url "
+          "https://…modal.run (see `modal app list`)")
+    raise AssertionError
+
+
+def _register(settings: Settings, base_url: str, *, telegram: bool, slack: bool) -> None:
+    from infra.webhooks import WebhookError, register_telegram, slack_instructions
+
+    if telegram:
+        try:
+            hook = asyncio.run(register_telegram(settings, base_url))
+        except WebhookError as exc:
+            _fail(f"error: {exc}\n(the app is deployed; retry with `iris deploy --telegram "
+                  f"--skip-deploy`)")
+        click.echo(f"Telegram: @{hook.bot_username} now posts to {hook.url} "
+                   f"({hook.pending_updates} updates waiting).")
+    if slack:
+        click.echo(slack_instructions(base_url))
+
+
+@click.command("deploy")
+@click.option("--telegram", is_flag=True, help="Register the Telegram webhook after deploying.")
+@click.option("--slack", is_flag=True, help="Print the Slack Events URL and app manifest.")
+@click.option("--push-secret", is_flag=True,
+              help="Replace the Modal secret with iris.yaml + .env (created anyway if missing).")
+@click.option("--tag", help="Version tag for this deployment [default: git describe].")
+@click.option("--check", "check_only", is_flag=True, help="Run the checks only; deploy nothing.")
+@click.option("--skip-deploy", is_flag=True,
+              help="Do not deploy; only register webhooks for the recorded (or --url) deployment.")
+@click.option("--url", help="The deployment's base URL, for --skip-deploy.")
+@click.pass_context
+def deploy(ctx: click.Context, telegram: bool, slack: bool, push_secret: bool, tag: str | None,
+           check_only: bool, skip_deploy: bool, url: str | None) -> None:
+    """Deploy Iris to Modal: checks, the Modal secret, `modal deploy`, webhooks.
+
+    \b
+    Checks first (each problem is named with its fix, and nothing is deployed):
+      Modal token, cloud-ready settings (Turso, S3/R2, model, sandbox), database and
+      bucket reachable, the Modal secret and its keys, platform tokens.
+    Then creates the Modal secret from iris.yaml + .env if it does not exist (replaces it
+    with --push-secret), runs `modal deploy infra/modal_app.py` and prints the URLs.
+
+    Example: iris deploy --telegram
+    """
+    from infra.deploy import (
+        deploy_record,
+        open_database,
+        preflight,
+        sdk_secret_probe,
+        secret_payload,
+    )
+    from infra.image import project_root
+    from infra.modal_cli import ModalCli, ModalCliError, web_url
+    from infra.webhooks import endpoints
+
+    settings = _settings()
+    if skip_deploy:
+        _register(settings, _deployed_url(settings, url), telegram=telegram, slack=slack)
+        return
+    changed = False
+    if telegram:
+        settings, changed = _ensure_telegram_secret(settings)
+    config_path = settings.config_path or settings.home / "iris.yaml"
+    dotenv = read_dotenv(dotenv_path(config_path))
+    injected = ctx.obj or {}
+    click.echo(f"Checking the configuration for Modal app {settings.modal_app!r}…")
+    report = preflight(
+        settings, os.environ, dotenv, probe=injected.get("secret_probe", sdk_secret_probe),
+        database=injected.get("open_database", open_database), telegram=telegram, slack=slack,
+        push_secret=push_secret, local_changes=changed,
+    )
+    _print_report(report)
+    if report.problems:
+        _fail(f"{len(report.problems)} problem(s): nothing was deployed.")
+    if check_only:
+        click.echo("All checks passed.")
+        return
+    assert report.modal is not None and report.secret is not None
+    cli = ModalCli(report.modal, _modal_environ(settings), project_root(), echo=click.echo)
+    try:
+        if push_secret or not report.secret.exists:
+            payload = secret_payload(settings, dotenv)
+            cli.create_secret(settings.modal_app, payload, replace=report.secret.exists)
+            click.echo(f"Modal secret {settings.modal_app!r}: {len(payload)} keys "
+                       f"({', '.join(sorted(payload))}).")
+        target = str(project_root() / "infra" / "modal_app.py")
+        output = cli.deploy(target, tag=tag or _git_tag(project_root()))
+    except ModalCliError as exc:
+        _fail(f"error: {exc}")
+    base = web_url(output)
+    if base is None:
+        _fail(f"deployed, but no web URL in modal's output: find it with "
+              f"`modal app info {settings.modal_app}`, then `iris deploy --skip-deploy --url URL`")
+    write_private(deploy_record(settings.home), json.dumps(
+        {"app": settings.modal_app, "url": base, "deployed_at": time.time()}))
+    click.echo("")
+    for name, endpoint in endpoints(base).items():
+        click.echo(f"{name + ':':18} {endpoint}")
+    click.echo(f"Logs: modal app logs {settings.modal_app} -f    "
+               f"Roll back: modal app rollback {settings.modal_app}")
+    _register(settings, base, telegram=telegram, slack=slack)
+
+
+commands = [deploy]
