@@ -77,6 +77,12 @@ class Inbox:
 
     def get(self, user_id: str, entry_id: int) -> InboxEntry:
         row = self.db.one("SELECT * FROM inbox WHERE user_id = ? AND id = ?", (user_id, entry_id))
+        if not row:  # the user was merged into another (account link) while a waiter held its id
+            row = self.db.one(
+                "SELECT i.* FROM inbox i JOIN users u ON i.user_id = u.merged_into"
+                " WHERE u.id = ? AND i.id = ?",
+                (user_id, entry_id),
+            )
         if not row:
             raise NotFound(f"no inbox entry {entry_id}")
         return InboxEntry.from_row(row)
