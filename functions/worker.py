@@ -39,9 +39,14 @@ async def _renew(rt: Runtime, name: str, owner: str) -> None:
             return
 
 
-def outbound_for(entry: InboxEntry, reply: str) -> OutboundReply | None:
-    """Where a reply goes. HTTP callers read it from the inbox entry instead."""
+def outbound_for(entry: InboxEntry, reply: str, status: str = "done") -> OutboundReply | None:
+    """Where a reply goes. HTTP callers read it from the inbox entry instead; a scheduled job's
+    run goes to the job's target chat."""
     message = entry.message
+    if message.platform == "cron":
+        from core.scheduler.outbound import cron_outbound
+
+        return cron_outbound(entry, reply, status)
     if message.platform in ("http", "cli") or not reply:
         return None
     return OutboundReply(platform=message.platform, target=target_for(entry), text=reply)
@@ -63,7 +68,8 @@ async def process(rt: Runtime, entry: InboxEntry) -> None:
         reply = "Sorry, I could not process this message (it failed several times)."
         record = TurnRecord(
             entry=entry, session_id=session.id, messages=[], reply=reply, status="failed",
-            error=f"gave up after {MAX_ATTEMPTS} attempts", outbound=outbound_for(entry, reply),
+            error=f"gave up after {MAX_ATTEMPTS} attempts",
+            outbound=outbound_for(entry, reply, "failed"),
         )
         outcome = None
     else:
@@ -73,7 +79,8 @@ async def process(rt: Runtime, entry: InboxEntry) -> None:
             entry=entry, session_id=outcome.session_id, messages=outcome.messages,
             usage=outcome.usage, reply=outcome.reply, status=outcome.status, error=outcome.error,
             # a stopped turn was already answered by /stop itself
-            outbound=outbound_for(entry, outcome.reply) if outcome.status != "cancelled" else None,
+            outbound=(outbound_for(entry, outcome.reply, outcome.status)
+                      if outcome.status != "cancelled" else None),
         )
     turn_checkpoint = rt.checkpoint or (lambda step: None)
     turn_checkpoint("before_commit")

@@ -27,6 +27,7 @@ from core.store.users import Users
 if TYPE_CHECKING:
     from core.config import Settings
     from core.memory.repository import MemoryRepository
+    from core.scheduler.jobs import CronJobs
     from core.store.objects import ObjectStore
 
 
@@ -39,6 +40,7 @@ class OutboundReply:
     platform: str
     target: dict[str, Any]
     text: str
+    chat_key: str | None = None  # the chat it goes to, when not the entry's own (cron jobs)
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,7 @@ class Store:
         self._objects_args = (objects_url, s3_endpoint_url, s3_region)
         self._objects: ObjectStore | None = None
         self._memory: MemoryRepository | None = None
+        self._cron: CronJobs | None = None
 
     @property
     def objects(self) -> ObjectStore:
@@ -94,6 +97,15 @@ class Store:
         if self._memory is None:
             self._memory = MemoryRepository(self.db)
         return self._memory
+
+    @property
+    def cron(self) -> CronJobs:
+        """Scheduled jobs and their runs (``core.scheduler``; croniter stays off the ack path)."""
+        from core.scheduler.jobs import CronJobs
+
+        if self._cron is None:
+            self._cron = CronJobs(self.db)
+        return self._cron
 
     def commit_turn(self, record: TurnRecord) -> int | None:
         """Store a turn's messages and usage, mark its inbox entry finished and record the reply
@@ -123,7 +135,8 @@ class Store:
                 return None
             return self.deliveries.add(
                 entry.user_id, source=f"inbox:{entry.id}", platform=record.outbound.platform,
-                chat_key=entry.chat_key, target=record.outbound.target, text=record.outbound.text,
+                chat_key=record.outbound.chat_key or entry.chat_key, target=record.outbound.target,
+                text=record.outbound.text,
             )
 
     def close(self) -> None:

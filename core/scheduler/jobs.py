@@ -1,0 +1,326 @@
+"""The cron jobs and runs repository. Every method touching a job takes its owner's user id; the
+tick's ``due`` sweep and the operator's ``owner_of`` return keys only, never content."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from core.errors import IrisUsageError, NotFound
+from core.ids import now
+from core.scheduler.schedule import Schedule
+from core.scheduler.targets import Target
+from core.store.db import Database, Row
+
+UPDATABLE = frozenset({
+    "name", "prompt", "schedule", "schedule_text", "timezone", "target", "skills", "model",
+    "repeat", "runs_done", "next_run_at", "enabled",
+})
+
+
+def instant(at: float | None) -> datetime | None:
+    return None if at is None else datetime.fromtimestamp(at, UTC)
+
+
+@dataclass(frozen=True)
+class Job:
+    id: str
+    user_id: str
+    name: str
+    prompt: str
+    schedule: Schedule
+    schedule_text: str
+    timezone: str
+    target: Target
+    skills: list[str]
+    model: str | None
+    enabled: bool
+    repeat: int | None
+    runs_done: int
+    next_run_at: float | None
+    last_run_at: float | None
+    created_by: str
+    created_at: float
+    updated_at: float
+    removed_at: float | None
+
+    @property
+    def state(self) -> str:
+        if self.removed_at is not None:
+            return "removed"
+        if not self.enabled:
+            return "paused"
+        return "active" if self.next_run_at is not None else "finished"
+
+    @property
+    def chat_key(self) -> str:
+        return f"cron:{self.id}"
+
+    @classmethod
+    def from_row(cls, row: Row) -> Job:
+        return cls(
+            id=row["id"], user_id=row["user_id"], name=row["name"], prompt=row["prompt"],
+            schedule=Schedule.from_json(row["schedule"]), schedule_text=row["schedule_text"],
+            timezone=row["timezone"], target=Target.from_json(row["target"]),
+            skills=json.loads(row["skills"] or "[]"), model=row["model"],
+            enabled=bool(row["enabled"]), repeat=row["repeat"], runs_done=row["runs_done"],
+            next_run_at=row["next_run_at"], last_run_at=row["last_run_at"],
+            created_by=row["created_by"], created_at=row["created_at"],
+            updated_at=row["updated_at"], removed_at=row["removed_at"],
+        )
+
+
+@dataclass(frozen=True)
+class DeliveryState:
+    status: str  # pending | sent | failed
+    platform: str
+    attempts: int
+    last_error: str | None
+    sent_at: float | None
+
+
+@dataclass(frozen=True)
+class Run:
+    """A run and what became of it: its inbox entry (the turn) and its delivery."""
+
+    id: str
+    user_id: str
+    job_id: str
+    scheduled_for: float
+    trigger: str  # schedule | manual
+    claimed_at: float
+    inbox_id: int | None
+    error: str | None
+    inbox_status: str | None = None
+    attempts: int = 0
+    reply: str | None = None
+    session_id: str | None = None
+    finished_at: float | None = None
+    delivery: DeliveryState | None = None
+
+    @property
+    def silent(self) -> bool:
+        from core.scheduler.outbound import is_silent
+
+        return self.inbox_status == "done" and is_silent(self.reply or "")
+
+    @property
+    def status(self) -> str:
+        """queued | running | ok | silent | failed | cancelled | error"""
+        if self.inbox_status is None:
+            return "error" if self.error else "queued"
+        if self.inbox_status == "pending":
+            return "running" if self.attempts else "queued"
+        if self.inbox_status == "done":
+            return "silent" if self.silent else "ok"
+        return self.inbox_status
+
+    @property
+    def finished(self) -> bool:
+        return self.status not in ("queued", "running")
+
+
+class CronJobs:
+    def __init__(self, db: Database):
+        self.db = db
+
+    def create(
+        self, user_id: str, *, name: str, prompt: str, schedule: Schedule, schedule_text: str,
+        target: Target, skills: list[str], model: str | None, repeat: int | None,
+        next_run_at: float | None, created_by: str,
+    ) -> Job:
+        at = now()
+        for _ in range(5):
+            job_id = f"job_{secrets.token_hex(4)}"
+            row = self.db.one(
+                "INSERT INTO cron_jobs (id, user_id, name, prompt, schedule, schedule_text,"
+                " timezone, target, skills, model, repeat, next_run_at, created_by, created_at,"
+                " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (id) DO NOTHING RETURNING id",
+                (job_id, user_id, name, prompt, schedule.to_json(), schedule_text,
+                 schedule.timezone, target.to_json(), json.dumps(skills), model, repeat,
+                 next_run_at, created_by, at, at),
+            )
+            if row:
+                return self.get(user_id, job_id)
+        raise RuntimeError("could not allocate a job id")
+
+    def get(self, user_id: str, ref: str, *, include_removed: bool = False) -> Job:
+        """A job by id or (case-insensitive) name."""
+        ref = ref.strip()
+        row = self.db.one("SELECT * FROM cron_jobs WHERE user_id = ? AND id = ?", (user_id, ref))
+        if row is None:
+            rows = self.db.query(
+                "SELECT * FROM cron_jobs WHERE user_id = ? AND lower(name) = lower(?)"
+                " AND removed_at IS NULL ORDER BY created_at",
+                (user_id, ref),
+            )
+            if len(rows) > 1:
+                ids = ", ".join(r["id"] for r in rows)
+                raise IrisUsageError(f"{len(rows)} jobs are named {ref!r} ({ids}); use an id")
+            row = rows[0] if rows else None
+        if row is None or (row["removed_at"] is not None and not include_removed):
+            raise NotFound(f"no job {ref!r} (list them with /cron or `iris cron list`)")
+        return Job.from_row(row)
+
+    def list(self, user_id: str, *, include_removed: bool = False) -> list[Job]:
+        removed = "" if include_removed else " AND removed_at IS NULL"
+        rows = self.db.query(
+            f"SELECT * FROM cron_jobs WHERE user_id = ?{removed} ORDER BY created_at", (user_id,)
+        )
+        return [Job.from_row(row) for row in rows]
+
+    def count(self, user_id: str) -> int:
+        return self.db.scalar(
+            "SELECT count(*) FROM cron_jobs WHERE user_id = ? AND removed_at IS NULL", (user_id,)
+        )
+
+    def update(self, user_id: str, job_id: str, **changes: Any) -> Job:
+        unknown = set(changes) - UPDATABLE
+        if unknown:
+            raise ValueError(f"not updatable: {sorted(unknown)}")
+        encoded = {k: _encode(k, v) for k, v in changes.items()}
+        if "schedule" in changes:
+            encoded["timezone"] = changes["schedule"].timezone
+        sets = ", ".join(f"{name} = ?" for name in encoded)
+        changed = self.db.execute(
+            f"UPDATE cron_jobs SET {sets}, updated_at = ? WHERE user_id = ? AND id = ?"
+            " AND removed_at IS NULL",
+            (*encoded.values(), now(), user_id, job_id),
+        )
+        if changed != 1:
+            raise NotFound(f"no job {job_id!r}")
+        return self.get(user_id, job_id)
+
+    def remove(self, user_id: str, job_id: str) -> Job:
+        """Retire a job: it never runs again; it and its run history stay readable."""
+        at = now()
+        changed = self.db.execute(
+            "UPDATE cron_jobs SET removed_at = ?, enabled = 0, updated_at = ?"
+            " WHERE user_id = ? AND id = ? AND removed_at IS NULL",
+            (at, at, user_id, job_id),
+        )
+        if changed != 1:
+            raise NotFound(f"no job {job_id!r}")
+        return self.get(user_id, job_id, include_removed=True)
+
+    def advance(
+        self, user_id: str, job_id: str, *, expected: float, next_run_at: float | None,
+        runs_done: int, last_run_at: float,
+    ) -> bool:
+        """Compare-and-set the next run: only the claimant that saw ``expected`` moves it on."""
+        changed = self.db.execute(
+            "UPDATE cron_jobs SET next_run_at = ?, runs_done = ?, last_run_at = ?"
+            " WHERE user_id = ? AND id = ? AND next_run_at = ? AND enabled = 1"
+            " AND removed_at IS NULL",
+            (next_run_at, runs_done, last_run_at, user_id, job_id, expected),
+        )
+        return changed == 1
+
+    def due(self, at: float, *, limit: int = 500) -> list[tuple[str, str]]:
+        """System sweep: (user_id, job_id) of enabled jobs whose next run is at or before ``at``,
+        earliest first. Keys only."""
+        rows = self.db.query(
+            "SELECT user_id, id FROM cron_jobs WHERE enabled = 1 AND removed_at IS NULL"
+            " AND next_run_at IS NOT NULL AND next_run_at <= ? ORDER BY next_run_at LIMIT ?",
+            (at, limit),
+        )
+        return [(row["user_id"], row["id"]) for row in rows]
+
+    def owner_of(self, job_id: str) -> str | None:
+        """Operator lookup (``iris cron pause JOB``): the owning user's id, nothing else."""
+        return self.db.scalar("SELECT user_id FROM cron_jobs WHERE id = ?", (job_id.strip(),))
+
+    def add_run(
+        self, user_id: str, job_id: str, *, scheduled_for: float, trigger: str, owner: str,
+    ) -> str | None:
+        """Record a claimed run; None when this (job, instant) was claimed already."""
+        run_id = f"run_{secrets.token_hex(6)}"
+        row = self.db.one(
+            "INSERT INTO cron_runs (id, user_id, job_id, scheduled_for, trigger, claimed_by,"
+            " claimed_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (job_id, scheduled_for) DO NOTHING RETURNING id",
+            (run_id, user_id, job_id, scheduled_for, trigger, owner, now()),
+        )
+        return row["id"] if row else None
+
+    def attach_inbox(self, user_id: str, run_id: str, inbox_id: int) -> None:
+        self.db.execute(
+            "UPDATE cron_runs SET inbox_id = ? WHERE user_id = ? AND id = ?",
+            (inbox_id, user_id, run_id),
+        )
+
+    def unfinished_run(self, user_id: str, job_id: str) -> str | None:
+        """The id of a run of this job whose turn has not finished yet, if any."""
+        return self.db.scalar(
+            "SELECT r.id FROM cron_runs r JOIN inbox i ON i.id = r.inbox_id"
+            " WHERE r.user_id = ? AND r.job_id = ? AND i.user_id = r.user_id"
+            " AND i.status = 'pending' ORDER BY r.scheduled_for LIMIT 1",
+            (user_id, job_id),
+        )
+
+    def runs(self, user_id: str, job_id: str, *, limit: int = 20) -> list[Run]:
+        """The job's latest runs, newest first, with their turn and delivery state."""
+        rows = self.db.query(
+            f"{_RUN_SELECT} WHERE r.user_id = ? AND r.job_id = ?"
+            " ORDER BY r.scheduled_for DESC, r.claimed_at DESC LIMIT ?",
+            (user_id, job_id, limit),
+        )
+        return [_run(row) for row in rows]
+
+    def run(self, user_id: str, run_id: str) -> Run:
+        row = self.db.one(f"{_RUN_SELECT} WHERE r.user_id = ? AND r.id = ?", (user_id, run_id))
+        if row is None:
+            raise NotFound(f"no run {run_id!r}")
+        return _run(row)
+
+    def last_runs(self, user_id: str) -> dict[str, Run]:
+        """Each of the user's jobs' latest run, by job id."""
+        rows = self.db.query(
+            f"{_RUN_SELECT} WHERE r.user_id = ? AND r.claimed_at = (SELECT max(claimed_at)"
+            " FROM cron_runs x WHERE x.user_id = r.user_id AND x.job_id = r.job_id)",
+            (user_id,),
+        )
+        return {row["job_id"]: _run(row) for row in rows}
+
+
+_RUN_SELECT = (
+    "SELECT r.*, i.status AS inbox_status, i.attempts AS inbox_attempts, i.reply AS inbox_reply,"
+    " i.session_id AS inbox_session, i.done_at AS inbox_done_at, i.error AS inbox_error,"
+    " d.status AS d_status, d.platform AS d_platform, d.attempts AS d_attempts,"
+    " d.last_error AS d_error, d.sent_at AS d_sent_at"
+    " FROM cron_runs r"
+    " LEFT JOIN inbox i ON i.id = r.inbox_id AND i.user_id = r.user_id"
+    " LEFT JOIN deliveries d ON d.source = 'inbox:' || r.inbox_id AND d.user_id = r.user_id"
+)
+
+
+def _run(row: Row) -> Run:
+    delivery = None
+    if row["d_status"] is not None:
+        delivery = DeliveryState(status=row["d_status"], platform=row["d_platform"],
+                                 attempts=row["d_attempts"], last_error=row["d_error"],
+                                 sent_at=row["d_sent_at"])
+    return Run(
+        id=row["id"], user_id=row["user_id"], job_id=row["job_id"],
+        scheduled_for=row["scheduled_for"], trigger=row["trigger"],
+        claimed_at=row["claimed_at"], inbox_id=row["inbox_id"],
+        error=row["error"] or row["inbox_error"], inbox_status=row["inbox_status"],
+        attempts=row["inbox_attempts"] or 0, reply=row["inbox_reply"],
+        session_id=row["inbox_session"], finished_at=row["inbox_done_at"], delivery=delivery,
+    )
+
+
+def _encode(name: str, value: Any) -> Any:
+    if name == "schedule":
+        return value.to_json()
+    if name == "target":
+        return value.to_json()
+    if name == "skills":
+        return json.dumps(list(value))
+    if name == "enabled":
+        return int(bool(value))
+    return value
