@@ -48,8 +48,10 @@ class SlackSender:
             if target.get("response_url"):
                 return await asyncio.to_thread(self._respond, target["response_url"], part)
             response = await asyncio.to_thread(
-                self.client().chat_postMessage, channel=target["channel"], text=part.rendered,
-                thread_ts=target.get("thread_ts"), mrkdwn=True, unfurl_links=False,
+                lambda: self.client().chat_postMessage(
+                    channel=target["channel"], text=part.rendered,
+                    thread_ts=target.get("thread_ts"), mrkdwn=True, unfurl_links=False,
+                )
             )
             return str(response["ts"])
         except Exception as exc:
@@ -71,7 +73,7 @@ class SlackSender:
         return f"response_url:{response.status_code}"
 
     async def auth_test(self) -> dict[str, Any]:
-        return dict((await asyncio.to_thread(self.client().auth_test)).data)
+        return dict((await asyncio.to_thread(lambda: self.client().auth_test())).data)
 
 
 def failure(exc: Exception) -> DeliveryFailed:

@@ -8,7 +8,9 @@ plain text. In groups the first part quotes the message it answers.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
+import sys
 from datetime import timedelta
 from typing import Any
 
@@ -29,10 +31,13 @@ class TelegramSender:
         self._bot: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    def bot(self) -> Any:
-        """The ``Bot`` for the running event loop (its HTTP pool belongs to one loop)."""
+    async def bot(self) -> Any:
+        """The ``Bot`` for the running event loop (its HTTP pool belongs to one loop). The
+        library is imported in a thread the first time, so the loop keeps serving meanwhile."""
         loop = asyncio.get_running_loop()
         if self._bot is None or self._loop is not loop:
+            if "telegram.request" not in sys.modules:
+                await asyncio.to_thread(importlib.import_module, "telegram.request")
             from telegram import Bot
             from telegram.request import HTTPXRequest
 
@@ -50,55 +55,58 @@ class TelegramSender:
         return [await self.send_part(target, part, i) for i, part in enumerate(self.parts(text))]
 
     async def send_part(self, target: dict[str, Any], part: Part, index: int) -> str:
+        bot = await self.bot()
         from telegram.error import BadRequest, ChatMigrated
 
         chat_id = target["chat_id"]
         try:
             try:
-                return await self._post(chat_id, target, part.rendered, "HTML", index)
+                return await _post(bot, chat_id, target, part.rendered, "HTML", index)
             except BadRequest as exc:
                 if "can't parse entities" not in exc.message.lower():
                     raise
                 log.info("Telegram refused the formatting; sending part %d as plain text", index)
-                return await self._post(chat_id, target, part.markdown, None, index)
+                return await _post(bot, chat_id, target, part.markdown, None, index)
             except ChatMigrated as exc:
-                return await self._post(exc.new_chat_id, target, part.rendered, "HTML", index)
+                return await _post(bot, exc.new_chat_id, target, part.rendered, "HTML", index)
         except Exception as exc:
             raise failure(exc) from exc
 
-    async def _post(
-        self, chat_id: int | str, target: dict[str, Any], text: str, mode: str | None, index: int
-    ) -> str:
-        from telegram import LinkPreviewOptions, ReplyParameters
-
-        reply = None
-        if index == 0 and target.get("quote") and target.get("message_id"):
-            reply = ReplyParameters(int(target["message_id"]), allow_sending_without_reply=True)
-        thread = target.get("thread_id")
-        sent = await self.bot().send_message(
-            chat_id, text, parse_mode=mode, reply_parameters=reply,
-            message_thread_id=int(thread) if thread else None,
-            link_preview_options=LinkPreviewOptions(is_disabled=True),
-        )
-        return str(sent.message_id)
-
     async def typing(self, target: dict[str, Any]) -> None:
         thread = target.get("thread_id")
-        await self.bot().send_chat_action(
+        await (await self.bot()).send_chat_action(
             target["chat_id"], "typing", message_thread_id=int(thread) if thread else None
         )
 
     async def download(self, file_id: str) -> bytes:
         """A file the user sent (voice notes), by its Telegram file id."""
+        bot = await self.bot()
         try:
-            file = await self.bot().get_file(file_id)
+            file = await bot.get_file(file_id)
             return bytes(await file.download_as_bytearray())
         except Exception as exc:
             raise failure(exc) from exc
 
     async def get_me(self) -> dict[str, Any]:
-        me = await self.bot().get_me()
+        me = await (await self.bot()).get_me()
         return {"id": me.id, "username": me.username, "first_name": me.first_name}
+
+
+async def _post(
+    bot: Any, chat_id: int | str, target: dict[str, Any], text: str, mode: str | None, index: int
+) -> str:
+    from telegram import LinkPreviewOptions, ReplyParameters
+
+    reply = None
+    if index == 0 and target.get("quote") and target.get("message_id"):
+        reply = ReplyParameters(int(target["message_id"]), allow_sending_without_reply=True)
+    thread = target.get("thread_id")
+    sent = await bot.send_message(
+        chat_id, text, parse_mode=mode, reply_parameters=reply,
+        message_thread_id=int(thread) if thread else None,
+        link_preview_options=LinkPreviewOptions(is_disabled=True),
+    )
+    return str(sent.message_id)
 
 
 def failure(exc: Exception) -> DeliveryFailed:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import copy
+import functools
 import json
 import logging
 from abc import ABC, abstractmethod
@@ -46,12 +48,19 @@ class Tool(ABC):
     discoverable: ClassVar[bool] = True  # False: not in default_tools(), added by its owner
 
     def spec(self) -> ToolSpec:
-        schema = self.Args.model_json_schema()
-        schema.pop("title", None)
-        return ToolSpec(name=self.name, description=self.description, parameters=schema)
+        return ToolSpec(name=self.name, description=self.description,
+                        parameters=copy.deepcopy(_args_schema(self.Args)))
 
     @abstractmethod
     async def run(self, ctx: ToolContext, args: Any) -> str: ...
+
+
+@functools.cache
+def _args_schema(args: type[BaseModel]) -> dict[str, Any]:
+    """A tool's JSON schema, generated once per process (pydantic takes milliseconds)."""
+    schema = args.model_json_schema()
+    schema.pop("title", None)
+    return schema
 
 
 def _validation_message(exc: ValidationError) -> str:

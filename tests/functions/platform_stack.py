@@ -78,6 +78,7 @@ class Stack:
     slack: FakeSlack
     url: str
     http: httpx.Client
+    env: dict[str, str] = field(default_factory=dict)  # the settings, as IRIS_* variables
 
     def telegram_post(self, update: Any, *, secret: str | None = TELEGRAM_SECRET,
                       headers: dict[str, str] | None = None) -> httpx.Response:
@@ -140,12 +141,13 @@ def platform_stack(home: Path, *, model: Any = None, **env: str) -> Iterator[Sta
     telegram, slack = FakeTelegram(), FakeSlack()
     model = model or EchoModel()
     with serve(telegram.app) as tg_server, serve(slack.app) as slack_server:
-        settings = load_settings(stack_env(home, tg_server.url, slack_server.url, **env))
+        variables = stack_env(home, tg_server.url, slack_server.url, **env)
+        settings = load_settings(variables)
         dispatcher = LocalDispatcher()
         rt = build_runtime(settings, dispatcher, router=SplitRouter(model, EchoModel("side")))
         dispatcher.bind(rt)
         try:
             with serve(create_app(rt)) as iris, httpx.Client(timeout=30) as http:
-                yield Stack(rt, model, telegram, slack, iris.url, http)
+                yield Stack(rt, model, telegram, slack, iris.url, http, variables)
         finally:
             rt.store.close()

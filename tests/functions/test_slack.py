@@ -69,7 +69,7 @@ def test_a_mention_is_answered_in_its_thread_and_the_thread_is_its_own_chat(stac
     mention = slack.app_mention_event("what's up?", channel="C9")
     stack.slack_post(slack.event_payload(mention))
     stack.wait(lambda: stack.slack.posted())
-    assert posted(stack) == [(f"re: [<@U123>] what's up?", mention["ts"])]
+    assert posted(stack) == [("re: [<@U123>] what's up?", mention["ts"])]
 
     follow_up = slack.message_event("and then?", channel="C9", thread_ts=mention["ts"],
                                      user="U777")

@@ -1,0 +1,181 @@
+"""A load of webhook deliveries from both platforms against a running platform stack, and the
+check that every message got exactly one reply, in order. Shared by tests/functions/
+test_reliability.py (small) and bench/webhook_reliability.py (1,000 deliveries).
+
+Each chat is a person writing messages one after another (the next is sent once the platform
+accepted the previous); chats interleave in a random order; a share of the deliveries is
+repeated later, as a platform does when it thinks a delivery failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import random
+import re
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import httpx
+
+from tests.fakes.slack_api import FakeSlack
+from tests.functions.platform_stack import SLACK_SECRET, TELEGRAM_SECRET, Stack
+
+MARK = re.compile(r"m:(\d+):(\d+)")
+
+
+@dataclass(frozen=True)
+class Delivery:
+    chat: int
+    seq: int
+    platform: str
+    body: bytes
+    repeat: bool = False
+
+
+@dataclass
+class Report:
+    messages: int
+    deliveries: int
+    lost: int
+    doubled: int
+    out_of_order: int
+    seconds: float
+    statuses: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def turns_per_second(self) -> float:
+        return self.messages / self.seconds if self.seconds else 0.0
+
+    def line(self) -> str:
+        return (
+            f"{self.deliveries} deliveries of {self.messages} messages: lost {self.lost}, "
+            f"doubled {self.doubled}, out of order {self.out_of_order}; "
+            f"{self.turns_per_second:.1f} turns/s ({self.seconds:.2f} s); "
+            f"HTTP statuses {dict(sorted(self.statuses.items()))}"
+        )
+
+
+def plan(stack: Stack, *, messages: int, chats: int, repeat_share: float,
+         seed: int = 7) -> list[list[Delivery]]:
+    """Per chat, its deliveries in the order the person sent them (repeats not yet placed)."""
+    per_chat: list[list[Delivery]] = []
+    for chat in range(chats):
+        count = messages // chats + (1 if chat < messages % chats else 0)
+        platform = "telegram" if chat % 2 == 0 else "slack"
+        lane = []
+        for seq in range(count):
+            text = f"m:{chat}:{seq}"
+            if platform == "telegram":
+                update = stack.telegram.make_update(text, user_id=100_000 + chat)
+                body = json.dumps(update).encode()
+            else:
+                event = stack.slack.message_event(text, user=f"U{chat:05d}",
+                                                  channel=f"D{chat:05d}", channel_type="im")
+                body = json.dumps(stack.slack.event_payload(event)).encode()
+            lane.append(Delivery(chat, seq, platform, body))
+        per_chat.append(lane)
+    return per_chat
+
+
+def _post(http: httpx.AsyncClient, url: str, delivery: Delivery):  # type: ignore[no-untyped-def]
+    if delivery.platform == "telegram":
+        headers = {"Content-Type": "application/json",
+                   "X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET}
+        return http.post(f"{url}/telegram/webhook", content=delivery.body, headers=headers)
+    headers = {"Content-Type": "application/json", **FakeSlack.sign(delivery.body, SLACK_SECRET)}
+    if delivery.repeat:
+        headers["X-Slack-Retry-Num"] = "1"
+    return http.post(f"{url}/slack/events", content=delivery.body, headers=headers)
+
+
+async def deliver(stack: Stack, lanes: list[list[Delivery]], *, repeat_share: float,
+                  concurrency: int = 16, seed: int = 7) -> dict[int, int]:
+    rng = random.Random(seed)
+    order = [chat for chat, lane in enumerate(lanes) for _ in lane]
+    rng.shuffle(order)
+    cursor = [0] * len(lanes)
+    queue: list[Delivery] = []
+    busy: set[int] = set()
+    statuses: dict[int, int] = defaultdict(int)
+    repeats: list[Delivery] = []
+    for chat in order:
+        delivery = lanes[chat][cursor[chat]]
+        cursor[chat] += 1
+        queue.append(delivery)
+        if rng.random() < repeat_share:
+            repeats.append(Delivery(delivery.chat, delivery.seq, delivery.platform,
+                                    delivery.body, repeat=True))
+    for repeat in repeats:  # a repeat arrives some time after its original
+        first = next(i for i, d in enumerate(queue)
+                     if (d.chat, d.seq) == (repeat.chat, repeat.seq) and not d.repeat)
+        queue.insert(rng.randint(first + 1, len(queue)), repeat)
+
+    done_first: set[tuple[int, int]] = set()
+    condition = asyncio.Condition()
+
+    async def worker(http: httpx.AsyncClient) -> None:
+        while True:
+            async with condition:
+                pick = None
+                while pick is None:
+                    if not queue:
+                        return
+                    pick = next((i for i, d in enumerate(queue) if d.chat not in busy and (
+                        d.seq == 0 or (d.chat, d.seq - 1) in done_first or d.repeat)), None)
+                    if pick is None:
+                        await condition.wait()
+                delivery = queue.pop(pick)
+                busy.add(delivery.chat)
+            response = await _post(http, stack.url, delivery)
+            statuses[response.status_code] += 1
+            async with condition:
+                busy.discard(delivery.chat)
+                if not delivery.repeat:
+                    done_first.add((delivery.chat, delivery.seq))
+                condition.notify_all()
+
+    async with httpx.AsyncClient(timeout=60) as http:
+        await asyncio.gather(*(worker(http) for _ in range(concurrency)))
+    return dict(statuses)
+
+
+def replies(stack: Stack, chats: int) -> dict[int, list[int]]:
+    """The sequence numbers each chat's replies carry, in the order they were sent."""
+    out: dict[int, list[int]] = defaultdict(list)
+    texts = [m["text"] for m in stack.telegram.sent_messages()]
+    texts += [p["text"] for p in stack.slack.posted()]
+    for text in texts:
+        match = MARK.search(text)
+        if match:
+            out[int(match.group(1))].append(int(match.group(2)))
+    return out
+
+
+def run(stack: Stack, *, messages: int, chats: int, repeat_share: float = 0.2,
+        concurrency: int = 16, timeout: float = 300.0) -> Report:
+    lanes = plan(stack, messages=messages, chats=chats, repeat_share=repeat_share)
+    started = time.perf_counter()
+    statuses = asyncio.run(deliver(stack, lanes, repeat_share=repeat_share,
+                                   concurrency=concurrency))
+    deliveries = sum(statuses.values())
+
+    def answered() -> int:
+        return sum(len(seqs) for seqs in replies(stack, chats).values())
+
+    deadline = time.monotonic() + timeout
+    while (answered() < messages or not stack.settled()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    seconds = time.perf_counter() - started
+    time.sleep(0.2)  # a late double would show up now
+    got = replies(stack, chats)
+    lost = doubled = out_of_order = 0
+    for chat, lane in enumerate(lanes):
+        seqs = got.get(chat, [])
+        expected = [d.seq for d in lane]
+        lost += len(set(expected) - set(seqs))
+        doubled += len(seqs) - len(set(seqs))
+        out_of_order += sum(1 for a, b in itertools.pairwise(seqs) if b < a)
+    return Report(messages, deliveries, lost, doubled, out_of_order, seconds, statuses)
