@@ -166,7 +166,7 @@ def validate(result: Plan, home: Path) -> Settings:
 
 def _backup(path: Path, stamp: str) -> Path:
     target = path.with_name(f"{path.name}.bak-{stamp}")
-    shutil.copy2(path, target)
+    write_private(target, path.read_text(encoding="utf-8"))
     return target
 
 

@@ -13,9 +13,9 @@ def print_report(report: object) -> int:
     """Print findings; returns the number of errors."""
     findings = report.findings  # type: ignore[attr-defined]
     for finding in findings:
-        click.echo(f"{MARKS[finding.level]} {finding.check:14} {finding.message}")
+        click.echo(f"{MARKS[finding.level]} {finding.check:<14}  {finding.message}")
         if finding.fix and finding.level != "ok":
-            click.echo(f"  {'':14} fix: {finding.fix}")
+            click.echo(f"  {'':<14}  fix: {finding.fix}")
     errors = sum(f.level == "error" for f in findings)
     warnings = sum(f.level == "warning" for f in findings)
     click.echo(f"{errors} error(s), {warnings} warning(s).")

@@ -34,6 +34,12 @@ def _ask(label: str, default: str | None, *, secret: bool = False) -> str | None
 
 
 def _secret_default(current: Settings | None, name: str) -> str | None:
+    import os
+
+    from local_dev.setup_config import SECRET_ENV
+
+    if name not in Settings.model_fields:
+        return os.environ.get(SECRET_ENV[name])
     return current.secret(name) if current is not None else None
 
 

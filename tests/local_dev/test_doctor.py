@@ -1,0 +1,113 @@
+import re
+
+import pytest
+from click.testing import CliRunner
+
+from local_dev.cli import cli
+from local_dev.doctor import run_checks
+from tests.fakes.llm_server import ScriptedLLM
+from tests.fakes.server import serve
+
+
+def doctor(*args):
+    return CliRunner().invoke(cli, ["doctor", *args])
+
+
+def problems(output):
+    """{check: message + fix} of every ✗ line."""
+    found, last = {}, None
+    for line in output.splitlines():
+        if line.startswith("✗ "):
+            check, message = re.match(r"✗ (.+?)\s{2,}(.*)$", line).groups()
+            found[check] = message
+            last = check
+        elif line.strip().startswith("fix:") and last:
+            found[last] += " | " + line.strip()
+        elif not line.startswith(" "):
+            last = None
+    return found
+
+
+def test_a_fresh_home_has_warnings_only():
+    result = doctor()
+    assert result.exit_code == 0, result.output
+    assert "! model  " in result.output and "! api key  " in result.output
+    assert "0 error(s), 2 warning(s)." in result.output
+
+
+def test_a_broken_configuration_names_each_problem(iris_home, moto_s3, s3_bucket, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    (iris_home / "iris.yaml").write_text(
+        "model: anthropic/claude-sonnet-4-5\n"
+        f"objects_url: s3://{s3_bucket}-missing/iris\n"
+        f"s3_endpoint_url: {moto_s3.endpoint_url}\n"
+        "sandbox_backend: daytona\n"
+    )
+    (iris_home / ".env").write_text(
+        "IRIS_TELEGRAM_TOKEN=123456:ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghi\n"
+        "IRIS_SLACK_SIGNING_SECRET=signing\n"
+        "IRIS_API_KEY=k\n"
+    )
+    (iris_home / ".env").chmod(0o644)
+    result = doctor()
+    assert result.exit_code == 1
+    found = problems(result.output)
+    assert set(found) == {"object store", "model key", "telegram", "slack", "sandbox"}
+    assert "s3://" in found["object store"] and "AWS_ACCESS_KEY_ID" in found["object store"]
+    assert "ANTHROPIC_API_KEY" in found["model key"]
+    assert "IRIS_TELEGRAM_TOKEN is set but IRIS_TELEGRAM_SECRET is not" in found["telegram"]
+    assert "IRIS_SLACK_SIGNING_SECRET is set but IRIS_SLACK_BOT_TOKEN is not" in found["slack"]
+    assert "IRIS_DAYTONA_API_KEY" in found["sandbox"]
+    assert "! .env" in result.output and "chmod 600" in result.output
+    assert "5 error(s)" in result.output
+
+
+def test_a_value_that_does_not_load_is_one_clear_error(iris_home):
+    (iris_home / "iris.yaml").write_text("max_iterations: lots\n")
+    result = doctor()
+    assert result.exit_code == 1
+    assert problems(result.output) == {
+        "config": f"{iris_home / 'iris.yaml'}: max_iterations: Input should be a valid integer, "
+                  "unable to parse string as an integer | fix: fix that value in iris.yaml or "
+                  ".env, or run `iris setup`"}
+
+
+def test_a_bad_mcp_server_entry_is_named(iris_home):
+    (iris_home / "iris.yaml").write_text("mcp_servers:\n  time:\n    args: [x]\n")
+    result = doctor()
+    assert result.exit_code == 1
+    assert "mcp_servers" in result.output and "time" in result.output
+
+
+def test_mismatched_platform_secrets_and_formats(iris_home):
+    (iris_home / ".env").write_text(
+        "IRIS_TELEGRAM_SECRET=has spaces and !\nIRIS_TELEGRAM_TOKEN=123:short\n"
+        "IRIS_SLACK_BOT_TOKEN=xoxp-user-token\nIRIS_SLACK_SIGNING_SECRET=s\n"
+    )
+    report = run_checks()
+    levels = {(f.check, f.level) for f in report.findings}
+    assert ("telegram", "error") in levels and ("slack", "warning") in levels
+    assert any("A-Z a-z 0-9 _ -" in f.message for f in report.errors)
+
+
+def test_online_check_reports_a_failing_model(iris_home, monkeypatch):
+    llm = ScriptedLLM()
+    llm.fail(401)
+    with serve(llm.app) as server:
+        monkeypatch.setenv("IRIS_MODEL", "openai/scripted-model")
+        monkeypatch.setenv("IRIS_MODEL_API_BASE", f"{server.url}/v1")
+        monkeypatch.setenv("IRIS_MODEL_API_KEY", "wrong")
+        result = doctor("--online")
+    assert result.exit_code == 1
+    assert "✗ model call" in result.output and "failed" in result.output
+
+
+@pytest.mark.parametrize("backend", ["local", "modal"])
+def test_cloud_mode_demands_cloud_parts(iris_home, monkeypatch, backend):
+    monkeypatch.setenv("IRIS_MODEL", "ollama/llama3")
+    monkeypatch.setenv("IRIS_SANDBOX_BACKEND", backend)
+    result = doctor("--cloud")
+    assert result.exit_code == 1
+    found = problems(result.output)
+    assert {"cloud: db_url", "cloud: objects_url", "api key"} <= set(found)
+    assert ("cloud: sandbox_backend" in found) == (backend == "local")
