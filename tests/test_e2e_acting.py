@@ -77,6 +77,7 @@ def test_write_run_read_then_find_it_again_and_not_as_another_user(stack, llm):
     llm.tool_call("read_file", {"path": "poems/poem.txt"}).reply("Found it.")
     assert ask(client, "Read my poem back.") == "Found it."
     assert "1\troses are red\n" in last_tool_result(llm)
+    assert not any("Save my poem" in str(m["content"]) for m in llm.requests[-1]["messages"])
     sessions = rt.store.sessions.list(alice)
     assert len(sessions) == 2 and sessions[0].id != first_session
 
@@ -86,8 +87,10 @@ def test_write_run_read_then_find_it_again_and_not_as_another_user(stack, llm):
     llm.tool_call("search_files", {"pattern": "roses"}).reply("Nothing.")
     assert ask(client, "Find roses.", user="bob") == "Nothing."
     assert "No matches for pattern 'roses'" in last_tool_result(llm)
+    workspaces = rt.settings.home / "workspaces"
     bob = rt.store.users.resolve("http:bob")
-    assert bob != alice
+    assert (workspaces / alice / "poems" / "poem.txt").read_text() == poem
+    assert not (workspaces / bob / "poems").exists()
 
 
 def test_a_held_command_runs_after_approve(stack, llm):

@@ -6,7 +6,7 @@ from pathlib import Path
 with Path(os.environ["START_LOG"]).open("a") as log:
     log.write("start\n")
 
-from mcp.server.mcpserver import MCPServer  # noqa: E402
+from mcp.server.mcpserver import MCPServer
 
 server = MCPServer("iris-counting")
 
