@@ -103,4 +103,5 @@ def build_runtime(
     rt.services.setdefault("senders", rt.senders)
     rt.services.setdefault("subagents", SubagentRunner(rt.turn_deps))
     rt.services.setdefault("router", rt.router)
+    rt.services.setdefault("dispatcher", rt.dispatcher)  # tools that start other chats' turns
     return rt

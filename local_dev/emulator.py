@@ -46,9 +46,10 @@ class Emulator:
         return app
 
     async def tick(self) -> None:
-        from functions.sweeper import sweep
+        """Due cron jobs, then the sweeper: the same tick as the cloud's minute cron."""
+        from functions.tick import run_tick
 
-        await sweep(self.runtime)
+        await run_tick(self.runtime)
 
     async def _ticker(self, seconds: float) -> None:
         while True:

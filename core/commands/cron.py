@@ -1,0 +1,88 @@
+"""``/cron``: your scheduled jobs: list, show, runs, add, pause, resume, remove, run."""
+
+from __future__ import annotations
+
+from core.commands import CommandContext, CommandResult, command
+from core.errors import IrisUsageError
+
+USAGE = (
+    "Usage: /cron — list your jobs\n"
+    "/cron show ID · /cron runs ID\n"
+    "/cron add SCHEDULE | PROMPT   e.g. /cron add weekdays at 9 | summarise my open issues\n"
+    "/cron pause ID · /cron resume ID · /cron remove ID · /cron run ID"
+)
+RUNS_SHOWN = 10
+
+
+@command("cron", "your scheduled jobs: /cron [show|runs|add|pause|resume|remove|run] …")
+async def cron(ctx: CommandContext, args: str) -> CommandResult:
+    words = args.split(maxsplit=1)
+    verb = words[0].lower() if words else "list"
+    rest = words[1].strip() if len(words) > 1 else ""
+    try:
+        return CommandResult(reply=await _handle(ctx, verb, rest))
+    except IrisUsageError as exc:
+        return CommandResult(reply=f"{exc}")
+
+
+async def _handle(ctx: CommandContext, verb: str, rest: str) -> str:
+    from core.scheduler import manage
+    from core.scheduler.render import job_detail, job_line, run_line
+
+    store, user_id = ctx.store, ctx.user_id
+    if verb == "list":
+        jobs = store.cron.list(user_id)
+        if not jobs:
+            return "No scheduled jobs. Ask me to schedule something, or /cron add."
+        last = store.cron.last_runs(user_id)
+        return "\n".join(job_line(job, last.get(job.id)) for job in jobs)
+    if verb == "add":
+        schedule, sep, prompt = rest.partition("|")
+        if not sep or not schedule.strip() or not prompt.strip():
+            return USAGE
+        job = await manage.create_job(store, ctx.settings, _actor(ctx), prompt=prompt,
+                                      schedule=schedule)
+        return f"Scheduled:\n{job_detail(job)}"
+    if verb not in ("show", "runs", "pause", "resume", "remove", "run") or not rest:
+        return USAGE
+    if verb == "show":
+        return job_detail(store.cron.get(user_id, rest, include_removed=True))
+    if verb == "runs":
+        job = store.cron.get(user_id, rest, include_removed=True)
+        runs = store.cron.runs(user_id, job.id, limit=RUNS_SHOWN)
+        if not runs:
+            return f"{job.id} has not run yet."
+        return "\n".join(run_line(run, job.timezone) for run in runs)
+    if verb == "pause":
+        return f"Paused: {job_line(manage.pause_job(store, user_id, rest))}"
+    if verb == "resume":
+        return f"Resumed: {job_line(manage.resume_job(store, user_id, rest))}"
+    if verb == "remove":
+        job = manage.remove_job(store, user_id, rest)
+        return f"Removed {job.id} “{job.name}”; its run history is kept."
+    return await _run_now(ctx, rest)
+
+
+def _actor(ctx: CommandContext):  # type: ignore[no-untyped-def]
+    from core.scheduler.manage import Actor, side_model
+    from core.scheduler.targets import origin_of
+
+    return Actor(user_id=ctx.user_id, account=ctx.account, privileged=ctx.is_owner,
+                 origin=origin_of(ctx.store, ctx.user_id, chat_key=ctx.chat_key),
+                 model=side_model(ctx.services))
+
+
+async def _run_now(ctx: CommandContext, ref: str) -> str:
+    from core.dispatch import ChatRef
+    from core.ids import new_id
+    from core.scheduler.runs import claim_manual
+
+    if ctx.platform == "cron":
+        return "A scheduled run cannot start other runs."
+    claimed = claim_manual(ctx.store, ctx.settings, ctx.user_id, ref, owner=new_id("cmd"))
+    dispatcher = ctx.services.get("dispatcher")
+    if dispatcher is not None:
+        await dispatcher.drain(ChatRef(ctx.user_id, claimed.chat_key))
+    job = ctx.store.cron.get(ctx.user_id, claimed.job_id)
+    return f"Running {job.id} “{job.name}” now ({claimed.run_id}); the answer goes to " \
+        f"{job.target.label}."

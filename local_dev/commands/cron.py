@@ -1,0 +1,361 @@
+"""``iris cron …``: scheduled jobs: list, add, update, pause, resume, remove, run, runs, tick."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+import click
+
+from core.errors import ConfigError, IrisUsageError
+from local_dev.commands._identity_common import (
+    USER_HELP,
+    friendly,
+    opened,
+    operator,
+    resolve_user,
+    settings_or_exit,
+)
+
+JOB_USER_HELP = "The job's owner (needed only to name a job by its name instead of its id)."
+DELIVER_HELP = ("Where results go: none, telegram, slack (the user's latest chat there), "
+                "telegram:<chat_id>, slack:[<team>:]<channel> [default: the user's latest "
+                "Telegram/Slack chat, else none].")
+
+
+@click.group("cron")
+def cron_group() -> None:
+    """Scheduled jobs: a prompt Iris runs on a schedule, delivering the answer to a chat.
+
+    Jobs run on the minute tick (Modal's cron in the cloud, the ticker of `iris dev`
+    locally, or `iris cron tick` by hand).
+
+    \b
+    Examples:
+      iris cron add --user telegram:42 --schedule "weekdays at 9" \\
+          --prompt "Summarise my open GitHub issues" --deliver telegram
+      iris cron list --user telegram:42
+      iris cron runs job_3fa9c2d1 --json
+      iris cron pause job_3fa9c2d1
+      iris cron run job_3fa9c2d1            (run it now and wait for the answer)
+      iris cron tick                        (one tick by hand)
+    """
+
+
+def _owner(store: Any, job_ref: str, user_ref: str | None) -> str:
+    if user_ref:
+        return resolve_user(store, user_ref)
+    owner = store.cron.owner_of(job_ref)
+    if owner is None:
+        raise IrisUsageError(f"no job with id {job_ref!r}; to name a job by its name, "
+                             "give --user")
+    return owner
+
+
+def _echo_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+@cron_group.command("list")
+@click.option("--user", "user_ref", help=USER_HELP)
+@click.option("--all", "all_users", is_flag=True, help="Every user's jobs.")
+@click.option("--removed", is_flag=True, help="Include removed jobs.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@friendly
+def cron_list(user_ref: str | None, all_users: bool, removed: bool, as_json: bool) -> None:
+    """A user's jobs with their schedule, next run, last run and target.
+
+    Example: iris cron list --user telegram:42
+    """
+    from core.scheduler.render import job_json, job_line
+
+    with opened() as (_, store):
+        users = [u.id for u in store.users.list_all()] if all_users else [
+            resolve_user(store, user_ref)]
+        found = []
+        for user_id in users:
+            last = store.cron.last_runs(user_id)
+            found += [(job, last.get(job.id))
+                      for job in store.cron.list(user_id, include_removed=removed)]
+        if as_json:
+            _echo_json([job_json(job, run) for job, run in found])
+            return
+        if not found:
+            click.echo("no jobs")
+        for job, run in found:
+            click.echo(job_line(job, run) + (f"  [user {job.user_id}]" if all_users else ""))
+
+
+def job_options(fn: Any) -> Any:
+    for option in reversed([
+        click.option("--schedule", help='When, e.g. "every 15m", "daily at 09:00", "0 9 * * 1-5".'),
+        click.option("--prompt", help="What Iris does on each run (self-contained)."),
+        click.option("--name", help="A short name [default: the prompt's first words]."),
+        click.option("--deliver", help=DELIVER_HELP),
+        click.option("--repeat", type=click.IntRange(0), help="Run this many times (0: forever)."),
+        click.option("--skill", "skills", multiple=True, help="A skill to load (repeatable)."),
+        click.option("--model", help="A model for this job's runs (provider/model)."),
+        click.option("--timezone", help="IANA timezone [default: the user's, else settings]."),
+        click.option("--json", "as_json", is_flag=True, help="Print the job as JSON."),
+    ]):
+        fn = option(fn)
+    return fn
+
+
+def _actor(settings: Any, store: Any, user_id: str, deliver: str | None) -> Any:
+    from core.routing import SettingsRouter
+    from core.scheduler.manage import Actor, side_model
+    from core.scheduler.targets import NO_TARGET, latest_chat
+
+    origin = NO_TARGET if deliver else (latest_chat(store, user_id) or NO_TARGET)
+    model = side_model({"router": SettingsRouter(settings)}) if settings.model else None
+    return Actor(user_id=user_id, account=operator(), origin=origin, privileged=True, model=model)
+
+
+@cron_group.command("add")
+@click.option("--user", "user_ref", help=USER_HELP)
+@job_options
+@friendly
+def cron_add(user_ref: str | None, schedule: str | None, prompt: str | None, name: str | None,
+             deliver: str | None, repeat: int | None, skills: tuple[str, ...],
+             model: str | None, timezone: str | None, as_json: bool) -> None:
+    """Create a job; prints its id (details on stderr).
+
+    Example: iris cron add --user alice --schedule "every 2 hours" --prompt "Check the build"
+    """
+    from core.scheduler.manage import create_job
+    from core.scheduler.render import job_detail, job_json
+
+    if not schedule or not prompt:
+        raise IrisUsageError("iris cron add needs --schedule and --prompt")
+    with opened() as (settings, store):
+        user_id = resolve_user(store, user_ref, create=True)
+        job = asyncio.run(create_job(
+            store, settings, _actor(settings, store, user_id, deliver), prompt=prompt,
+            schedule=schedule, name=name, repeat=repeat, deliver=deliver,
+            skills=list(skills) or None, model=model, timezone=timezone,
+        ))
+        if as_json:
+            _echo_json(job_json(job))
+            return
+        click.echo(job.id)
+        click.echo(job_detail(job), err=True)
+
+
+@cron_group.command("update")
+@click.argument("job")
+@click.option("--user", "user_ref", help=JOB_USER_HELP)
+@job_options
+@friendly
+def cron_update(job: str, user_ref: str | None, schedule: str | None, prompt: str | None,
+                name: str | None, deliver: str | None, repeat: int | None,
+                skills: tuple[str, ...], model: str | None, timezone: str | None,
+                as_json: bool) -> None:
+    """Change a job; a new schedule or repeat count restarts its run plan from now.
+
+    Example: iris cron update job_3fa9c2d1 --schedule "daily at 07:30"
+    """
+    from core.scheduler.manage import update_job
+    from core.scheduler.render import job_detail, job_json
+
+    with opened() as (settings, store):
+        user_id = _owner(store, job, user_ref)
+        updated = asyncio.run(update_job(
+            store, settings, _actor(settings, store, user_id, deliver), job,
+            prompt=prompt, schedule=schedule, name=name, repeat=repeat, deliver=deliver,
+            skills=list(skills) if skills else None, model=model, timezone=timezone,
+        ))
+        click.echo(json.dumps(job_json(updated), indent=2) if as_json else job_detail(updated))
+
+
+@cron_group.command("show")
+@click.argument("job")
+@click.option("--user", "user_ref", help=JOB_USER_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@friendly
+def cron_show(job: str, user_ref: str | None, as_json: bool) -> None:
+    """A job's details. Example: iris cron show job_3fa9c2d1"""
+    from core.scheduler.render import job_detail, job_json
+
+    with opened() as (_, store):
+        user_id = _owner(store, job, user_ref)
+        found = store.cron.get(user_id, job, include_removed=True)
+        last = store.cron.last_runs(user_id).get(found.id)
+        click.echo(json.dumps(job_json(found, last), indent=2) if as_json else job_detail(found))
+
+
+def _state_command(verb: str, summary: str) -> None:
+    @cron_group.command(verb, help=f"{summary}\n\nExample: iris cron {verb} job_3fa9c2d1")
+    @click.argument("job")
+    @click.option("--user", "user_ref", help=JOB_USER_HELP)
+    @friendly
+    def change(job: str, user_ref: str | None) -> None:
+        from core.scheduler import manage
+        from core.scheduler.render import job_line
+
+        with opened() as (_, store):
+            user_id = _owner(store, job, user_ref)
+            done = getattr(manage, f"{verb}_job")(store, user_id, job)
+            if verb == "remove":
+                click.echo(f"removed {done.id} “{done.name}” (its run history is kept)")
+            else:
+                click.echo(f"{verb}d: {job_line(done)}")
+
+
+_state_command("pause", "Stop a job from running until it is resumed.")
+_state_command("resume", "Run a paused job again from now on (missed slots are skipped).")
+_state_command("remove", "Retire a job for good; it and its run history stay readable.")
+
+
+@cron_group.command("runs")
+@click.argument("job")
+@click.option("--user", "user_ref", help=JOB_USER_HELP)
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@friendly
+def cron_runs(job: str, user_ref: str | None, limit: int, as_json: bool) -> None:
+    """A job's runs, newest first: status (queued, running, ok, silent, failed), error and
+    delivery state.
+
+    Example: iris cron runs job_3fa9c2d1 --json
+    """
+    from core.scheduler.render import run_json, run_line
+
+    with opened() as (_, store):
+        user_id = _owner(store, job, user_ref)
+        found = store.cron.get(user_id, job, include_removed=True)
+        runs = store.cron.runs(user_id, found.id, limit=limit)
+        if as_json:
+            _echo_json([run_json(run) for run in runs])
+            return
+        if not runs:
+            click.echo(f"{found.id} has not run yet")
+        for run in runs:
+            click.echo(run_line(run, found.timezone))
+
+
+@contextmanager
+def _runtime() -> Iterator[Any]:
+    from functions.dispatch import LocalDispatcher
+    from functions.runtime import build_runtime
+
+    settings = settings_or_exit()
+    if not settings.model:
+        raise ConfigError("IRIS_MODEL", "no model configured in this shell, so job runs here "
+                          "would fail; set IRIS_MODEL, or leave the runs to the ticker of "
+                          "`iris dev` (which may use its embedded model)")
+    dispatcher = LocalDispatcher()
+    rt = build_runtime(settings, dispatcher)
+    dispatcher.bind(rt)
+    try:
+        yield rt
+    finally:
+        rt.store.close()
+
+
+@cron_group.command("run")
+@click.argument("job")
+@click.option("--user", "user_ref", help=JOB_USER_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print the run as JSON.")
+@friendly
+def cron_run(job: str, user_ref: str | None, as_json: bool) -> None:
+    """Run a job now (paused ones too), wait for its answer and delivery, print the run.
+
+    Example: iris cron run job_3fa9c2d1
+    """
+    from core.scheduler.render import run_json, run_line
+    from functions.cron import run_now
+
+    with _runtime() as rt:
+        user_id = _owner(rt.store, job, user_ref)
+
+        async def go() -> Any:
+            claimed = await run_now(rt, user_id, job)
+            await rt.dispatcher.idle()
+            return rt.store.cron.run(user_id, claimed.run_id)
+
+        run = asyncio.run(go())
+        if as_json:
+            _echo_json(run_json(run))
+        else:
+            click.echo(run_line(run, rt.store.cron.get(user_id, run.job_id,
+                                                       include_removed=True).timezone))
+        if run.status in ("failed", "error"):
+            sys.exit(1)
+
+
+@cron_group.command("tick")
+@click.option("--at", "at_text", help="Tick as if it were this ISO time (UTC unless it has an "
+              "offset): what is due then runs now. For tests and catching up.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@friendly
+def cron_tick(at_text: str | None, as_json: bool) -> None:
+    """One tick by hand: claim and run every due job (waiting for the answers and their
+    delivery), then sweep stalled chats and due deliveries.
+
+    Example: iris cron tick --json
+    """
+    from functions import cron
+    from functions.tick import TickFailed, run_tick
+
+    at = _parse_at(at_text)
+    with _runtime() as rt:
+
+        async def go() -> Any:
+            try:
+                report = await run_tick(rt, cron=lambda r: cron.tick(r, now=at))
+            except TickFailed as failed:
+                report = failed.report
+            await rt.dispatcher.idle()
+            return report
+
+        report = asyncio.run(go())
+        _print_tick(rt.store, report, as_json)
+        if report.errors or (report.cron is not None and report.cron.errors):
+            sys.exit(1)
+
+
+def _parse_at(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    try:
+        at = datetime.fromisoformat(text)
+    except ValueError:
+        raise IrisUsageError(f"--at: not an ISO time: {text!r} (e.g. 2026-12-01T09:00)") from None
+    return at if at.utcoffset() is not None else at.replace(tzinfo=UTC)
+
+
+def _print_tick(store: Any, report: Any, as_json: bool) -> None:
+    from core.scheduler.render import run_json, run_line
+
+    cron_report = report.cron
+    runs = [store.cron.run(c.user_id, c.run_id) for c in cron_report.claimed] \
+        if cron_report else []
+    swept = report.sweep
+    if as_json:
+        _echo_json({
+            "cron": {**cron_report.as_dict(), "runs": [run_json(r) for r in runs]}
+            if cron_report else None,
+            "sweep": swept.__dict__ if swept else None, "errors": report.errors,
+        })
+        return
+    if cron_report is not None:
+        click.echo(f"tick at {cron_report.at}: {cron_report.due} due, {len(runs)} ran, "
+                   f"{len(cron_report.waiting)} waiting for their previous run")
+        for run in runs:
+            click.echo(f"  {run.job_id}: {run_line(run)}")
+        for error in cron_report.errors:
+            click.echo(f"  error: {error}", err=True)
+    if swept is not None:
+        click.echo(f"sweep: {swept.chats_resumed} chats resumed, {swept.deliveries_attempted} "
+                   f"deliveries attempted, {swept.leases_expired} expired leases cleared")
+    for error in report.errors:
+        click.echo(f"error: {error}", err=True)
+
+
+commands = [cron_group]
