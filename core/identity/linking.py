@@ -88,6 +88,8 @@ class Links:
     def redeem(self, code: str, *, account: str, user_id: str) -> LinkCode:
         """Confirm a link from ``account`` (owned by ``user_id``). Wrong codes count towards
         the account's lockout. The merge follows with ``complete_for``."""
+        if self.store.users.get(user_id).kind != "person":
+            raise IrisUsageError("/link works in a private chat with me, not in a group")
         self.access.check_not_locked(account)
         wanted = normalize(code)
         found = self.get(wanted) if looks_like_code(wanted) else None

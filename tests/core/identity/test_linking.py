@@ -120,6 +120,10 @@ def test_link_codes_expire_and_cannot_join_a_user_to_itself(store):
     group = store.users.for_account("telegram:-100", kind="group")
     with pytest.raises(IrisUsageError, match="not in a group"):
         links.issue(group, "telegram:-100")
+    fresh = links.issue(owner, "telegram:42").code
+    with pytest.raises(IrisUsageError, match="not in a group"):
+        links.redeem(fresh, account="telegram:7", user_id=group)
+    assert links.get(fresh).status == "pending"
 
 
 def test_merge_keeps_duplicates_and_overflow_in_the_archive(store):
