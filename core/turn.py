@@ -3,6 +3,7 @@ until a final answer or the step cap, and return everything to persist. No I/O d
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
     from core.store.sessions import Session
 
 log = logging.getLogger("iris.turn")
+
+REPEAT_LIMIT = 2  # identical tool-call rounds in a row before tools are withheld
 
 
 # Opens per-turn resources (MCP sessions, sandboxes...) and yields the extra tools they offer;
@@ -142,7 +145,7 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
             toolset = deps.toolset
             for provider in deps.tool_providers:
                 toolset = toolset.with_tools(await stack.enter_async_context(provider(tool_ctx)))
-            model = deps.router.main(user.model)
+            model = deps.router.main(message.meta.get("model") or user.model)  # a job's model
             fitted = await fit_context(
                 store, deps.settings, deps.router, model, entry.user_id, session.id, system,
                 user_message,
@@ -180,18 +183,25 @@ async def _loop(
 ) -> str:
     """Model → tools until a final answer or the step cap; appends to convo/new/usages."""
     specs = toolset.specs()
+    previous: tuple[tuple[str, str], ...] | None = None
+    repeats = 0
     for _ in range(deps.settings.max_iterations):
         if tool_ctx.inbox_id is not None and deps.store.cancels.requested(
             tool_ctx.user_id, tool_ctx.inbox_id
         ):
             raise TurnCancelled
-        response = await model.complete(convo, specs)
+        # Loop guard: a model repeating the very same calls gets no tools, so it must answer.
+        response = await model.complete(convo, specs if repeats < REPEAT_LIMIT else [])
         deps.checkpoint("after_model")
         usages.append(response.usage)
         convo.append(response.message)
         new.append(response.message)
         if not response.message.tool_calls:
             return response.message.content or "(the model returned an empty answer)"
+        calls = response.message.tool_calls
+        signature = tuple(sorted((c.name, _normalised(c.arguments)) for c in calls))
+        repeats = repeats + 1 if signature == previous else 0
+        previous = signature
         results = await toolset.call_all(tool_ctx, response.message.tool_calls)
         deps.checkpoint("after_tools")
         convo.extend(results)
@@ -202,3 +212,10 @@ async def _loop(
     )
     new.append(Message(role="assistant", content=reply))
     return reply
+
+
+def _normalised(arguments: str) -> str:
+    try:
+        return json.dumps(json.loads(arguments or "{}"), sort_keys=True)
+    except ValueError:
+        return arguments.strip()

@@ -133,3 +133,27 @@ def test_users_never_share_history(runtime, scripted):
     send(runtime, "hello", "2", account="http:bob", chat="bob")
     bob_request = scripted.requests[1]
     assert all("1234" not in m.content for m in bob_request)
+
+
+def test_a_model_repeating_the_same_call_is_made_to_answer(runtime, scripted):
+    scripted.then(
+        tool_calls(call("clock", timezone="UTC")),
+        tool_calls(call("clock", timezone="UTC")),
+        tool_calls(call("clock", timezone="UTC")),
+        "It is noon.",
+    )
+    entry = send(runtime, "time?", "1")
+    assert entry.reply == "It is noon."
+    assert all(scripted.tools_seen[i] for i in range(3))
+    assert scripted.tools_seen[3] == []
+
+
+def test_different_calls_are_not_a_loop(runtime, scripted):
+    scripted.then(
+        tool_calls(call("clock", timezone="UTC")),
+        tool_calls(call("clock", timezone="Asia/Tokyo")),
+        tool_calls(call("clock", timezone="Europe/Paris")),
+        "done",
+    )
+    send(runtime, "times?", "1")
+    assert all(scripted.tools_seen[i] for i in range(4))
