@@ -45,7 +45,8 @@ def inline(text: str) -> str:
             out.append(f"`{_escape(span.text)}`")
         elif span.kind == "link":
             label = _escape(span.text).replace("|", "¦")
-            out.append(f"<{span.url}|{label}>")
+            url = span.url.replace("|", "%7C").replace("<", "%3C").replace(">", "%3E")
+            out.append(f"<{url}|{label}>")
         else:
             out.append(emphasis(
                 _text(span.text),
