@@ -9,21 +9,22 @@ several matching messages is more likely the one asked about) and recency.
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from core.search import bm25
 from core.search.query import (
     ParsedQuery,
     parse_query,
     porter_expression,
+    quote,
     scope_expression,
     trigram_expression,
     trigram_terms,
 )
-from core.search.snippets import snippet, stem_prefix
+from core.search.snippets import snippet
 from core.store.search import Filters
 
 if TYPE_CHECKING:
@@ -37,8 +38,7 @@ RECENCY_WEIGHT = 0.05
 RECENCY_DAYS = 60.0
 COVERAGE_WEIGHT = 0.25
 PERSON_WEIGHT = 0.15
-MIN_CANDIDATES = 100
-_TOKEN_RE = re.compile(r"\w+")
+CANDIDATE_CAP = 600
 
 
 @dataclass(frozen=True)
@@ -80,69 +80,90 @@ def iso(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, UTC).isoformat().replace("+00:00", "Z")
 
 
-def _normalised(scored: list[tuple[int, float]]) -> dict[int, float]:
-    if not scored:
+def _normalised(scored: dict[int, float]) -> dict[int, float]:
+    top = max(scored.values(), default=0.0)
+    if top <= 0:
         return {}
-    top = max(score for _, score in scored) or 1.0
-    return {mid: score / top for mid, score in scored}
+    return {mid: value / top for mid, value in scored.items() if value > 0}
 
 
-def candidate_scores(
-    store: Store, user_id: str, query: ParsedQuery, filters: Filters, depth: int
-) -> dict[int, float]:
+def _bm25(
+    ids: list[int], texts: dict[int, str], stats_of: Any, terms: list[Any], total: int,
+    average: float, complete: bool, df_query: Any,
+) -> tuple[dict[int, float], dict[int, list[int]]]:
+    """BM25 of each candidate; document frequencies counted among the candidates when they are
+    all the matches, else asked of the index."""
+    per = {mid: stats_of(texts[mid], terms) for mid in ids if mid in texts}
+    if complete:
+        dfs = [sum(1 for st in per.values() if st.tf[i]) for i in range(len(terms))]
+    else:
+        dfs = [df_query(i) for i in range(len(terms))]
+    weights = [bm25.idf(total, df) for df in dfs]
+    return (
+        {mid: bm25.score(st, weights, average) for mid, st in per.items()},
+        {mid: st.tf for mid, st in per.items()},
+    )
+
+
+def score_messages(
+    store: Store, user_id: str, query: ParsedQuery, filters: Filters, cap: int = CANDIDATE_CAP,
+) -> tuple[dict[int, float], dict[int, Any]]:
+    """Scores of the user's messages that match ``query``, and those messages."""
     index = store.search
+    words = [t for t in query.terms if not t.cjk]
+    porter_expr = porter_expression(query)
+    porter_scope = scope_expression(user_id, trigram=False)
+    porter_ids = index.match_ids(user_id, "messages_fts", porter_scope, porter_expr, filters,
+                                 cap) if porter_expr else []
+    substrings, short = trigram_terms(query)
+    tri_expr = trigram_expression(substrings)
+    tri_scope = scope_expression(user_id, trigram=True)
+    tri_ids = index.match_ids(user_id, "messages_fts_tri", tri_scope, tri_expr, filters,
+                              cap) if tri_expr else []
+    short_hits = dict(index.contains(user_id, short, filters, cap)) if short else {}
+    messages = index.messages(user_id, list({*porter_ids, *tri_ids, *short_hits}))
+    if not messages:
+        return {}, {}
+    texts = {mid: _searchable_text(stored) for mid, stored in messages.items()}
+    total, average = index.stats(user_id)
+    total = max(total, len(messages))
     scores: dict[int, float] = defaultdict(float)
-    expression = porter_expression(query)
-    if expression:
-        porter = index.bm25(
-            user_id, "messages_fts", scope_expression(user_id, trigram=False), expression,
-            filters, depth,
+    matched: dict[int, int] = defaultdict(int)
+    if porter_ids:
+        seqs = [bm25.phrase_stems(t.text) for t in words]
+        porter, tfs = _bm25(
+            porter_ids, texts, bm25.porter_stats, seqs, total, average, len(porter_ids) < cap,
+            lambda i: index.count_matches("messages_fts", porter_scope, quote(words[i].text)),
         )
         for mid, value in _normalised(porter).items():
             scores[mid] += PORTER_WEIGHT * value
-    substrings, short = trigram_terms(query)
-    expression = trigram_expression(substrings)
-    if expression:
-        trigram = index.bm25(
-            user_id, "messages_fts_tri", scope_expression(user_id, trigram=True), expression,
-            filters, depth,
+        for mid, tf in tfs.items():
+            matched[mid] = sum(1 for f in tf if f)
+    if tri_ids:
+        trigram, tfs = _bm25(
+            tri_ids, texts, bm25.substring_stats, substrings, total, average,
+            len(tri_ids) < cap,
+            lambda i: index.count_matches("messages_fts_tri", tri_scope, quote(substrings[i])),
         )
         for mid, value in _normalised(trigram).items():
             scores[mid] += TRIGRAM_WEIGHT * value
-    if short:
-        for mid, found in index.contains(user_id, short, filters, depth):
-            scores[mid] += SHORT_CJK_WEIGHT * found / len(short)
-    return dict(scores)
-
-
-def coverage(stems: set[str], text: str) -> float:
-    """The share of the query's words (crudely stemmed) that occur in ``text``."""
-    if not stems:
-        return 1.0
-    tokens = {stem_prefix(t) for t in _TOKEN_RE.findall(text.lower())}
-    found = sum(1 for s in stems if s in tokens or (
-        len(s) >= 4 and any(t.startswith(s) for t in tokens)))
-    return found / len(stems)
-
-
-def adjusted(
-    query: ParsedQuery, scores: dict[int, float], messages: dict[int, Any]
-) -> dict[int, float]:
-    """Scores weighed by how many query words a message holds, and by who wrote it when the
-    question says (first person: the user's own messages; second person: the agent's)."""
-    stems = {stem_prefix(w) for w in query.words() if len(w) > 1}
+        if not words:
+            for mid, tf in tfs.items():
+                matched[mid] = sum(1 for f in tf if f)
+    for mid, found in short_hits.items():
+        scores[mid] += SHORT_CJK_WEIGHT * found / len(short)
+    wanted = len(words) or len(substrings)
     preferred = {"first": "user", "second": "assistant"}.get(query.person or "")
     out = {}
-    for mid, score in scores.items():
-        stored = messages.get(mid)
-        if stored is None:
+    for mid, value in scores.items():
+        if mid not in messages:
             continue
-        value = score * (1 - COVERAGE_WEIGHT + COVERAGE_WEIGHT * coverage(
-            stems, _searchable_text(stored)))
-        if preferred and stored.message.role == preferred:
+        if wanted:
+            value *= 1 - COVERAGE_WEIGHT + COVERAGE_WEIGHT * min(1.0, matched[mid] / wanted)
+        if preferred and messages[mid].message.role == preferred:
             value *= 1 + PERSON_WEIGHT
         out[mid] = value
-    return out
+    return out, messages
 
 
 def rank(
@@ -181,10 +202,7 @@ def search_messages(
     if query.empty or limit <= 0:
         return []
     filters = filters or Filters()
-    depth = max(MIN_CANDIDATES, limit * 10)
-    scores = candidate_scores(store, user_id, query, filters, depth)
-    messages = store.search.messages(user_id, list(scores))
-    scores = adjusted(query, scores, messages)
+    scores, messages = score_messages(store, user_id, query, filters)
     ranked = rank(scores, messages, store.search.newest(user_id))[:limit]
     meta = store.search.session_meta(
         user_id, sorted({messages[mid].session_id for mid, _ in ranked})
@@ -209,6 +227,8 @@ def search_messages(
 def _searchable_text(stored: Any) -> str:
     message = stored.message
     parts = [message.content]
+    if message.role == "tool" and message.name:
+        parts.append(message.name)
     for call in message.tool_calls:
         parts.append(f"{call.name}({call.arguments})")
     return "\n".join(p for p in parts if p)

@@ -38,20 +38,34 @@ class SearchIndex:
     def __init__(self, db: Database):
         self.db = db
 
-    def bm25(
+    def match_ids(
         self, user_id: str, table: str, scope: str | None, expression: str, filters: Filters,
         limit: int,
-    ) -> list[tuple[int, float]]:
-        """(message id, score > 0) for the best ``limit`` matches of ``expression``."""
+    ) -> list[int]:
+        """Ids of (up to ``limit``) messages matching ``expression``, unranked."""
         match = f"{scope} AND ({expression})" if scope else expression
         extra, params = filters.sql()
         rows = self.db.query(
-            f"SELECT f.rowid AS id, bm25({table}, 0.0, 1.0) AS score FROM {table} f"
-            " JOIN messages m ON m.id = f.rowid"
-            f" WHERE {table} MATCH ? AND m.user_id = ?{extra} ORDER BY score LIMIT ?",
+            f"SELECT f.rowid AS id FROM {table} f CROSS JOIN messages m ON m.id = f.rowid"
+            f" WHERE {table} MATCH ? AND m.user_id = ?{extra} LIMIT ?",
             (match, user_id, *params, limit),
         )
-        return [(row["id"], -row["score"]) for row in rows]
+        return [row["id"] for row in rows]
+
+    def count_matches(self, table: str, scope: str | None, expression: str) -> int:
+        """How many of the scope's rows match ``expression`` (a document frequency)."""
+        match = f"{scope} AND ({expression})" if scope else expression
+        return self.db.scalar(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (match,))
+
+    def stats(self, user_id: str, *, sample: int = 2000) -> tuple[int, float]:
+        """(number of the user's messages, average length of the recent ones in characters)."""
+        count = self.db.scalar("SELECT count(*) FROM messages WHERE user_id = ?", (user_id,))
+        average = self.db.scalar(
+            "SELECT avg(length(content)) FROM (SELECT content FROM messages WHERE user_id = ?"
+            " ORDER BY id DESC LIMIT ?)",
+            (user_id, sample),
+        )
+        return count or 0, float(average or 1.0)
 
     def contains(
         self, user_id: str, needles: list[str], filters: Filters, limit: int
