@@ -71,7 +71,9 @@ def select(entries: Sequence[SkillEntry], query: str, budget: int) -> IndexView:
         return IndexView(shown=[], total=0, text="", tokens=0)
     lines: list[str] = []
     shown: list[Ranked] = []
-    used = estimate_tokens(HEADER) + estimate_tokens(_summary(total, total))
+    used = estimate_tokens(HEADER) + 1 + max(
+        estimate_tokens(_summary(total, total)), estimate_tokens(_summary(total - 1, total))
+    ) + 1
     for item in ranked:
         line = index_line(item.entry)
         cost = estimate_tokens(line) + 1

@@ -21,13 +21,14 @@ from core.skills.records import SkillEntry
 FIELDS = ("name", "tags", "category", "description", "body")
 WEIGHTS = {"name": 3.0, "tags": 2.0, "category": 1.0, "description": 1.5, "body": 0.35}
 LENGTH_NORM = {"name": 0.3, "tags": 0.3, "category": 0.0, "description": 0.75, "body": 0.75}
-K1 = 1.2
+K1 = 2.0
+CONCEPT_WEIGHT = 0.75  # a shared concept counts less than the same word
 BODY_CHARS = 2000
 USAGE_PRIOR = 0.08
 STALE_FACTOR = 0.85
 
 _STOPWORD_TEXT = """
-a about above after again against all also am an and any are aren as at be because been before
+a about above after again all also am an and any are aren as at be because been before
 being below between both but by can cannot could did do does doing don down during each either
 etc even ever every few for from further get gets getting got had has have having he her here
 hers herself him himself his how i if in into is isn it its itself just let lets like make me
@@ -61,6 +62,14 @@ def stem(word: str) -> str:
         return _stemmer().stemWord(word)
 
 
+def with_concepts(words: list[str]) -> list[str]:
+    """``words`` followed by the concept tokens (``~image``) they stand for."""
+    from core.skills.lexicon import concepts
+
+    table = concepts()
+    return words + [c for word in words for c in table.get(word, ())]
+
+
 def terms(text: str) -> list[str]:
     """Stemmed content words of ``text``: casefolded, stopwords dropped, names split at '-'."""
     folded = unicodedata.normalize("NFKC", text).casefold()
@@ -92,9 +101,10 @@ def _doc(entry: SkillEntry) -> _Doc:
     if found is not None:
         return found
     texts = dict(zip(FIELDS, (key[0].replace("-", " "), *key[1:]), strict=True))
-    counts = {name: Counter(terms(text)) for name, text in texts.items()}
+    plain = {name: terms(text) for name, text in texts.items()}
+    counts = {name: Counter(with_concepts(words)) for name, words in plain.items()}
     doc = _Doc(
-        counts=counts, lengths={name: sum(c.values()) for name, c in counts.items()},
+        counts=counts, lengths={name: len(words) for name, words in plain.items()},
         vocabulary=frozenset().union(*counts.values()),
     )
     with _docs_lock:
@@ -114,7 +124,7 @@ def rank(entries: Sequence[SkillEntry], query: str) -> list[Ranked]:
     """Every entry, most relevant to ``query`` first. Entries the query does not match follow,
     most used first, then by name."""
     docs = [_doc(entry) for entry in entries]
-    wanted = list(dict.fromkeys(terms(query)))
+    wanted = list(dict.fromkeys(with_concepts(terms(query))))
     scores = _bm25f(docs, wanted) if wanted and docs else [0.0] * len(docs)
     ranked = []
     for entry, score in zip(entries, scores, strict=True):
@@ -152,7 +162,8 @@ def _bm25f(docs: Sequence[_Doc], wanted: list[str]) -> list[float]:
                     )
                     weighted += WEIGHTS[field] * tf / norm
             if weighted:
-                score += idf[term] * weighted / (K1 + weighted)
+                share = CONCEPT_WEIGHT if term.startswith("~") else 1.0
+                score += share * idf[term] * weighted / (K1 + weighted)
         scores.append(score)
     return scores
 
