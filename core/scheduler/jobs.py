@@ -271,6 +271,14 @@ class CronJobs:
         )
         return [_run(row) for row in rows]
 
+    def recent_runs(self, user_id: str, *, limit: int = 20) -> list[Run]:
+        """The latest runs of all the user's jobs, newest first."""
+        rows = self.db.query(
+            f"{_RUN_SELECT} WHERE r.user_id = ? ORDER BY r.claimed_at DESC LIMIT ?",
+            (user_id, limit),
+        )
+        return [_run(row) for row in rows]
+
     def run(self, user_id: str, run_id: str) -> Run:
         row = self.db.one(f"{_RUN_SELECT} WHERE r.user_id = ? AND r.id = ?", (user_id, run_id))
         if row is None:

@@ -196,7 +196,7 @@ def _name(name: str | None, prompt: str) -> str:
             raise IrisUsageError("a job name must not look like an id (job_…, run_…)")
         return title
     words = re.sub(r"\s+", " ", prompt).strip().split(" ")
-    title = " ".join(words[:8])
+    title = " ".join(words[:8]) + ("…" if len(words) > 8 else "")
     return title if len(title) <= 48 else title[:47].rstrip() + "…"
 
 

@@ -18,7 +18,8 @@ SILENT = "[SILENT]"
 
 
 def is_silent(reply: str) -> bool:
-    return reply.strip().upper().startswith(SILENT)
+    """The whole answer is ``[SILENT]``; a sentence that merely mentions it is delivered."""
+    return reply.strip().upper() == SILENT
 
 
 def run_info(entry: InboxEntry) -> dict[str, Any]:

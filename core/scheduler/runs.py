@@ -118,7 +118,8 @@ def run_text(store: Store, settings: Settings, job: Job, slot: float, trigger: s
     header = (
         f"[Scheduled job “{job.name}” ({job.id}), {kind}. Your answer is sent to "
         f"{job.target.label}. Nobody is waiting to answer questions: do the task with what "
-        f"you have. If there is nothing worth reporting, answer exactly {SILENT}.]"
+        f"you have. When the job says to stay quiet and there is nothing to report, answer "
+        f"exactly {SILENT}.]"
     )
     parts = [header, *_skill_blocks(store, settings, job), job.prompt.strip()]
     return "\n\n".join(parts)

@@ -213,30 +213,37 @@ _state_command("remove", "Retire a job for good; it and its run history stay rea
 
 
 @cron_group.command("runs")
-@click.argument("job")
-@click.option("--user", "user_ref", help=JOB_USER_HELP)
+@click.argument("job", required=False)
+@click.option("--user", "user_ref", help="Whose runs (without JOB; default: http:$USER), or the "
+              "job's owner when JOB is a name.")
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 1000))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @friendly
-def cron_runs(job: str, user_ref: str | None, limit: int, as_json: bool) -> None:
-    """A job's runs, newest first: status (queued, running, ok, silent, failed), error and
-    delivery state.
+def cron_runs(job: str | None, user_ref: str | None, limit: int, as_json: bool) -> None:
+    """A job's runs (or, without JOB, all of a user's latest runs), newest first: status
+    (queued, running, ok, silent, failed, error), error and delivery state.
 
     Example: iris cron runs job_3fa9c2d1 --json
     """
     from core.scheduler.render import run_json, run_line
 
     with opened() as (_, store):
-        user_id = _owner(store, job, user_ref)
-        found = store.cron.get(user_id, job, include_removed=True)
-        runs = store.cron.runs(user_id, found.id, limit=limit)
+        if job is None:
+            runs = store.cron.recent_runs(resolve_user(store, user_ref), limit=limit)
+            empty = "no runs yet"
+        else:
+            user_id = _owner(store, job, user_ref)
+            found = store.cron.get(user_id, job, include_removed=True)
+            runs = store.cron.runs(user_id, found.id, limit=limit)
+            empty = f"{found.id} has not run yet"
+        zone = found.timezone if job is not None else "UTC"
         if as_json:
             _echo_json([run_json(run) for run in runs])
             return
         if not runs:
-            click.echo(f"{found.id} has not run yet")
+            click.echo(empty)
         for run in runs:
-            click.echo(run_line(run, found.timezone))
+            click.echo(f"{run.job_id}  {run_line(run)}" if job is None else run_line(run, zone))
 
 
 @contextmanager

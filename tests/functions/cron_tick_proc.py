@@ -1,0 +1,44 @@
+"""One cron tick in a child process, started on a signal so two children tick at the same moment.
+Prints the run ids it claimed as JSON. Dispatch is recorded, not run: the claim is under test."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+
+from core.config import load_settings
+from functions.cron import tick
+from functions.runtime import build_runtime
+from tests.fakes.scripted_model import FixedRouter, ScriptedModel
+
+
+class RecordingDispatcher:
+    def __init__(self) -> None:
+        self.chats: list[object] = []
+
+    async def drain(self, chat: object) -> None:
+        self.chats.append(chat)
+
+
+def main(at: str, ready: str, go: str) -> None:
+    rt = build_runtime(load_settings(), RecordingDispatcher(),
+                       router=FixedRouter(ScriptedModel()))
+    rt.store.cron.due(0.0)  # warm up: open the database, import the scheduler
+    Path(ready).touch()
+    deadline = time.monotonic() + 30
+    while not Path(go).exists():
+        if time.monotonic() > deadline:
+            raise SystemExit("no go signal")
+        time.sleep(0.001)
+    report = asyncio.run(tick(rt, now=datetime.fromisoformat(at)))
+    print(json.dumps({"claimed": [c.run_id for c in report.claimed],
+                      "skipped": report.skipped, "errors": report.errors}))
+    rt.store.close()
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:4])
