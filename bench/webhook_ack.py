@@ -1,0 +1,188 @@
+"""Webhook ack latency: request → 200 for ``POST /telegram/webhook`` and ``POST /slack/events``.
+
+The app is the serverless web container's shape (``_apps:ack_only_app``): the worker is handed
+off (on Modal it is spawned in another container), so the figures are what the platform waits
+for: verify, parse, access check, record in the inbox, dispatch, answer.
+
+- warm, in-process: the ASGI app called directly (httpx's ASGI transport), many messages from
+  many chats after a warm-up;
+- warm, loopback: the same through uvicorn on 127.0.0.1 over a kept-alive connection;
+- cold: a fresh ``uvicorn --factory`` process per run, one webhook sent as soon as the port
+  accepts; the time from spawning the process to the response's first byte.
+
+Targets: warm p50 <= 5 ms in-process, cold <= 0.3 s.
+Run: .venv/bin/python bench/webhook_ack.py [--n 500] [--runs 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from _common import ROOT, connect_when_up, free_port, percentile, spawn, summary
+
+TELEGRAM_SECRET = "bench-telegram-secret"
+SLACK_SECRET = "bench-slack-secret"
+
+
+def bench_env(home: str) -> dict[str, str]:
+    return {
+        "IRIS_HOME": home, "IRIS_API_KEY": "bench-key",
+        "IRIS_TELEGRAM_TOKEN": "7000001:bench", "IRIS_TELEGRAM_SECRET": TELEGRAM_SECRET,
+        "IRIS_TELEGRAM_API_BASE": "http://127.0.0.1:9",
+        "IRIS_SLACK_SIGNING_SECRET": SLACK_SECRET, "IRIS_SLACK_BOT_TOKEN": "xoxb-bench",
+        "IRIS_SLACK_API_BASE": "http://127.0.0.1:9/api/",
+        "IRIS_TELEGRAM_ACCESS": "open", "IRIS_SLACK_ACCESS": "open",
+    }
+
+
+def requests(n: int) -> tuple[list[tuple[str, bytes, dict[str, str]]], ...]:
+    from tests.fakes.slack_api import FakeSlack
+    from tests.fakes.telegram_api import FakeTelegram
+
+    telegram, slack = FakeTelegram(), FakeSlack()
+    tg = []
+    sl = []
+    for i in range(n):
+        update = telegram.make_update(f"hello {i}", user_id=10_000 + i % 200)
+        tg.append(("/telegram/webhook", json.dumps(update).encode(), {
+            "content-type": "application/json",
+            "x-telegram-bot-api-secret-token": TELEGRAM_SECRET}))
+        event = slack.message_event(f"hello {i}", user=f"U{i % 200:05d}",
+                                    channel=f"D{i % 200:05d}", channel_type="im")
+        body = json.dumps(slack.event_payload(event)).encode()
+        sl.append(("/slack/events", body, {"content-type": "application/json",
+                                           **FakeSlack.sign(body, SLACK_SECRET)}))
+    return tg, sl
+
+
+async def in_process(n: int) -> dict[str, list[float]]:
+    import httpx
+
+    from _apps import ack_only_app
+
+    app = ack_only_app()
+    tg, sl = requests(n + 50)
+    out: dict[str, list[float]] = {}
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://iris") as client:
+        for name, batch in (("telegram", tg), ("slack", sl)):
+            times = []
+            for i, (path, body, headers) in enumerate(batch):
+                start = time.perf_counter()
+                response = await client.post(path, content=body, headers=headers)
+                elapsed = time.perf_counter() - start
+                assert response.status_code == 200, response.text
+                if i >= 50:
+                    times.append(elapsed)
+            out[name] = times
+    return out
+
+
+def loopback(n: int) -> dict[str, list[float]]:
+    import httpx
+
+    from _apps import ack_only_app
+    from tests.fakes.server import serve
+
+    tg, sl = requests(n + 50)
+    out: dict[str, list[float]] = {}
+    with serve(ack_only_app()) as server, httpx.Client(base_url=server.url) as client:
+        for name, batch in (("telegram", tg), ("slack", sl)):
+            times = []
+            for i, (path, body, headers) in enumerate(batch):
+                start = time.perf_counter()
+                response = client.post(path, content=body, headers=headers)
+                elapsed = time.perf_counter() - start
+                assert response.status_code == 200, response.text
+                if i >= 50:
+                    times.append(elapsed)
+            out[name] = times
+    return out
+
+
+def cold(path: str, body: bytes, headers: dict[str, str]) -> float:
+    port = free_port()
+    home = tempfile.mkdtemp(prefix="iris-bench-")
+    env = {**os.environ, **bench_env(home), "PYTHONPATH": f"{ROOT}:{ROOT / 'bench'}"}
+    head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    raw = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{head}"
+           f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
+    start = time.perf_counter()
+    child = spawn([sys.executable, "-m", "uvicorn", "--factory", "_apps:ack_only_app",
+                   "--port", str(port), "--log-level", "warning"], env)
+    try:
+        with connect_when_up(port, start + 60) as sock:
+            sock.sendall(raw)
+            first = sock.recv(64)
+            elapsed = time.perf_counter() - start
+            assert first.startswith(b"HTTP/1.1 200"), first
+        return elapsed
+    finally:
+        child.terminate()
+        child.wait(timeout=10)
+
+
+def import_costs() -> str:
+    code = (
+        "import time, json; t = time.perf_counter(); import telegram; "
+        "i = time.perf_counter() - t; from tests.fakes.telegram_api import FakeTelegram; "
+        "u = FakeTelegram().make_update('hi'); t = time.perf_counter(); "
+        "[telegram.Update.de_json(u, None) for _ in range(1000)]; "
+        "d = (time.perf_counter() - t) / 1000; "
+        "from core.platforms.telegram_inbound import TgUpdate; raw = json.dumps(u); "
+        "t = time.perf_counter(); [TgUpdate.model_validate_json(raw) for _ in range(1000)]; "
+        "p = (time.perf_counter() - t) / 1000; "
+        "print(f'{i*1000:.0f} {d*1e6:.0f} {p*1e6:.0f}')"
+    )
+    runs = []
+    for _ in range(5):
+        out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                             text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
+        runs.append([float(x) for x in out.stdout.split()])
+    imp = percentile([r[0] for r in runs], 50)
+    de_json = percentile([r[1] for r in runs], 50)
+    ours = percentile([r[2] for r in runs], 50)
+    return (f"python-telegram-bot: import {imp:.0f} ms (cold, median of 5), "
+            f"Update.de_json {de_json:.0f} us/update; Iris' pydantic TgUpdate "
+            f"{ours:.0f} us/update (what the ack path uses)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--n", type=int, default=500)
+    parser.add_argument("--runs", type=int, default=7)
+    args = parser.parse_args()
+    os.environ.update(bench_env(tempfile.mkdtemp(prefix="iris-bench-")))
+
+    warm = asyncio.run(in_process(args.n))
+    for name, times in warm.items():
+        print(f"warm in-process ack, {name}: {summary(times)} (target p50 <= 5 ms)")
+    os.environ["IRIS_HOME"] = tempfile.mkdtemp(prefix="iris-bench-")
+    for name, times in loopback(args.n).items():
+        print(f"warm loopback (uvicorn) ack, {name}: {summary(times)}")
+    tg, sl = requests(1)
+    for name, (path, body, headers) in (("telegram", tg[0]), ("slack", sl[0])):
+        if name == "slack":
+            from tests.fakes.slack_api import FakeSlack
+
+            headers = {"content-type": "application/json", **FakeSlack.sign(body, SLACK_SECRET)}
+        runs = []
+        for _ in range(args.runs):
+            if name == "slack":
+                headers = {"content-type": "application/json",
+                           **FakeSlack.sign(body, SLACK_SECRET)}
+            runs.append(cold(path, body, headers))
+        print(f"cold process -> ack, {name}: p50 {percentile(runs, 50):.3f} s, "
+              f"max {max(runs):.3f} s (n={len(runs)}; target <= 0.3 s)")
+    print(import_costs())
+
+
+if __name__ == "__main__":
+    main()
