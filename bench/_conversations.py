@@ -199,8 +199,8 @@ def _session(r: random.Random, user: str, sid: str, start: float, topic: str,
         t = r.choice(talk)
         if i in slots:
             turn_id, text = next(fact_iter)
-            user_text = f"{text} Anyway, {r.choice(FILLER_USER).format(t=t)[0].lower()}" \
-                        f"{r.choice(FILLER_USER).format(t=t)[1:]}"
+            follow = r.choice(FILLER_USER).format(t=t)
+            user_text = f"{text} Anyway, {follow[0].lower()}{follow[1:]}"
         else:
             turn_id, user_text = f"{sid}-u{i}", r.choice(FILLER_USER).format(t=t)
         at += r.randint(20, 300)
