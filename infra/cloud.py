@@ -88,9 +88,19 @@ def check_container(in_cloud: bool) -> None:
         require_cloud_settings(load_settings())
 
 
-WEB_MODULES = ("fastapi", "functions.app", "functions.asgi", "functions.http_api")
-WORKER_MODULES = ("functions.worker", "functions.tick", "functions.sweeper")
+COMMON_MODULES = ("functions.asgi", "functions.runtime", "functions.tick", "functions.sweeper",
+                  "functions.worker")
+WEB_MODULES = ("fastapi", "functions.app", "functions.http_api")
 PLATFORM_MODULES = ("functions.telegram", "functions.slack", "telegram", "slack_bolt", "slack_sdk")
+
+
+def preload_common() -> None:
+    """Imports every Iris container needs (runtime, tools, tick), done at module import in a
+    container, so each function's memory snapshot holds them; the tick has no other hook."""
+    from core.tools import default_toolset
+
+    _preload(COMMON_MODULES, PLATFORM_MODULES)
+    default_toolset()
 
 
 def preload_web() -> None:
@@ -103,7 +113,7 @@ def preload_worker() -> None:
     from core.llm import load_litellm
 
     load_litellm()
-    _preload(WORKER_MODULES, PLATFORM_MODULES)
+    _preload(COMMON_MODULES, PLATFORM_MODULES)
 
 
 def _preload(required: tuple[str, ...], optional: tuple[str, ...]) -> None:

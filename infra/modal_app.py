@@ -4,7 +4,9 @@
     Worker  drains one chat; the web function's ModalDispatcher ``.spawn()``s ``Worker().drain``
     tick    every minute: due cron jobs (once ``functions.cron.tick`` exists) and the sweeper
 
-Every function scales to zero (``min_containers=0``). Settings come from the Modal secret named
+Every function scales to zero (``min_containers=0``) and starts from a memory snapshot taken after
+the imports (module import in a container runs ``preload_common``; each class adds its own
+``@modal.enter(snap=True)``: litellm for the Worker). Settings come from the Modal secret named
 like the app (``iris``), which ``iris deploy`` creates from your iris.yaml and .env. Users'
 sandboxes live in a separate app (``SANDBOX_APP_NAME``) created on first use by ModalSandbox.
 
@@ -49,6 +51,11 @@ def declare(name: str, **options: Any) -> dict[str, Any]:
     DECLARED[name] = options
     return options
 
+
+if not modal.is_local():
+    from infra.cloud import preload_common
+
+    preload_common()
 
 app = modal.App(APP_NAME)
 image = build_image(recipe(local=modal.is_local()), modal)

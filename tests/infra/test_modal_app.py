@@ -98,15 +98,18 @@ def lifecycle(cls) -> dict[str, str]:
 
 
 def test_snapshots_hold_litellm_for_the_worker_and_not_for_the_webhook():
-    code = ("import sys, infra.cloud as c; c.{}(); "
-            "print('litellm' in sys.modules, 'functions.http_api' in sys.modules)")
-    seen = {}
-    for body in ("preload_web", "preload_worker"):
-        done = subprocess.run([sys.executable, "-c", code.format(body)], cwd=ROOT, timeout=120,
-                              capture_output=True, text=True)
-        assert done.returncode == 0, done.stderr
-        seen[body] = done.stdout.split()
-    assert seen == {"preload_web": ["False", "True"], "preload_worker": ["True", "False"]}
+    code = ("import sys, infra.cloud as c\n"
+            "def seen(): return [m in sys.modules for m in ('litellm', 'functions.tick', "
+            "'functions.http_api', 'core.tools.clock')]\n"
+            "c.preload_common(); common = seen(); c.preload_web(); web = seen()\n"
+            "c.preload_worker(); print(common, web, seen())")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, timeout=120,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    common, web, worker = done.stdout.strip().split("] [")
+    assert common.startswith("[False, True") and common.endswith("True")
+    assert web == "False, True, True, True"
+    assert worker.startswith("True")
 
 
 def test_the_image_is_built_from_the_project():
