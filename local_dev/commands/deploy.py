@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -92,19 +91,28 @@ def _deployed_url(settings: Settings, url: str | None) -> str:
     raise AssertionError
 
 
-def _register(settings: Settings, base_url: str, *, telegram: bool, slack: bool) -> None:
-    from infra.webhooks import WebhookError, register_telegram, slack_instructions
-
+def _register(ctx: click.Context, base_url: str, *, telegram: bool, slack: bool) -> None:
+    """Through `iris telegram set-webhook` and `iris slack manifest`, so there is one way to
+    register each platform."""
     if telegram:
+        from local_dev.commands.telegram import set_webhook
+
         try:
-            hook = asyncio.run(register_telegram(settings, base_url))
-        except WebhookError as exc:
-            _fail(f"error: {exc}\n(the app is deployed; retry with `iris deploy --telegram "
-                  f"--skip-deploy`)")
-        click.echo(f"Telegram: @{hook.bot_username} now posts to {hook.url} "
-                   f"({hook.pending_updates} updates waiting).")
+            ctx.invoke(set_webhook, url=base_url, secret=None, drop_pending=False)
+        except SystemExit as exc:
+            if exc.code:
+                click.echo("(the app is deployed; retry the webhook with `iris deploy --telegram "
+                           "--skip-deploy`)", err=True)
+            raise
     if slack:
-        click.echo(slack_instructions(base_url))
+        from local_dev.commands.slack import manifest_command
+
+        click.echo(f"Slack: Slack has no API to set an app's Request URL. In "
+                   f"https://api.slack.com/apps → your app → Event Subscriptions, set it to "
+                   f"{base_url.rstrip('/')}/slack/events, or create the app from this manifest "
+                   "(Create New App → From a manifest), install it, put its bot token and "
+                   "signing secret in .env (`iris setup`) and `iris deploy --push-secret`:\n")
+        ctx.invoke(manifest_command, url=base_url, name="Iris", as_json=False)
 
 
 @click.command("deploy")
@@ -144,7 +152,7 @@ def deploy(ctx: click.Context, telegram: bool, slack: bool, push_secret: bool, t
 
     settings = _settings()
     if skip_deploy:
-        _register(settings, _deployed_url(settings, url), telegram=telegram, slack=slack)
+        _register(ctx, _deployed_url(settings, url), telegram=telegram, slack=slack)
         return
     changed = False
     if telegram:
@@ -187,7 +195,7 @@ def deploy(ctx: click.Context, telegram: bool, slack: bool, push_secret: bool, t
         click.echo(f"{name + ':':18} {endpoint}")
     click.echo(f"Logs: modal app logs {settings.modal_app} -f    "
                f"Roll back: modal app rollback {settings.modal_app}")
-    _register(settings, base, telegram=telegram, slack=slack)
+    _register(ctx, base, telegram=telegram, slack=slack)
 
 
 commands = [deploy]

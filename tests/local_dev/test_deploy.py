@@ -243,7 +243,10 @@ def test_telegram_webhook_is_registered_with_a_generated_secret(
     assert telegram.webhook["url"] == f"{WEB}/telegram/webhook"
     assert telegram.webhook["secret_token"] == secret
     assert calls(modal_log)[0]["secret"]["IRIS_TELEGRAM_SECRET"] == secret
-    assert f"@iris_test_bot now posts to {WEB}/telegram/webhook" in result.output
+    expected = f"Telegram will send @iris_test_bot's messages to {WEB}/telegram/webhook"
+    assert expected in result.output
+    assert telegram.webhook["allowed_updates"] == ["message"]
+    assert "setMyCommands" in telegram.methods_called()
 
 
 def test_deploy_generates_a_missing_telegram_secret_and_needs_a_push(
@@ -273,6 +276,7 @@ def test_webhooks_for_an_existing_deployment(configure, modal_log, telegram):
     assert len(calls(modal_log)) == before
     assert telegram.webhook["url"] == f"{WEB}/telegram/webhook"
     assert f"request_url: {WEB}/slack/events" in result.output
+    assert "/iris" in result.output and "chat:write" in result.output
 
     other = "https://acme-dev--iris-web-app.modal.run"
     assert deploy("--telegram", "--skip-deploy", "--url", other).exit_code == 0
@@ -284,8 +288,9 @@ def test_a_telegram_refusal_is_reported(configure, modal_log, telegram):
     telegram.fail_next("setWebhook", 401)
     result = deploy("--telegram")
     assert result.exit_code == 1
-    assert "Telegram refused the webhook" in result.output
-    assert "--skip-deploy" in result.output
+    assert "Telegram refused" in result.output
+    assert "the app is deployed; retry the webhook with `iris deploy --telegram --skip-deploy`" \
+        in result.output
 
 
 def test_a_failing_secret_creation_stops_before_deploying(configure, modal_log, monkeypatch):
