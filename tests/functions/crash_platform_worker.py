@@ -1,23 +1,32 @@
-"""Drain one chat in a child process whose replies go to the fake Telegram/Slack API of the parent
-test, dying (os._exit) at a named step of the turn. Settings come from the environment."""
+"""A worker killed at a named step of a turn, with replies going to the fake Telegram/Slack API
+of the parent: ``python -m tests.functions.crash_platform_worker USER CHAT STEP`` drains one chat
+in a child process that dies (os._exit) at STEP; ``crash_and_recover`` (parent side) records a
+message through the webhook, runs that child, expires its lease and lets the sweeper finish."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
-
-from core.config import load_settings
-from core.dispatch import ChatRef
-from functions import worker
-from functions.dispatch import LocalDispatcher
-from functions.runtime import build_runtime
-from tests.fakes.scripted_model import FixedRouter, ScriptedModel, call, tool_calls
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 EXIT_CODE = 19
+ROOT = Path(__file__).resolve().parents[2]
+STEPS = ("after_lease", "after_model", "after_tools", "before_commit", "before_delivery",
+         "after_delivery")
 
 
 def main(user_id: str, chat_key: str, step: str) -> None:
+    from core.config import load_settings
+    from core.dispatch import ChatRef
+    from functions import worker
+    from functions.dispatch import LocalDispatcher
+    from functions.runtime import build_runtime
+    from tests.fakes.scripted_model import FixedRouter, ScriptedModel, call, tool_calls
+
     model = ScriptedModel().then(tool_calls(call("clock")), "child answer")
     dispatcher = LocalDispatcher()
     rt = build_runtime(load_settings(), dispatcher, router=FixedRouter(model))
@@ -30,6 +39,68 @@ def main(user_id: str, chat_key: str, step: str) -> None:
 
     rt.checkpoint = die
     asyncio.run(worker.drain(rt, ChatRef(user_id, chat_key)))
+
+
+class HandOff:
+    """Records the message and leaves its chat to another container's worker."""
+
+    async def drain(self, chat: object) -> None:
+        return None
+
+
+@dataclass(frozen=True)
+class Recovered:
+    status: str
+    reply: str | None
+    sent: list[str]  # what the platform received
+    deliveries: int
+    delivery_status: str
+
+
+def crash_and_recover(stack: Any, step: str, platform: str) -> Recovered:
+    from functions.dispatch import LocalDispatcher
+    from functions.sweeper import sweep
+
+    rt = stack.rt
+    rt.dispatcher = HandOff()
+    if platform == "telegram":
+        response = stack.telegram_post(stack.telegram.make_update("crash me"))
+    else:
+        event = stack.slack.message_event("crash me", channel="D7", channel_type="im")
+        response = stack.slack_post(stack.slack.event_payload(event))
+    assert response.status_code == 200, response.text
+    entry = rt.store.db.one("SELECT id, user_id, chat_key FROM inbox ORDER BY id DESC LIMIT 1")
+    env = {**os.environ, **stack.env, "PYTHONPATH": str(ROOT)}
+    child = subprocess.run(
+        [sys.executable, "-m", "tests.functions.crash_platform_worker", entry["user_id"],
+         entry["chat_key"], step],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )
+    if child.returncode != EXIT_CODE:
+        raise AssertionError(f"the child did not die at {step}: {child.stderr[-2000:]}")
+
+    rt.store.db.execute("UPDATE leases SET expires_at = 0")
+    rt.store.db.execute("UPDATE inbox SET received_at = received_at - 60")
+    rt.store.db.execute("UPDATE deliveries SET claimed_until = 0 WHERE status = 'pending'")
+    local = LocalDispatcher()
+    local.bind(rt)
+    rt.dispatcher = local
+
+    async def recover() -> None:
+        await sweep(rt)
+        await local.idle()
+        await sweep(rt)
+
+    asyncio.run(recover())
+    stack.wait(stack.settled)
+    done = rt.store.inbox.get(entry["user_id"], entry["id"])
+    if platform == "telegram":
+        sent = [m["text"] for m in stack.telegram.sent_messages()]
+    else:
+        sent = [p["text"] for p in stack.slack.posted()]
+    rows = rt.store.db.query("SELECT status FROM deliveries")
+    return Recovered(done.status, done.reply, sent, len(rows),
+                     rows[0]["status"] if rows else "none")
 
 
 if __name__ == "__main__":
