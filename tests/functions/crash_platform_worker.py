@@ -1,6 +1,7 @@
 """A worker killed at a named step of a turn, with replies going to the fake Telegram/Slack API
 of the parent: ``python -m tests.functions.crash_platform_worker USER CHAT STEP`` drains one chat
-in a child process that dies (os._exit) at STEP; ``crash_and_recover`` (parent side) records a
+in a child process that dies (os._exit) at STEP (or, for ``wait_for_stop``, whose first model
+step lasts until a /stop is recorded); ``crash_and_recover`` (parent side) records a
 message through the webhook, runs that child, expires its lease and lets the sweeper finish."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,14 @@ def main(user_id: str, chat_key: str, step: str) -> None:
     model = ScriptedModel().then(tool_calls(call("clock")), "child answer")
     dispatcher = LocalDispatcher()
     rt = build_runtime(load_settings(), dispatcher, router=FixedRouter(model))
+    if step == "wait_for_stop":  # a long first step, until another process asks to stop
+        def slow_step(messages: object) -> object:
+            Path(os.environ["IRIS_TEST_IN_MODEL"]).touch()
+            while not rt.store.db.scalar("SELECT count(*) FROM turn_cancels"):
+                time.sleep(0.02)
+            return tool_calls(call("clock"))
+
+        model.steps = [slow_step, "child answer"]
     rt.after_turn = []
     dispatcher.bind(rt)
 
