@@ -139,6 +139,32 @@ def test_the_image_is_built_from_the_project():
         (False, True, False), (True, False, False), (False, False, True)]
 
 
+def test_the_image_uploads_every_project_file_and_no_caches():
+    from modal._utils.async_utils import synchronizer
+
+    mounts = []
+
+    def collect(image):
+        for dep in image._deps():
+            if type(dep).__name__ == "_Mount":
+                mounts.append(dep)
+            elif type(dep).__name__ == "_Image":
+                collect(dep)
+
+    collect(synchronizer._translate_in(modal_app.image))
+    uploaded = {str(remote) for mount in mounts for entry in mount._entries
+                for _, remote in entry.get_files_to_upload()}
+    expected = {f"/root/{path.relative_to(ROOT)}"
+                for package in ("core", "functions", "sandboxes", "infra")
+                for path in (ROOT / package).rglob("*")
+                if path.is_file() and "__pycache__" not in path.parts}
+    expected |= {f"/root/skills/{path.relative_to(ROOT / 'skills')}"
+                 for path in (ROOT / "skills").rglob("*") if path.is_file()}
+    assert uploaded == expected
+    assert "/root/core/config.py" in uploaded and "/root/infra/modal_app.py" in uploaded
+    assert any(name.endswith("/SKILL.md") for name in uploaded)
+
+
 @pytest.fixture
 def llm():
     return ScriptedLLM()
