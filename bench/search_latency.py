@@ -13,6 +13,7 @@ Run: .venv/bin/python bench/search_latency.py [--users 1000] [--messages 1000000
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import random
 import tempfile
@@ -30,7 +31,7 @@ def load(store, users: int, target: int, seed: int) -> tuple[list[str], list[tup
     from core.store.schema import m004_search
 
     db = store.db
-    per_user_sessions = max(1, round(target / users / 12.25))
+    per_user_sessions = max(1, math.ceil(target / users / 12.0))
     m004_search.drop_triggers(db)
     user_ids: list[str] = []
     questions: list[tuple[str, str]] = []
