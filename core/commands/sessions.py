@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from core.commands import CommandContext, CommandResult, command
+from core.errors import ConfigError
 from core.messages import Message
 
 
@@ -14,7 +15,10 @@ async def compress(ctx: CommandContext, args: str) -> CommandResult:
     if router is None:
         return CommandResult(reply="Compression is not available here (no model router).")
     user = ctx.store.users.get(ctx.user_id)
-    model = router.main(user.model)
+    try:
+        model = router.main(user.model)
+    except ConfigError as exc:
+        return CommandResult(reply=f"Iris is not configured: {exc}")
     system = Message(role="system", content=ctx.session.system_prompt or "")
     outcome = await fit_context(
         ctx.store, ctx.settings, router, model, ctx.user_id, ctx.session.id, system, None,

@@ -28,9 +28,9 @@ async def title_session(rt: Any, entry: Any, outcome: Any) -> None:
         return
     if not any(m.message.role == "assistant" and m.message.content for m in stored):
         return
-    model = rt.router.side()
     first = [m.message for m in stored[:6]]
     try:
+        model = rt.router.side()
         title, usage = await make_title(model, first)
     except Exception as exc:
         log.warning("no title for session %s: %s", session.id, exc)
