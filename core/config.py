@@ -13,7 +13,6 @@ import difflib
 import json
 import os
 import re
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
