@@ -129,6 +129,19 @@ def test_silent_answers_are_stored_but_not_sent(rt, scripted, telegram):
     assert len(sent(fake)) == 1 and "The build broke" in sent(fake)[0]
 
 
+def test_a_busy_chat_does_not_hold_up_a_jobs_delivery(rt, scripted, telegram):
+    fake, _ = telegram
+    user_id = ada(rt.store)
+    job = make_job(rt.store, rt.settings, schedule="every 5m", at=NOW, account="telegram:4242",
+                   deliver="telegram", name="ping")
+    busy = rt.store.leases.acquire(f"chat:{user_id}:telegram:4242", user_id, "wrk_other", 300)
+    assert busy  # a long turn is running in Ada's chat
+    scripted.then("pong")
+    tick_at(rt, NOW + 5 * MINUTE)
+    assert sent(fake) == ["⏰ ping\n\npong"]
+    assert rt.store.cron.runs(job.user_id, job.id)[0].delivery.status == "sent"
+
+
 def test_a_delivery_failing_twice_then_succeeding_is_delivered_exactly_once(rt, scripted,
                                                                            telegram):
     fake, _ = telegram
