@@ -1,10 +1,11 @@
 """Memory: scanner rates through the memory tool, write latency (scan + compare-and-set commit,
-with overflow), snapshot rendering, archive search with many archived entries.
+with overflow), snapshot rendering, archive search with many archived entries, and the time an
+account-link merge holds the database.
 
 Writes go through ``Toolset.call`` exactly as the turn loop calls the ``memory`` tool, on a
 real libSQL file.
 
-Run: .venv/bin/python bench/memory.py [--writes 500] [--archived 20000]
+Run: .venv/bin/python bench/memory.py [--writes 500] [--archived 20000] [--merge-messages 10000]
 """
 
 from __future__ import annotations
@@ -129,10 +130,39 @@ def archive_search(store, archived: int) -> None:
           f"({archived:,} in the table): {summary(samples)}")
 
 
+def merge(store, settings, messages: int) -> None:
+    from core.identity.merge import merge_users
+    from core.memory.repository import Limits
+
+    keep = store.users.for_account("telegram:900")
+    other = store.users.for_account("slack:T9/U900")
+    db = store.db
+    per_session = 200
+    with db.transaction():
+        for s in range(messages // per_session):
+            session = f"ses_merge_{s}"
+            db.execute(
+                "INSERT INTO sessions (id, user_id, chat_key, platform, started_at,"
+                " last_active_at) VALUES (?, ?, 'slack:D1', 'slack', 0, 0)", (session, other))
+            for m in range(per_session):
+                db.execute(
+                    "INSERT INTO messages (user_id, session_id, role, content, created_at)"
+                    " VALUES (?, ?, ?, ?, 0)",
+                    (other, session, "user" if m % 2 == 0 else "assistant",
+                     f"message {m} of session {s} about deploys and backups"))
+    started = time.perf_counter()
+    report = merge_users(store, keep, other, limits=Limits.from_settings(settings), who="bench")
+    elapsed = time.perf_counter() - started
+    print(f"account link merge of a user with {report.rows.get('messages', 0):,} messages in "
+          f"{report.rows.get('sessions', 0)} sessions (search index kept in step): "
+          f"{elapsed * 1000:.0f} ms in one transaction")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--writes", type=int, default=500)
     parser.add_argument("--archived", type=int, default=20_000)
+    parser.add_argument("--merge-messages", type=int, default=10_000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as home:
         os.environ["IRIS_HOME"] = home
@@ -145,6 +175,7 @@ def main() -> None:
         writes(store, settings, args.writes)
         snapshot(store, settings)
         archive_search(store, args.archived)
+        merge(store, settings, args.merge_messages)
         store.close()
 
 
