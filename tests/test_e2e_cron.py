@@ -113,13 +113,13 @@ def test_the_emulators_ticker_runs_due_jobs(stack):
     llm, telegram, rt, _, cli = stack
     llm.reply("hi from the ticker")
     user = rt.store.users.for_account("telegram:4242")
-    cli("cron", "add", "--user", "telegram:4242", "--schedule", "every minute", "--prompt",
+    cli("cron", "add", "--user", "telegram:4242", "--schedule", "every 5m", "--prompt",
         "Say hi.", "--name", "hi", "--deliver", "telegram:4242")
     (job,) = rt.store.cron.list(user)
     rt.store.db.execute("UPDATE cron_jobs SET next_run_at = ? WHERE id = ?",
-                        (time.time() - 1, job.id))  # as if the minute had come
+                        (time.time() - 1, job.id))  # as if five minutes had gone by
     wait(lambda: texts(telegram) == ["⏰ hi\n\nhi from the ticker"])
     (run,) = rt.store.cron.runs(user, job.id)
     assert (run.trigger, run.status, run.delivery.status) == ("schedule", "ok", "sent")
-    time.sleep(0.6)  # more ticks: the next run is a minute away, nothing runs twice
+    time.sleep(0.6)  # more ticks: the next run is minutes away, nothing runs twice
     assert len(rt.store.cron.runs(user, job.id)) == 1 and len(llm.requests) == 1
