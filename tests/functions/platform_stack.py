@@ -22,7 +22,7 @@ from core.messages import Message, Usage
 from functions.app import create_app
 from functions.dispatch import LocalDispatcher
 from functions.runtime import Runtime, build_runtime
-from tests.fakes.server import serve
+from tests.fakes.server import start_server
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
 
@@ -140,14 +140,21 @@ def stack_env(home: Path, telegram_url: str, slack_url: str, **extra: str) -> di
 def platform_stack(home: Path, *, model: Any = None, **env: str) -> Iterator[Stack]:
     telegram, slack = FakeTelegram(), FakeSlack()
     model = model or EchoModel()
-    with serve(telegram.app) as tg_server, serve(slack.app) as slack_server:
-        variables = stack_env(home, tg_server.url, slack_server.url, **env)
-        settings = load_settings(variables)
+    servers = [start_server(telegram.app), start_server(slack.app)]
+    rt = None
+    try:
+        variables = stack_env(home, servers[0].url, servers[1].url, **env)
         dispatcher = LocalDispatcher()
-        rt = build_runtime(settings, dispatcher, router=SplitRouter(model, EchoModel("side")))
+        rt = build_runtime(load_settings(variables), dispatcher,
+                           router=SplitRouter(model, EchoModel("side")))
         dispatcher.bind(rt)
-        try:
-            with serve(create_app(rt)) as iris, httpx.Client(timeout=30) as http:
-                yield Stack(rt, model, telegram, slack, iris.url, http, variables)
-        finally:
+        servers.append(start_server(create_app(rt)))
+        with httpx.Client(timeout=30) as http:
+            yield Stack(rt, model, telegram, slack, servers[2].url, http, variables)
+    finally:
+        for server in servers:  # stop together: each takes a few uvicorn ticks
+            server.server.should_exit = True
+        for server in servers:
+            server.thread.join(timeout=10)
+        if rt is not None:
             rt.store.close()
