@@ -12,10 +12,14 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from core.dispatch import ChatRef
 from core.ids import new_id
 from functions.runtime import Runtime
+
+if TYPE_CHECKING:
+    from core.scheduler.runs import Claimed
 
 log = logging.getLogger("iris.cron")
 
@@ -73,7 +77,7 @@ async def tick(rt: Runtime, *, now: datetime | None = None) -> CronTickReport:
         report.claimed.append(
             ClaimedRun(claimed.run_id, claimed.job_id, claimed.user_id, claimed.inbox_id)
         )
-        await _dispatch(rt, ChatRef(user_id, claimed.chat_key), report)
+        await _dispatch(rt, claimed, report)
     if report.claimed or report.errors:
         log.info("cron tick: %d due, %d claimed, %d waiting, %d skipped, %d errors",
                  report.due, len(report.claimed), len(report.waiting), report.skipped,
@@ -87,17 +91,20 @@ async def run_now(rt: Runtime, user_id: str, ref: str) -> ClaimedRun:
 
     claimed = claim_manual(rt.store, rt.settings, user_id, ref, owner=new_id("run"))
     report = CronTickReport(at=datetime.now(UTC).isoformat())
-    await _dispatch(rt, ChatRef(user_id, claimed.chat_key), report)
+    await _dispatch(rt, claimed, report)
     if report.errors:
         log.warning("run %s is recorded; the sweeper will start it: %s", claimed.run_id,
                     report.errors[0])
     return ClaimedRun(claimed.run_id, claimed.job_id, claimed.user_id, claimed.inbox_id)
 
 
-async def _dispatch(rt: Runtime, chat: ChatRef, report: CronTickReport) -> None:
+async def _dispatch(rt: Runtime, claimed: Claimed, report: CronTickReport) -> None:
     """A failed dispatch loses nothing: the run's inbox entry stays pending for the sweeper."""
     try:
-        await rt.dispatcher.drain(chat)
+        await rt.dispatcher.drain(ChatRef(claimed.user_id, claimed.chat_key))
     except Exception as exc:
-        log.exception("could not dispatch %s; the sweeper will", chat.chat_key)
-        report.errors.append(f"dispatch {chat.chat_key}: {type(exc).__name__}: {exc}")
+        log.exception("could not dispatch %s; the sweeper will", claimed.chat_key)
+        problem = f"{type(exc).__name__}: {exc}"
+        report.errors.append(f"dispatch {claimed.chat_key}: {problem}")
+        rt.store.cron.note(claimed.user_id, claimed.run_id,
+                           f"dispatch failed ({problem}); the next tick's sweep starts it")

@@ -109,10 +109,8 @@ class Run:
 
     @property
     def status(self) -> str:
-        """queued | running | ok | silent | failed | cancelled | error"""
-        if self.inbox_status is None:
-            return "error" if self.error else "queued"
-        if self.inbox_status == "pending":
+        """queued | running | ok | silent | failed | cancelled"""
+        if self.inbox_status is None or self.inbox_status == "pending":
             return "running" if self.attempts else "queued"
         if self.inbox_status == "done":
             return "silent" if self.silent else "ok"
@@ -253,6 +251,12 @@ class CronJobs:
             (inbox_id, user_id, run_id),
         )
 
+    def note(self, user_id: str, run_id: str, text: str) -> None:
+        """A note on a run not started yet (its dispatch failed: the sweeper starts it)."""
+        self.db.execute(
+            "UPDATE cron_runs SET error = ? WHERE user_id = ? AND id = ?", (text, user_id, run_id)
+        )
+
     def unfinished_run(self, user_id: str, job_id: str) -> str | None:
         """The id of a run of this job whose turn has not finished yet, if any."""
         return self.db.scalar(
@@ -316,7 +320,8 @@ def _run(row: Row) -> Run:
         id=row["id"], user_id=row["user_id"], job_id=row["job_id"],
         scheduled_for=row["scheduled_for"], trigger=row["trigger"],
         claimed_at=row["claimed_at"], inbox_id=row["inbox_id"],
-        error=row["error"] or row["inbox_error"], inbox_status=row["inbox_status"],
+        error=row["error"] if row["inbox_status"] in (None, "pending") else row["inbox_error"],
+        inbox_status=row["inbox_status"],
         attempts=row["inbox_attempts"] or 0, reply=row["inbox_reply"],
         session_id=row["inbox_session"], finished_at=row["inbox_done_at"], delivery=delivery,
     )

@@ -56,8 +56,9 @@ def job_detail(job: Job) -> str:
 
 def run_line(run: Run, timezone: str = "UTC") -> str:
     parts = [f"{run.id} {when(run.scheduled_for, timezone)} ({run.trigger}): {run.status}"]
-    if run.error and run.status in ("failed", "error"):
-        parts.append(f"error: {_clip(run.error, PREVIEW)}")
+    if run.error:
+        label = "error" if run.status == "failed" else "note"
+        parts.append(f"{label}: {_clip(run.error, PREVIEW)}")
     parts.append(f"delivery: {delivery_status(run)}")
     if run.reply and run.status == "ok":
         parts.append(f"answer: {_clip(run.reply, PREVIEW)}")
@@ -100,7 +101,7 @@ def run_json(run: Run) -> dict[str, Any]:
                     "last_error": d.last_error, "sent_at": iso(d.sent_at)}
     return {
         "id": run.id, "job_id": run.job_id, "trigger": run.trigger, "status": run.status,
-        "error": run.error if run.status in ("failed", "error") else None,
+        "error": run.error,
         "scheduled_for": iso(run.scheduled_for), "claimed_at": iso(run.claimed_at),
         "finished_at": iso(run.finished_at), "attempts": run.attempts,
         "session_id": run.session_id, "inbox_id": run.inbox_id, "reply": run.reply,

@@ -292,7 +292,7 @@ def cron_run(job: str, user_ref: str | None, as_json: bool) -> None:
         else:
             click.echo(run_line(run, rt.store.cron.get(user_id, run.job_id,
                                                        include_removed=True).timezone))
-        if run.status in ("failed", "error"):
+        if run.status == "failed":
             sys.exit(1)
 
 

@@ -260,6 +260,8 @@ def test_a_failed_dispatch_loses_nothing_the_sweeper_starts_the_run(rt, scripted
     rt.dispatcher = Down()
     report = asyncio.run(cron.tick(rt, now=NOW + 5 * MINUTE))
     assert len(report.claimed) == 1 and "modal is unreachable" in report.errors[0]
+    (queued,) = rt.store.cron.runs(job.user_id, job.id)
+    assert queued.status == "queued" and "dispatch failed" in queued.error
     rt.dispatcher = working
     rt.store.db.execute("UPDATE inbox SET received_at = received_at - 60")
     scripted.then("late but done")
@@ -270,7 +272,7 @@ def test_a_failed_dispatch_loses_nothing_the_sweeper_starts_the_run(rt, scripted
 
     asyncio.run(swept())
     (run,) = rt.store.cron.runs(job.user_id, job.id)
-    assert (run.status, run.reply) == ("ok", "late but done")
+    assert (run.status, run.reply, run.error) == ("ok", "late but done", None)
 
 
 def test_run_tick_finds_the_cron_tick_and_then_sweeps(rt, scripted):
