@@ -64,7 +64,6 @@ def requests(n: int) -> tuple[list[tuple[str, bytes, dict[str, str]]], ...]:
 
 async def in_process(n: int) -> dict[str, list[float]]:
     import httpx
-
     from _apps import ack_only_app
 
     app = ack_only_app()
@@ -87,8 +86,8 @@ async def in_process(n: int) -> dict[str, list[float]]:
 
 def loopback(n: int) -> dict[str, list[float]]:
     import httpx
-
     from _apps import ack_only_app
+
     from tests.fakes.server import serve
 
     tg, sl = requests(n + 50)
@@ -107,12 +106,12 @@ def loopback(n: int) -> dict[str, list[float]]:
     return out
 
 
-def cold(path: str, body: bytes, headers: dict[str, str]) -> float:
+def cold(path: str, body: bytes, headers: dict[str, str], method: str = "POST") -> float:
     port = free_port()
     home = tempfile.mkdtemp(prefix="iris-bench-")
     env = {**os.environ, **bench_env(home), "PYTHONPATH": f"{ROOT}:{ROOT / 'bench'}"}
     head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
-    raw = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{head}"
+    raw = (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{head}"
            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
     start = time.perf_counter()
     child = spawn([sys.executable, "-m", "uvicorn", "--factory", "_apps:ack_only_app",
@@ -167,15 +166,16 @@ def main() -> None:
     os.environ["IRIS_HOME"] = tempfile.mkdtemp(prefix="iris-bench-")
     for name, times in loopback(args.n).items():
         print(f"warm loopback (uvicorn) ack, {name}: {summary(times)}")
+    from tests.fakes.slack_api import FakeSlack
+
+    base = [cold("/healthz", b"", {}, method="GET") for _ in range(args.runs)]
+    print(f"cold process -> GET /healthz (the app alone, for comparison): "
+          f"p50 {percentile(base, 50):.3f} s, max {max(base):.3f} s")
     tg, sl = requests(1)
     for name, (path, body, headers) in (("telegram", tg[0]), ("slack", sl[0])):
-        if name == "slack":
-            from tests.fakes.slack_api import FakeSlack
-
-            headers = {"content-type": "application/json", **FakeSlack.sign(body, SLACK_SECRET)}
         runs = []
         for _ in range(args.runs):
-            if name == "slack":
+            if name == "slack":  # a fresh timestamp for each run
                 headers = {"content-type": "application/json",
                            **FakeSlack.sign(body, SLACK_SECRET)}
             runs.append(cold(path, body, headers))
