@@ -53,13 +53,13 @@ def _reject(exc: ValidationError, what: str) -> ApiError:
 
 def validate(body: bytes, content_type: str) -> SlackEnvelope | SlackCommand | None:
     """The request's shape, checked before bolt sees it; None for payloads Iris ignores
-    (interactivity)."""
+    (interactivity, Slack's ssl_check)."""
     if content_type.startswith("application/x-www-form-urlencoded"):
         try:
             form = {k: v[0] for k, v in parse_qs(body.decode(), strict_parsing=False).items()}
         except (UnicodeDecodeError, ValueError):
             raise ApiError(400, "not a Slack form body", code="bad_slack_request") from None
-        if "payload" in form and "command" not in form:
+        if ("payload" in form or "ssl_check" in form) and "command" not in form:
             return None
         try:
             return SlackCommand.model_validate(form)
@@ -101,7 +101,9 @@ class SlackEndpoint:
             owner = self.rt.store.users.resolve(f"slack:group:{group_ref}")
         except NotFound:
             return False
-        return self.rt.store.sessions.latest(owner, chat_key) is not None
+        store = self.rt.store
+        return (store.sessions.latest(owner, chat_key) is not None
+                or store.inbox.has_pending(owner, chat_key))
 
     def parsed(self, item: tuple[str, dict[str, Any]], bot_user: str | None) -> Parsed:
         kind, payload = item

@@ -179,3 +179,18 @@ def test_a_message_over_the_limit_is_answered_and_not_recorded(iris_home):
         s.wait(lambda: s.slack.posted())
         assert "150 characters" in s.slack.posted()[0]["text"]
         assert s.rt.store.db.scalar("SELECT count(*) FROM inbox") == 0
+
+
+def test_slacks_ssl_check_and_interactivity_payloads_are_acknowledged(stack):
+    from urllib.parse import urlencode
+
+    from tests.fakes.slack_api import FakeSlack
+    from tests.functions.platform_stack import SLACK_SECRET
+
+    for form in ({"ssl_check": "1", "token": "x"}, {"payload": json.dumps({"type": "x"})}):
+        body = urlencode(form).encode()
+        headers = {"Content-Type": "application/x-www-form-urlencoded",
+                   **FakeSlack.sign(body, SLACK_SECRET)}
+        response = stack.http.post(f"{stack.url}/slack/events", content=body, headers=headers)
+        assert response.status_code == 200
+    assert stack.rt.store.db.scalar("SELECT count(*) FROM inbox") == 0
