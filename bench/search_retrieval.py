@@ -8,7 +8,7 @@ semantic neighbours (hybrid) with message vectors from the full encoder and from
 (distilled) one. Prints recall@1/5/10 at turn level (the evidence turn among the top-k hits) and
 session level (the evidence session among the sessions of the top-k hits, and among the top-k
 distinct sessions). `--set handwritten` runs the hand-written held-out-style set instead
-(bench/data/memory_questions.jsonl: written apart from the generator, not used for tuning).
+(bench/_memory_set.py: written apart from the generator, not used for tuning).
 
 Run: .venv/bin/python bench/search_retrieval.py [--users 20] [--sessions 20] [--seed 7]
          [--modes lexical,full,static] [--set generated|handwritten]
@@ -21,36 +21,11 @@ import json
 import os
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from _common import summary
 
 KS = (1, 5, 10)
-HANDWRITTEN = Path(__file__).parent / "data" / "memory_questions.jsonl"
-
-
-@dataclass
-class Question:
-    user: str
-    text: str
-    session_id: str
-    turn_id: str
-    kind: str
-
-
-def handwritten() -> tuple[list[dict], list[Question]]:
-    sessions, questions = [], []
-    for raw in HANDWRITTEN.read_text(encoding="utf-8").splitlines():
-        if not raw.strip():
-            continue
-        item = json.loads(raw)
-        if "question" in item:
-            questions.append(Question(item["user"], item["question"], item["session_id"],
-                                      item["turn_id"], item.get("kind", "single")))
-        else:
-            sessions.append(item)
-    return sessions, questions
 
 
 def evaluate(store, report, questions, *, semantic: bool, show_misses: int) -> None:
@@ -114,11 +89,12 @@ def main() -> None:
 
         histories = generate(args.users, args.sessions, args.seed)
         lines = [json.dumps(s) for h in histories for s in h.sessions]
-        questions = [Question(q.user, q.text, q.session_id, q.turn_id, q.kind)
-                     for h in histories for q in h.questions]
+        questions = [q for h in histories for q in h.questions]
         label = f"{args.users} users x {args.sessions} sessions (seed {args.seed})"
     else:
-        sessions, questions = handwritten()
+        from _memory_set import build
+
+        sessions, questions = build()
         lines = [json.dumps(s) for s in sessions]
         label = f"hand-written set: {len(sessions)} sessions, " \
                 f"{len({s['user'] for s in sessions})} users"

@@ -40,14 +40,22 @@ ADMIT_LONG = 0.20
 _WORD = re.compile(r"\w+")
 
 _IDENTIFIER = re.compile(
-    r"\b(?:0x[0-9a-f]+|[a-z]+\d[\w.-]*|\d+[a-z][\w.-]*|\w+_\w+|[a-z]+[A-Z]\w*|\w+\.\w+\.\w+)\b"
-    r'|"[^"]+"',
-    re.IGNORECASE,
+    r"\b0x[0-9a-fA-F]+\b"                       # hex codes
+    r"|\b\w*[A-Za-z]\w*_\w+|\b\w+_\w*[A-Za-z]\w*"  # snake_case, CONSTANT_NAMES
+    r"|\b[a-z]+[A-Z][A-Za-z0-9]*"                # camelCase
+    r"|\b\w+\.\w+\.\w+"                         # versions, dotted names
+    r"|\b\w[\w-]*\w\.[A-Za-z]{1,5}\b"              # file names
+    r"|\b[A-Za-z]+-\d+\b"                        # codes such as zebra-4471, PROJ-123
+    r"|\b(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z0-9]{4,}\b"  # letters and digits mixed
+    r'|"[^"]+"'                                    # a quoted phrase
 )
+_ORDINAL = re.compile(r"^\d+(?:st|nd|rd|th|s|am|pm|k|km|kg|m|h)$", re.IGNORECASE)
 
 
 def names_identifier(text: str) -> bool:
-    return bool(_IDENTIFIER.search(text))
+    """Whether the query names something to match exactly (an ordinal, a decade or a quantity
+    such as 3rd, 1950s or 10km is not an identifier)."""
+    return any(not _ORDINAL.match(m.group()) for m in _IDENTIFIER.finditer(text))
 
 
 def admission(text: str) -> float | None:
