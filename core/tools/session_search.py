@@ -60,6 +60,7 @@ class SessionSearch(Tool):
         "session with neighbouring turns, dates and titles. Read more of a conversation with "
         "around_message_id (a '#id' from a result) and window."
     )
+    untrusted_output = True  # old tool results and outside text come back: data, not orders
     Args = SessionSearchArgs
 
     async def run(self, ctx: ToolContext, args: SessionSearchArgs) -> str:

@@ -1,10 +1,9 @@
 import asyncio
-import sys
 
 import pytest
 
 from core.messages import InboundMessage
-from functions.tick import TickFailed, cron_tick, run_tick
+from functions.tick import TickFailed, run_tick
 
 
 def stalled(runtime, text="hello"):
@@ -57,19 +56,27 @@ def test_a_failing_cron_still_sweeps_then_fails_the_tick(runtime, scripted):
     assert caught.value.report.sweep.chats_resumed == 1
 
 
-def test_cron_tick_is_found_when_its_module_exists(tmp_path, monkeypatch):
-    (tmp_path / "iris_cron_probe.py").write_text("def tick(rt):\n    return 'ran'\n")
-    (tmp_path / "iris_cron_empty.py").write_text("")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    assert cron_tick("iris_cron_probe")(None) == "ran"
-    assert cron_tick("iris_cron_empty") is None
-    assert cron_tick("iris_no_such_module") is None
-    for name in ("iris_cron_probe", "iris_cron_empty"):
-        sys.modules.pop(name, None)
+def test_skills_are_curated_once_a_day(runtime):
+    import time
 
+    from core.skills.library import SkillLibrary
+    from core.skills.manage import SkillEditor
 
-def test_without_a_cron_module_the_tick_only_sweeps(runtime):
-    if cron_tick() is not None:
-        pytest.skip("functions.cron exists now; its tick is covered by its own tests")
-    report = asyncio.run(run_tick(runtime))
-    assert not report.cron_ran and report.sweep.chats_resumed == 0
+    user = runtime.store.users.for_account("http:dora")
+    library = SkillLibrary(runtime.store, runtime.settings)
+    body = "---\nname: old-trick\ndescription: An old trick nobody uses any more.\n---\nDo it.\n"
+    SkillEditor(library, user, provenance="user").create("old-trick", body)
+    runtime.store.db.execute(
+        "UPDATE skills SET created_at = ?, updated_at = ? WHERE user_id = ?",
+        (time.time() - 40 * 86400, time.time() - 40 * 86400, user),
+    )
+
+    async def noop(rt):
+        return None
+
+    first = asyncio.run(run_tick(runtime, cron=noop))
+    second = asyncio.run(run_tick(runtime, cron=noop))
+    assert first.curated == 1
+    assert library.catalog.get(user, "old-trick").status == "stale"
+    assert second.curated is None  # not again within the day
+
