@@ -162,6 +162,32 @@ def backfill(
 
 
 @dataclass(frozen=True)
+class ReindexReport:
+    user_id: str
+    embedded: int
+    dropped: int
+    seconds: float
+
+
+def reindex(
+    store: Store, user_id: str, *, fast: bool = False, force: bool = False,
+    progress: Any = None,
+) -> ReindexReport:
+    """Give every message of the user vectors. Full (default): every message without full
+    vectors is embedded, then static vectors are dropped (the full ones supersede them). Fast:
+    messages with no vectors at all get static ones. ``force`` drops the user's vectors
+    first."""
+    started = time.perf_counter()
+    dropped = store.vectors.delete(user_id) if force else 0
+    if fast:
+        done = backfill(store, user_id, model=STATIC, progress=progress)
+    else:
+        done = backfill(store, user_id, model=FULL, upgrade=True, progress=progress)
+        dropped += store.vectors.delete(user_id, STATIC)
+    return ReindexReport(user_id, done, dropped, time.perf_counter() - started)
+
+
+@dataclass(frozen=True)
 class Neighbours:
     """Cosine similarity of the query to each of the user's messages (best chunk), per model."""
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from core.search.query import ParsedQuery
+from core.search.query import MAX_QUERY_CHARS, ParsedQuery
 from core.store.search import Filters
 
 if TYPE_CHECKING:
@@ -100,6 +100,7 @@ def add_semantic(
     from core.search import embed
     from core.search.engine import PERSON_WEIGHT
 
+    text = text[:MAX_QUERY_CHARS]
     embed.lazy_backfill(store, user_id, filters)
     found = embed.neighbours(store, user_id, text, filters)
     close = found.best(semantic_scale)

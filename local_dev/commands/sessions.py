@@ -77,6 +77,7 @@ def sessions_group() -> None:
       iris sessions list --user alice
       iris sessions search "deploy script" --user alice --json
       iris sessions import history.jsonl
+      iris sessions reindex --user alice
       iris sessions export --format sharegpt --since 2024-01-01 > train.jsonl
     """
 
@@ -172,6 +173,8 @@ def sessions_search(query: str, user_ref: str, limit: int, session_ref: str | No
     from core.search.engine import search_messages
     from core.store.search import Filters
 
+    if not query.strip():
+        raise click.BadParameter("give some words to search for", param_hint="QUERY")
     with _open() as store:
         user_id = store.users.resolve(user_ref)
         scoped = None
@@ -197,8 +200,12 @@ def sessions_search(query: str, user_ref: str, limit: int, session_ref: str | No
 @click.argument("path", type=click.File("r", encoding="utf-8"))
 @click.option("--no-create-users", is_flag=True,
               help="Refuse lines whose user does not exist yet (default: create them).")
+@click.option("--embed", "embed_mode", type=click.Choice(["full", "fast", "none"]),
+              default="full", show_default=True,
+              help="Vectors for semantic search: full model, fast static vectors, or none now "
+                   "(searches and `iris sessions reindex` add them later).")
 @_friendly
-def sessions_import(path: Any, no_create_users: bool) -> None:
+def sessions_import(path: Any, no_create_users: bool, embed_mode: str) -> None:
     """Import past sessions from JSON lines ('-' reads standard input).
 
     \b
@@ -207,16 +214,68 @@ def sessions_import(path: Any, no_create_users: bool) -> None:
                 "timestamp": "…", "id": "m1"}]}
     A user is a user id or an account; an unknown bare name becomes the HTTP API user
     http:<name>. The file is validated whole first; a session already imported is skipped.
+    Imported messages then get semantic-search vectors (--embed).
 
-    Example: iris sessions import history.jsonl
+    Example: iris sessions import history.jsonl --embed fast
     """
     from core.sessions.transfer import import_sessions, read_lines
 
     lines = read_lines(path, source=getattr(path, "name", "input"))
     with _open() as store:
         report = import_sessions(store, lines, create_users=not no_create_users)
-    click.echo(f"imported {report.sessions} sessions ({report.messages} messages) for "
-               f"{len(report.users)} users; {report.skipped} already present")
+        click.echo(f"imported {report.sessions} sessions ({report.messages} messages) for "
+                   f"{len(report.users)} users; {report.skipped} already present")
+        if embed_mode != "none" and report.messages:
+            _embed_users(store, sorted(set(report.users.values())), fast=embed_mode == "fast")
+
+
+def _embed_users(store: Store, user_ids: list[str], *, fast: bool, force: bool = False) -> None:
+    from core.search import embed
+    from core.search.encoder import INSTALL_HINT
+
+    if not embed.available():
+        click.echo(f"semantic search vectors skipped: {INSTALL_HINT}", err=True)
+        return
+    total = sum(store.messages.count(u) if force
+                else store.vectors.count_missing(u, None if fast else embed.FULL)
+                for u in user_ids)
+    done = 0
+
+    def progress(count: int) -> None:
+        nonlocal done
+        done += count
+        click.echo(f"\r  embedding {done}/{total} messages", nl=False, err=True)
+
+    embedded = seconds = 0.0
+    for user_id in user_ids:
+        report = embed.reindex(store, user_id, fast=fast, force=force, progress=progress)
+        embedded += report.embedded
+        seconds += report.seconds
+    if done:
+        click.echo("", err=True)
+    rate = f" ({embedded / seconds:,.0f} messages/s)" if seconds > 0 and embedded else ""
+    kind = "static (fast)" if fast else "full-model"
+    click.echo(f"{kind} vectors for {int(embedded)} messages of {len(user_ids)} users in "
+               f"{seconds:.1f} s{rate}")
+
+
+@sessions_group.command("reindex")
+@click.option("--user", "user_ref", help="User id or account (default: every user).")
+@click.option("--fast", is_flag=True,
+              help="Static vectors for messages with none (much faster, less accurate).")
+@click.option("--force", is_flag=True, help="Drop the users' vectors and compute them again.")
+@_friendly
+def sessions_reindex(user_ref: str | None, fast: bool, force: bool) -> None:
+    """Compute semantic-search vectors for messages that have none.
+
+    Without --fast every message gets full-model vectors (static ones are replaced). New
+    messages get vectors after each turn and searches fill gaps a few at a time; this catches
+    up a whole history at once.
+
+    Example: iris sessions reindex --user alice
+    """
+    with _open() as store:
+        _embed_users(store, _users(store, user_ref), fast=fast, force=force)
 
 
 @sessions_group.command("export")

@@ -1,0 +1,28 @@
+"""Vectors for a turn's new messages, computed after the turn is committed (never on the
+webhook ack path). numpy and the model are imported only when the hook runs."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+log = logging.getLogger("iris.search.after_turn")
+
+AFTER_TURN_LIMIT = 64  # messages of the session still without vectors, newest first
+
+
+async def embed_after_turn(rt: Any, entry: Any, outcome: Any) -> None:
+    """An ``AfterTurn`` hook: embed the session's messages that have no vectors yet (this
+    turn's, and any an earlier failed run left behind)."""
+    if not outcome.messages:
+        return
+    from core.search import embed
+
+    if not embed.available():
+        return
+    written = await asyncio.to_thread(
+        embed.backfill, rt.store, entry.user_id, session_id=outcome.session_id,
+        limit=AFTER_TURN_LIMIT,
+    )
+    log.debug("embedded %d messages of session %s", written, outcome.session_id)
