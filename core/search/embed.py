@@ -14,6 +14,7 @@ import os
 import threading
 import time
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,7 +39,7 @@ BACKFILL_MESSAGES = 16     # per search, newest first
 BACKFILL_SECONDS = 0.25    # per search
 BATCH = 32
 
-_lock = threading.Lock()
+_lock = threading.RLock()  # loading, and the static encoder's lazily filled table
 _encoders: dict[str, Any] = {}
 _available: bool | None = None
 
@@ -117,22 +118,11 @@ def embed_messages(
     todo = [i for i, text in enumerate(texts) if text]
     blobs: dict[int, list[bytes]] = {m.id: [] for m in messages}
     if todo:
-        with _lock if model == STATIC else _nolock:
+        with _lock if model == STATIC else nullcontext():
             vectors, owners = enc.encode_chunks([texts[i] for i in todo], BATCH)
         for blob, owner in zip(quantise(vectors), owners, strict=True):
             blobs[messages[todo[owner]].id].append(blob)
     return store.vectors.put(user_id, model, blobs)
-
-
-class _NoLock:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
-_nolock = _NoLock()
 
 
 def backfill(
@@ -157,7 +147,8 @@ def backfill(
         if seconds is not None and time.perf_counter() - started >= seconds:
             break
     if model == STATIC and done:
-        encoder(STATIC).save()
+        with _lock:
+            encoder(STATIC).save()
     return done
 
 
@@ -215,7 +206,7 @@ def neighbours(store: Store, user_id: str, text: str, filters: Filters | None = 
         if not rows.message_ids:
             continue
         enc = encoder(model)
-        with _lock if model == STATIC else _nolock:
+        with _lock if model == STATIC else nullcontext():
             query = enc.encode([text])[0]
         sims = dequantise(rows.blobs, enc.dim) @ query
         ids = np.asarray(rows.message_ids, dtype=np.int64)

@@ -118,6 +118,7 @@ def score_messages(
     porter_ids = index.match_ids(user_id, "messages_fts", porter_scope, porter_expr, filters,
                                  cap) if porter_expr else []
     substrings, short = trigram_terms(query)
+    substrings = [s for s in substrings if not _short_plain_word(s)]
     tri_expr = trigram_expression(substrings)
     tri_scope = scope_expression(user_id, trigram=True)
     tri_ids = index.match_ids(user_id, "messages_fts_tri", tri_scope, tri_expr, filters,
@@ -238,6 +239,12 @@ def search_messages(
             compacted=stored.compacted, content=text_of, signals=signals.get(mid, ()),
         ))
     return hits
+
+
+def _short_plain_word(term: str) -> bool:
+    """A word of three or four ASCII letters: the porter table finds it as a word, while as a
+    substring it mostly hits inside other words ("app" in "approach", "eat" in "creating")."""
+    return term.isascii() and term.isalpha() and len(term) <= 4
 
 
 def _searchable_text(stored: Any) -> str:
