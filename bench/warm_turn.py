@@ -3,7 +3,9 @@
 One process, store on a real libSQL file, the local dispatcher and an in-process scripted model
 that answers instantly (one tool call every 4th turn, so the tool path is in the mix). Each sample
 is ingress (user lookup, inbox insert, dispatch) → lease → session → prompt with a 200-message
-history → model → tools → commit → completion signal.
+history → model → tools → commit → completion signal. After-turn work (embedding the new
+messages for search) runs after the reply and is not counted; side-model reviews and titles are
+model time and are off.
 
 Run: .venv/bin/python bench/warm_turn.py [--messages 100000] [--turns 300]
 """
@@ -63,7 +65,11 @@ async def run(total: int, turns: int) -> None:
     from functions.runtime import build_runtime
     from tests.fakes.scripted_model import FixedRouter, ScriptedModel, call, tool_calls
 
-    settings = load_settings().model_copy(update={"api_key": SecretStr("k")})
+    # Reviews and titles are side-model calls (model time), run after the reply: off here.
+    settings = load_settings().model_copy(update={
+        "api_key": SecretStr("k"), "session_titles": False, "memory_review_every": 0,
+        "memory_review_at_session_end": False, "skill_review_min_tool_calls": 0,
+    })
     model = ScriptedModel()
     dispatcher = LocalDispatcher()
     rt = build_runtime(settings, dispatcher, router=FixedRouter(model))
@@ -83,8 +89,11 @@ async def run(total: int, turns: int) -> None:
                                  platform_message_id=f"b{i}", text=f"turn {i}")
         t0 = time.perf_counter()
         received = await receive(rt, message)
-        await dispatcher.idle()
+        done = rt.notifier.watch(received.entry_id)
+        await done.wait()
         elapsed = time.perf_counter() - t0
+        rt.notifier.forget(received.entry_id)
+        await dispatcher.idle()  # after-turn work (embedding the new messages) is not counted
         assert rt.store.inbox.get(received.user_id, received.entry_id).status == "done"
         if i >= 20:
             samples.append(elapsed)

@@ -91,6 +91,7 @@ async def process(rt: Runtime, entry: InboxEntry) -> None:
         rt.notifier.notify(entry.id)
         return
     rt.notifier.notify(entry.id)
+    await asyncio.sleep(0)  # let a waiting HTTP request answer before delivery and hooks run
     turn_checkpoint("before_delivery")
     if delivery_id is not None:
         await rt.delivery.attempt(entry.user_id, delivery_id)
