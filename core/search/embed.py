@@ -24,6 +24,7 @@ import numpy as np
 from core.search.encoder import MODEL_ID, BertEncoder, ModelMissing, model_zip
 from core.search.static import StaticEncoder
 from core.store.search import Filters
+from core.store.vectors import VectorRows
 
 if TYPE_CHECKING:
     from core.store import Store
@@ -203,9 +204,14 @@ def neighbours(store: Store, user_id: str, text: str, filters: Filters | None = 
         if model not in MODELS:
             continue
         rows = store.vectors.rows(user_id, model, filters)
+        enc = encoder(model)
+        kept = [i for i, blob in enumerate(rows.blobs) if len(blob) == enc.dim]
+        if len(kept) < len(rows.blobs):
+            log.warning("%d malformed vectors of %s skipped", len(rows.blobs) - len(kept),
+                        user_id)
+            rows = VectorRows([rows.message_ids[i] for i in kept], [rows.blobs[i] for i in kept])
         if not rows.message_ids:
             continue
-        enc = encoder(model)
         with _lock if model == STATIC else nullcontext():
             query = enc.encode([text])[0]
         sims = dequantise(rows.blobs, enc.dim) @ query

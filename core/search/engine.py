@@ -8,6 +8,7 @@ several matching messages is more likely the one asked about) and recency.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections import defaultdict
 from dataclasses import dataclass
@@ -29,6 +30,8 @@ from core.store.search import Filters
 
 if TYPE_CHECKING:
     from core.store import Store
+
+log = logging.getLogger("iris.search")
 
 PORTER_WEIGHT = 0.7
 TRIGRAM_WEIGHT = 0.3
@@ -217,9 +220,12 @@ def search_messages(
     if semantic:
         from core.search.hybrid import add_semantic
 
-        scores, messages, signals = add_semantic(
-            store, user_id, text, query, filters, scores, messages
-        )
+        try:
+            scores, messages, signals = add_semantic(
+                store, user_id, text, query, filters, scores, messages
+            )
+        except Exception:
+            log.exception("semantic search failed for %s; ranking by words only", user_id)
     ranked = rank(scores, messages, store.search.newest(user_id))[:limit]
     meta = store.search.session_meta(
         user_id, sorted({messages[mid].session_id for mid, _ in ranked})

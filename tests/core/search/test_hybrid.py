@@ -145,3 +145,19 @@ def test_semantic_scale_and_fusion():
     assert len(many) == 100
     fused = fuse({1: 4.0, 2: 2.0}, {2: 1.0, 3: 0.5}, 0.5)
     assert fused == {1: 0.5, 2: 0.75, 3: 0.25}
+
+
+def test_a_malformed_vector_is_skipped_and_a_failing_encoder_falls_back_to_words(
+        store, monkeypatch):
+    user = seed(store, "http:alice", "s1", HISTORY)
+    store.db.execute("UPDATE message_vectors SET vector = x'0102' WHERE message_id = ("
+                     "SELECT min(message_id) FROM message_vectors WHERE user_id = ?)", (user,))
+    hits = search_messages(store, user, "cacio e pepe pasta for four", limit=3)
+    assert hits[0].external_id in ("s1-2", "s1-3") and "semantic" in hits[0].signals
+
+    def broken(model=embed.FULL):
+        raise RuntimeError("model files unreadable")
+
+    monkeypatch.setattr(embed, "encoder", broken)
+    [hit] = search_messages(store, user, "pasta recipe")
+    assert hit.external_id == "s1-2" and hit.signals == ("lexical",)
