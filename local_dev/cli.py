@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import os
@@ -10,41 +9,15 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
-from core.config import Settings, load_settings
-from core.errors import ConfigError, IrisError
+from core.config import Settings
+from local_dev.clikit import friendly, settings_or_exit
 
 DEFAULT_PORT = 8787
-
-
-def settings_or_exit() -> Settings:
-    try:
-        return load_settings()
-    except ConfigError as exc:
-        click.echo(f"config error: {exc}", err=True)
-        sys.exit(2)
-
-
-def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Show Iris' own errors as one line instead of a traceback."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except ConfigError as exc:
-            click.echo(f"config error: {exc}", err=True)
-            sys.exit(2)
-        except IrisError as exc:
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(1)
-
-    return wrapper
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

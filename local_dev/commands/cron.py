@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from core.errors import ConfigError, IrisUsageError
-from local_dev.commands._identity_common import (
+from local_dev.clikit import (
     USER_HELP,
     friendly,
     opened,

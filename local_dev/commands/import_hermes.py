@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from local_dev.commands._identity_common import USER_HELP, friendly, opened, resolve_user
+from local_dev.clikit import USER_HELP, friendly, opened, resolve_user
 
 
 @click.command("import-hermes")

@@ -9,16 +9,7 @@ from typing import Any
 
 import click
 
-from core.config import Settings, load_settings
-from core.errors import ConfigError
-
-
-def settings_or_exit() -> Settings:
-    try:
-        return load_settings()
-    except ConfigError as exc:
-        click.echo(f"config error: {exc}", err=True)
-        sys.exit(2)
+from local_dev.clikit import settings_or_exit
 
 
 @click.group("mcp")

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from core.errors import IrisUsageError
-from local_dev.commands._identity_common import USER_HELP, friendly, opened, resolve_user
+from local_dev.clikit import USER_HELP, friendly, opened, resolve_user
 
 TARGET = click.Choice(["memory", "user"])
 

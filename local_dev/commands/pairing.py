@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import click
 
-from local_dev.commands._identity_common import friendly, opened, operator
+from local_dev.clikit import friendly, opened, operator
 
 
 def _when(at: float | None) -> str:

@@ -2,47 +2,25 @@
 
 from __future__ import annotations
 
-import functools
 import json
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from core.config import load_settings
-from core.errors import ConfigError, IrisError, NotFound
+from core.errors import NotFound
+from local_dev.clikit import friendly, opened
 
 if TYPE_CHECKING:
     from core.store import Store
 
 
-def _friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except ConfigError as exc:
-            click.echo(f"config error: {exc}", err=True)
-            sys.exit(2)
-        except IrisError as exc:
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(1)
-
-    return wrapper
-
-
 @contextmanager
 def _open() -> Iterator[Store]:
-    from core.store import open_store
-
-    store = open_store(load_settings())
-    try:
+    with opened() as (_, store):
         yield store
-    finally:
-        store.close()
 
 
 def _users(store: Store, ref: str | None) -> list[str]:
@@ -86,7 +64,7 @@ def sessions_group() -> None:
 @click.option("--user", "user_ref", help="User id or account (default: every user).")
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 100_000))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON lines.")
-@_friendly
+@friendly
 def sessions_list(user_ref: str | None, limit: int, as_json: bool) -> None:
     """List sessions, most recently active first.
 
@@ -116,7 +94,7 @@ def sessions_list(user_ref: str | None, limit: int, as_json: bool) -> None:
 @click.argument("session_ref")
 @click.option("--user", "user_ref", help="User id or account (default: search every user).")
 @click.option("--json", "as_json", is_flag=True, help="Print the session as one JSON line.")
-@_friendly
+@friendly
 def sessions_show(session_ref: str, user_ref: str | None, as_json: bool) -> None:
     """Print a session's messages (compacted ones are marked) and its summaries.
 
@@ -162,7 +140,7 @@ def sessions_show(session_ref: str, user_ref: str | None, as_json: bool) -> None
 @click.option("--since", help="ISO date or time.")
 @click.option("--until", help="ISO date or time (exclusive).")
 @click.option("--json", "as_json", is_flag=True, help="Print the ranked hits as a JSON list.")
-@_friendly
+@friendly
 def sessions_search(query: str, user_ref: str, limit: int, session_ref: str | None,
                     role: str | None, since: str | None, until: str | None,
                     as_json: bool) -> None:
@@ -204,7 +182,7 @@ def sessions_search(query: str, user_ref: str, limit: int, session_ref: str | No
               default="full", show_default=True,
               help="Vectors for semantic search: full model, fast static vectors, or none now "
                    "(searches and `iris sessions reindex` add them later).")
-@_friendly
+@friendly
 def sessions_import(path: Any, no_create_users: bool, embed_mode: str) -> None:
     """Import past sessions from JSON lines ('-' reads standard input).
 
@@ -264,7 +242,7 @@ def _embed_users(store: Store, user_ids: list[str], *, fast: bool, force: bool =
 @click.option("--fast", is_flag=True,
               help="Static vectors for messages with none (much faster, less accurate).")
 @click.option("--force", is_flag=True, help="Drop the users' vectors and compute them again.")
-@_friendly
+@friendly
 def sessions_reindex(user_ref: str | None, fast: bool, force: bool) -> None:
     """Compute semantic-search vectors for messages that have none.
 
@@ -287,7 +265,7 @@ def sessions_reindex(user_ref: str | None, fast: bool, force: bool) -> None:
 @click.option("--session", "session_ref", help="Only this session.")
 @click.option("-o", "--output", type=click.File("w", encoding="utf-8"), default="-",
               help="File to write (default: standard output).")
-@_friendly
+@friendly
 def sessions_export(fmt: str, user_ref: str | None, since: str | None,
                     session_ref: str | None, output: Any) -> None:
     """Write sessions as JSON lines, tool calls and results included (trajectories).

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import functools
 import json
-import os
-import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,35 +12,10 @@ from typing import Any
 
 import click
 
-from core.config import Settings, load_settings
-from core.errors import ConfigError, IrisError, IrisUsageError, NotFound
+from core.errors import IrisUsageError, NotFound
+from local_dev.clikit import default_account, friendly, settings_or_exit
 
 USER_HELP = "User id or account (telegram:42, http:alice) [default: http:$USER, as `iris chat`]."
-
-
-def settings_or_exit() -> Settings:
-    try:
-        return load_settings()
-    except ConfigError as exc:
-        click.echo(f"config error: {exc}", err=True)
-        sys.exit(2)
-
-
-def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Iris' own errors as one line (exit 1; 2 for configuration), not a traceback."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except ConfigError as exc:
-            click.echo(f"config error: {exc}", err=True)
-            sys.exit(2)
-        except IrisError as exc:
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(1)
-
-    return wrapper
 
 
 @click.group("skills")
@@ -72,10 +44,6 @@ def _library() -> Iterator[Any]:
         store.close()
 
 
-def _default_account() -> str:
-    return "http:" + (re.sub(r"[^A-Za-z0-9_.@+-]", "_", os.environ.get("USER") or "me") or "me")
-
-
 def _user(library: Any, user: str | None, *, create: bool = False) -> str:
     """The user id for ``--user`` (or the default account). With ``create`` an account that has
     no user yet gets one; otherwise a missing default user is "" (only bundled skills)."""
@@ -88,9 +56,9 @@ def _user(library: Any, user: str | None, *, create: bool = False) -> str:
                 return users.for_account(user)
             raise
     try:
-        return users.resolve(_default_account())
+        return users.resolve(default_account())
     except NotFound:
-        return users.for_account(_default_account()) if create else ""
+        return users.for_account(default_account()) if create else ""
 
 
 def _when(ts: float | None) -> str:
@@ -313,7 +281,7 @@ def skills_rollback(name: str, version: int | None, user: str | None) -> None:
     with _library() as library:
         user_id = _user(library, user)
         if not user_id:
-            raise NotFound(f"no user {_default_account()!r}; pass --user")
+            raise NotFound(f"no user {default_account()!r}; pass --user")
         written = library.rollback(user_id, name, version)
     if written.version is None:
         raise IrisUsageError(f"{name} already holds that content; nothing changed")

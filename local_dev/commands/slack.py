@@ -68,7 +68,7 @@ def manifest_command(url: str | None, name: str, as_json: bool) -> None:
 
     Example: iris slack manifest --url https://me--iris-web.modal.run > slack.yaml
     """
-    from local_dev.cli import settings_or_exit
+    from local_dev.clikit import settings_or_exit
 
     base = url or settings_or_exit().public_url
     if not base:

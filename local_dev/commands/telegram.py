@@ -19,7 +19,7 @@ WEBHOOK_PATH = "/telegram/webhook"
 
 
 def _settings() -> Settings:
-    from local_dev.cli import settings_or_exit
+    from local_dev.clikit import settings_or_exit
 
     return settings_or_exit()
 
@@ -87,7 +87,7 @@ def set_webhook(url: str, secret: str | None, drop_pending: bool) -> None:
 
     Example: iris telegram set-webhook https://me--iris-web.modal.run
     """
-    from local_dev.cli import friendly
+    from local_dev.clikit import friendly
 
     friendly(_set_webhook)(url, secret, drop_pending)
 
@@ -134,7 +134,7 @@ def info() -> None:
 
     Example: iris telegram info
     """
-    from local_dev.cli import friendly
+    from local_dev.clikit import friendly
 
     def show() -> None:
         hook = _with_bot(_settings(), lambda bot: bot.get_webhook_info())
@@ -152,7 +152,7 @@ def delete_webhook() -> None:
 
     Example: iris telegram delete-webhook
     """
-    from local_dev.cli import friendly
+    from local_dev.clikit import friendly
 
     def delete() -> None:
         _with_bot(_settings(), lambda bot: bot.delete_webhook())

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from core.errors import IrisUsageError, NotFound
-from local_dev.commands._identity_common import friendly, opened, operator, resolve_user
+from local_dev.clikit import friendly, opened, operator, resolve_user
 
 
 def _describe(store: Any, settings: Any, user: Any) -> dict[str, Any]:

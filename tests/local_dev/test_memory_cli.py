@@ -12,7 +12,7 @@ from core.identity.access import check_access
 from core.messages import InboundMessage
 from core.store import open_store
 from local_dev.cli import cli
-from local_dev.commands._identity_common import operator
+from local_dev.clikit import operator
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Helpers shared by `iris memory`, `iris users`, `iris pairing` and `iris import-hermes`."""
+"""Helpers shared by the `iris` commands: settings, one-line errors, the store, users."""
 
 from __future__ import annotations
 
