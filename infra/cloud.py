@@ -92,6 +92,8 @@ COMMON_MODULES = ("functions.asgi", "functions.runtime", "functions.tick", "func
                   "functions.worker")
 WEB_MODULES = ("fastapi", "functions.app", "functions.http_api")
 PLATFORM_MODULES = ("functions.telegram", "functions.slack", "telegram", "slack_bolt", "slack_sdk")
+# Semantic search (numpy encoder); the model weights load on first use, after the reply.
+SEARCH_MODULES = ("numpy", "tokenizers", "core.search.encoder", "core.search.embed")
 
 
 def preload_common() -> None:
@@ -113,7 +115,13 @@ def preload_worker() -> None:
     from core.llm import load_litellm
 
     load_litellm()
-    _preload(COMMON_MODULES, PLATFORM_MODULES)
+    _preload(COMMON_MODULES, PLATFORM_MODULES + SEARCH_MODULES)
+    from functions.runtime import default_after_turn, default_sections, default_tool_providers
+
+    # The runtime builds these on first use; build them now so the snapshot holds the imports.
+    default_sections()
+    default_after_turn()
+    default_tool_providers()
 
 
 def _preload(required: tuple[str, ...], optional: tuple[str, ...]) -> None:
