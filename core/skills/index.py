@@ -4,9 +4,10 @@ to the session's first message are listed, within a token budget, plus how to fi
 
 from __future__ import annotations
 
+import logging
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,8 @@ from core.skills.records import SkillEntry
 if TYPE_CHECKING:
     from core.context import PromptInputs
     from core.skills.library import SkillLibrary
+
+log = logging.getLogger("iris.skills.index")
 
 DESCRIPTION_CHARS = 300
 
@@ -61,11 +64,12 @@ class IndexView:
     tokens: int
 
 
-def select(entries: Sequence[SkillEntry], query: str, budget: int) -> IndexView:
+def select(entries: Sequence[SkillEntry], query: str, budget: int,
+           cosines: Mapping[str, float] | None = None) -> IndexView:
     """The index for a conversation that starts with ``query``: skills in rank order while the
-    whole section stays within ``budget`` tokens."""
+    whole section stays within ``budget`` tokens. ``cosines``: see ``ranking.rank``."""
     live = [e for e in entries if e.status != "archived"]
-    ranked = rank(live, query)
+    ranked = rank(live, query, cosines)
     total = len(ranked)
     if not total:
         return IndexView(shown=[], total=0, text="", tokens=0)
@@ -93,8 +97,26 @@ def _summary(shown: int, total: int) -> str:
             "skills_list(query=...) searches all of them, skills_list() lists them:")
 
 
-def index_for(library: SkillLibrary, user_id: str, query: str) -> IndexView:
-    return select(library.entries(user_id), query, library.settings.skills_index_tokens)
+def index_for(library: SkillLibrary, user_id: str, query: str, *,
+              semantic: bool | None = None) -> IndexView:
+    """The index ``user_id`` gets for ``query``: words and meaning fused when the embedding
+    model is installed (``semantic`` None), else, or with ``semantic=False``, words alone."""
+    entries = [e for e in library.entries(user_id) if e.status != "archived"]
+    cosines = skill_cosines(library, user_id, entries, query) if semantic is not False else None
+    return select(entries, query, library.settings.skills_index_tokens, cosines)
+
+
+def skill_cosines(library: SkillLibrary, user_id: str, entries: Sequence[SkillEntry],
+                  query: str) -> dict[str, float] | None:
+    """Similarity of ``query`` to each skill, or None (no model, no vectors yet, or a failure:
+    routing then uses words alone)."""
+    try:
+        from core.skills.semantic import similarities
+
+        return similarities(library.store.db, user_id, entries, query)
+    except Exception:
+        log.exception("semantic skill routing failed for %s; ranking by words", user_id)
+        return None
 
 
 def skills_section(inputs: PromptInputs) -> str | None:

@@ -195,11 +195,20 @@ class SkillLibrary:
             ):
                 entry = self.catalog.get(user_id, name)
                 assert entry is not None
+                self._refresh_vectors(user_id, entry)
                 return Written(entry=entry, version=version)
             self.objects.discard(user_id, name, version)
             time.sleep(0.01 * (attempt + 1))
         raise SkillConflict(f"skill {name!r} kept changing while it was being written; "
                             "nothing was stored, try again")
+
+    def _refresh_vectors(self, user_id: str, entry: SkillEntry) -> None:
+        """The new version's routing vectors (``core.skills.semantic``); never fails a write."""
+        if entry.status == "archived":
+            return
+        from core.skills.semantic import refresh_quietly
+
+        refresh_quietly(self.store.db, user_id, [entry])
 
     def rollback(
         self, user_id: str, name: str, version: int | None = None, *, provenance: str = "user"

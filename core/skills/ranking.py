@@ -12,7 +12,7 @@ import re
 import threading
 import unicodedata
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -120,12 +120,18 @@ class Ranked:
     score: float
 
 
-def rank(entries: Sequence[SkillEntry], query: str) -> list[Ranked]:
-    """Every entry, most relevant to ``query`` first. Entries the query does not match follow,
-    most used first, then by name."""
-    docs = [_doc(entry) for entry in entries]
-    wanted = list(dict.fromkeys(with_concepts(terms(query))))
-    scores = _bm25f(docs, wanted) if wanted and docs else [0.0] * len(docs)
+def rank(entries: Sequence[SkillEntry], query: str,
+         cosines: Mapping[str, float] | None = None) -> list[Ranked]:
+    """Every entry, most relevant to ``query`` first. With ``cosines`` (skill name → similarity
+    of its vectors to the query, ``core.skills.semantic``) the words ranking is fused with them
+    (``core.skills.fusion``). A skill the query names verbatim ("pg-backup") comes first.
+    Entries the query does not match follow, most used first, then by name."""
+    scores = lexical_scores(entries, query)
+    if cosines is not None:
+        from core.skills.fusion import fuse
+
+        scores = fuse(scores, [cosines.get(entry.name) for entry in entries])
+    named = mentioned_names(query, [entry.name for entry in entries])
     ranked = []
     for entry, score in zip(entries, scores, strict=True):
         if score > 0:
@@ -134,10 +140,32 @@ def rank(entries: Sequence[SkillEntry], query: str) -> list[Ranked]:
                 score *= STALE_FACTOR
         ranked.append(Ranked(entry, score))
     ranked.sort(key=lambda r: (
-        -r.score, r.entry.status == "stale", -r.entry.usage.used,
+        r.entry.name not in named, -r.score, r.entry.status == "stale", -r.entry.usage.used,
         -(r.entry.usage.last_used_at or 0), r.entry.name,
     ))
     return ranked
+
+
+def lexical_scores(entries: Sequence[SkillEntry], query: str) -> list[float]:
+    """BM25F of each entry for ``query`` (0: no match), before any prior."""
+    docs = [_doc(entry) for entry in entries]
+    wanted = list(dict.fromkeys(with_concepts(terms(query))))
+    return _bm25f(docs, wanted) if wanted and docs else [0.0] * len(docs)
+
+
+def mentioned_names(query: str, names: Sequence[str]) -> set[str]:
+    """Skill names the query spells out: a hyphenated name anywhere ("run pg-backup now"), or
+    any name as the whole query ("/pg-backup", "docker")."""
+    folded = unicodedata.normalize("NFKC", query).casefold()
+    whole = folded.strip().strip("/`'\"").strip()
+    found = set()
+    for name in names:
+        spelled = "-" in name and name in folded and re.search(
+            rf"(?<![\w-]){re.escape(name)}(?![\w-])", folded
+        )
+        if spelled or name == whole or name.replace("-", " ") == whole:
+            found.add(name)
+    return found
 
 
 def _bm25f(docs: Sequence[_Doc], wanted: list[str]) -> list[float]:
