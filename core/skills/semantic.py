@@ -19,7 +19,9 @@ import logging
 import re
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -40,8 +42,17 @@ BATCH_SKILLS = 32
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _HAS_WORD = re.compile(r"[^\W_]", re.UNICODE)
-_bundled: dict[tuple[str, str], np.ndarray] = {}
-_bundled_lock = threading.Lock()
+MAX_CACHED = 2048  # skill texts whose vectors this process keeps (a few MB)
+
+
+@dataclass(frozen=True)
+class _Encoded:
+    blobs: list[bytes]  # as stored
+    matrix: np.ndarray  # as read back: unit rows
+
+
+_cache: OrderedDict[str, _Encoded] = OrderedDict()
+_cache_lock = threading.Lock()
 
 
 def available() -> bool:
@@ -65,14 +76,36 @@ def text_digest(texts: Sequence[str]) -> str:
     return hashlib.sha256(joined.encode("utf-8")).hexdigest()[:32]
 
 
-def _encode(groups: Sequence[Sequence[str]]) -> list[np.ndarray]:
-    """Unit vectors for each group of texts (one matrix per group), in one batch."""
-    flat = [text for group in groups for text in group]
-    vectors = embed.encoder(MODEL).encode(flat)
-    out, at = [], 0
-    for group in groups:
-        out.append(vectors[at:at + len(group)])
-        at += len(group)
+def _cached(digest: str) -> _Encoded | None:
+    with _cache_lock:
+        found = _cache.get(digest)
+        if found is not None:
+            _cache.move_to_end(digest)
+        return found
+
+
+def _remember(digest: str, encoded: _Encoded) -> None:
+    with _cache_lock:
+        _cache[digest] = encoded
+        _cache.move_to_end(digest)
+        while len(_cache) > MAX_CACHED:
+            _cache.popitem(last=False)
+
+
+def _encode(groups: dict[str, list[str]]) -> dict[str, _Encoded]:
+    """Vectors for each group of texts (by digest): from this process's cache (a vector is a
+    function of its text alone), the rest encoded in one batch."""
+    out = {digest: found for digest in groups if (found := _cached(digest)) is not None}
+    todo = [digest for digest in groups if digest not in out]
+    if todo:
+        flat = [text for digest in todo for text in groups[digest]]
+        vectors = embed.encoder(MODEL).encode(flat)
+        at = 0
+        for digest in todo:
+            blobs = embed.quantise(vectors[at:at + len(groups[digest])])
+            at += len(groups[digest])
+            out[digest] = _Encoded(blobs, embed.dequantise(blobs, vectors.shape[1]))
+            _remember(digest, out[digest])
     return out
 
 
@@ -102,18 +135,17 @@ def _compute(db: Database, user_id: str, entries: Sequence[SkillEntry]) -> list[
     if any(not e.bundled for e in entries) and not user_id:
         raise ValueError("a library skill's vectors need its owner")
     repo = SkillVectors(db)
-    texts = [skill_texts(e) for e in entries]
-    out = []
-    for entry, group, matrix in zip(entries, texts, _encode(texts), strict=True):
-        digest = text_digest(group)
-        blobs = embed.quantise(matrix)
-        repo.put(_scope(user_id, entry), MODEL, entry.name, entry.version, digest, blobs)
-        stored = embed.dequantise(blobs, matrix.shape[1])
-        if entry.bundled:
-            with _bundled_lock:
-                _bundled[(entry.name, digest)] = stored
-        out.append(stored)
-    return out
+    digests = []
+    groups: dict[str, list[str]] = {}
+    for entry in entries:
+        texts = skill_texts(entry)
+        digests.append(text_digest(texts))
+        groups[digests[-1]] = texts
+    encoded = _encode(groups)
+    for entry, digest in zip(entries, digests, strict=True):
+        repo.put(_scope(user_id, entry), MODEL, entry.name, entry.version, digest,
+                 encoded[digest].blobs)
+    return [encoded[digest].matrix for digest in digests]
 
 
 def refresh_quietly(db: Database, user_id: str, entries: Sequence[SkillEntry]) -> None:
@@ -140,15 +172,12 @@ def skill_vectors(db: Database, user_id: str, entries: Sequence[SkillEntry], *,
     for entry in entries:
         digest = text_digest(skill_texts(entry))
         if entry.bundled:
-            with _bundled_lock:
-                cached = _bundled.get((entry.name, digest))
+            remembered = _cached(digest)
+            cached = remembered.matrix if remembered is not None else None
             if cached is None:
                 if system is None:
                     system = repo.load(SYSTEM_SCOPE, MODEL)
                 cached = _usable(system.get(entry.name), entry, digest)
-                if cached is not None:
-                    with _bundled_lock:
-                        _bundled[(entry.name, digest)] = cached
         else:
             cached = _usable(own.get(entry.name), entry, digest)
         if cached is None:
