@@ -146,23 +146,21 @@ def tune(cases: list[Case], entries: list, cosines_of: Callable[[str], dict[str,
     names = [e.name for e in entries]
     prepared = [(c, lexical_scores(entries, c.text), cosines_of(c.text)) for c in dev]
 
-    def hits(weight: float, floor: float, spread: float) -> tuple[float, float]:
-        at1 = at3 = 0
+    def hits(weight: float, floor: float, spread: float) -> float:
+        at3 = 0
         for case, lexical, cosines in prepared:
             scores = fusion.fuse(lexical, [cosines.get(n) for n in names], weight=weight,
                                  floor=floor, min_spread=spread)
             order = sorted(range(len(names)), key=lambda i: (-scores[i], names[i]))
-            rank = [names[i] for i in order].index(case.skill) + 1
-            at1 += rank == 1
-            at3 += rank <= 3
-        return at1 / len(dev), at3 / len(dev)
+            at3 += case.skill in [names[i] for i in order[:3]]
+        return at3 / len(dev)
 
     weights = (0.0, 0.2, 0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.8, 0.9, 1.0)
-    print(f"\nfusion weight search on the dev split only (n={len(dev)}): hit@3 (hit@1)")
+    print(f"\nfusion weight search on the dev split only (n={len(dev)}): hit@3")
     print("floor spread  " + "  ".join(f"w={w:<4}" for w in weights))
     for floor, spread in ((0.0, 0.0), (0.1, 0.2), (0.15, 0.2), (0.15, 0.3), (0.2, 0.3)):
-        cells = [hits(w, floor, spread) for w in weights]
-        print(f"{floor:<5} {spread:<6} " + "  ".join(f"{h3:.3f}" for _, h3 in cells))
+        print(f"{floor:<5} {spread:<6} " + "  ".join(f"{hits(w, floor, spread):.3f}"
+                                                    for w in weights))
     print(f"frozen: weight {fusion.SEMANTIC_WEIGHT}, floor {fusion.ABSOLUTE_FLOOR}, min spread "
           f"{fusion.MIN_SPREAD} (the middle of the plateau)")
 
@@ -195,11 +193,12 @@ def main() -> None:
     home = fresh_home()
     from core.config import load_settings
     from core.search import embed
+    from core.skills import semantic as semantic_module
     from core.skills.importer import import_skills
     from core.skills.index import index_for, select, skill_cosines
     from core.skills.library import Change, SkillLibrary
     from core.skills.semantic import BACKFILL_SECONDS, skill_vectors
-    from core.skills.vectors import SkillVectors
+    from core.skills.vectors import SYSTEM_SCOPE, SkillVectors
     from core.store import open_store
 
     settings = load_settings()
@@ -244,6 +243,8 @@ def main() -> None:
     if semantic:
         print(f"  hybrid in a new process: {cold_first_ranking(user)}")
         SkillVectors(store.db).delete(user)
+        SkillVectors(store.db).delete(SYSTEM_SCOPE)
+        semantic_module._cache.clear()  # as in a new process: nothing to reuse
         rounds, started = [], time.perf_counter()
         while True:
             t0 = time.perf_counter()

@@ -38,11 +38,11 @@ MAX_SENTENCES = 8
 PIECE_WORDS = 60
 MAX_QUERY_CHARS = 1_000
 BACKFILL_SECONDS = 2.0  # per ranking; skills still without vectors then rank by words only
-BATCH_SKILLS = 32
+BATCH_SKILLS = 8  # skills encoded between two looks at the clock
+MAX_CACHED = 2048  # skill texts whose vectors this process keeps (a few MB)
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _HAS_WORD = re.compile(r"[^\W_]", re.UNICODE)
-MAX_CACHED = 2048  # skill texts whose vectors this process keeps (a few MB)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.ids import now
-from core.store.db import Database
+from core.store.db import Database, Row
 
 SYSTEM_SCOPE = "system:bundled"
 
@@ -52,7 +52,7 @@ class SkillVectors:
             "SELECT name, version, digest, vector FROM skill_vectors WHERE user_id = ?"
             " AND model = ? ORDER BY name, chunk", (user_id, model),
         )
-        grouped: dict[str, list] = {}
+        grouped: dict[str, list[Row]] = {}
         for row in rows:
             grouped.setdefault(row["name"], []).append(row)
         return {
