@@ -18,7 +18,7 @@ from core.ids import new_id
 from core.platforms.typing import typing_while
 from core.store import OutboundReply, TurnAlreadyFinished, TurnRecord
 from core.store.inbox import InboxEntry
-from core.turn import run_turn
+from core.turn import TurnOutcome, run_turn
 from functions.runtime import Runtime
 
 log = logging.getLogger("iris.worker")
@@ -57,7 +57,8 @@ def target_for(entry: InboxEntry) -> dict[str, Any]:
     return {"chat_id": message.chat_id, "thread_id": message.thread_id, **message.meta}
 
 
-async def process(rt: Runtime, entry: InboxEntry) -> None:
+async def process(rt: Runtime, entry: InboxEntry) -> TurnOutcome | None:
+    """Run, commit and deliver one entry; returns the outcome for the after-turn hooks."""
     store = rt.store
     attempt = store.inbox.mark_started(entry.user_id, entry.id)
     if attempt > MAX_ATTEMPTS:
@@ -89,14 +90,20 @@ async def process(rt: Runtime, entry: InboxEntry) -> None:
     except TurnAlreadyFinished:
         log.warning("inbox %s was finished by another worker; discarding this run", entry.id)
         rt.notifier.notify(entry.id)
-        return
+        return None
     rt.notifier.notify(entry.id)
     await asyncio.sleep(0)  # let a waiting HTTP request answer before delivery and hooks run
     turn_checkpoint("before_delivery")
     if delivery_id is not None:
         await rt.delivery.attempt(entry.user_id, delivery_id)
         turn_checkpoint("after_delivery")
-    if outcome is not None:
+    return outcome
+
+
+async def run_after_turn(rt: Runtime, finished: list[tuple[InboxEntry, TurnOutcome]]) -> None:
+    """Reviews, titles, embeddings: best effort, after the chat's lease is released, so the
+    user's next message never waits behind them."""
+    for entry, outcome in finished:
         for hook in rt.after_turn:
             try:
                 await hook(rt, entry, outcome)
@@ -109,6 +116,17 @@ async def drain(rt: Runtime, chat: ChatRef) -> int:
     Returns the number of entries processed."""
     owner = new_id("wrk")
     name = lease_name(chat)
+    finished: list[tuple[InboxEntry, TurnOutcome]] = []
+    try:
+        return await _drain(rt, chat, name, owner, finished)
+    finally:
+        await run_after_turn(rt, finished)
+
+
+async def _drain(
+    rt: Runtime, chat: ChatRef, name: str, owner: str,
+    finished: list[tuple[InboxEntry, TurnOutcome]],
+) -> int:
     done = 0
     store = rt.store
     while store.leases.acquire(name, chat.user_id, owner, rt.settings.lease_seconds):
@@ -118,11 +136,13 @@ async def drain(rt: Runtime, chat: ChatRef) -> int:
         try:
             while (entry := store.inbox.next_pending(chat.user_id, chat.chat_key)) is not None:
                 try:
-                    await process(rt, entry)
+                    outcome = await process(rt, entry)
                 except Exception:
                     log.exception("inbox %s: turn crashed; it stays pending", entry.id)
                     return done
                 done += 1
+                if outcome is not None:
+                    finished.append((entry, outcome))
         finally:
             renewer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
