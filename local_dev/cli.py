@@ -47,10 +47,9 @@ def dev(host: str, port: int, tick: float) -> None:
     Example: iris dev --port 8787
     """
     import uvicorn
-    from pydantic import SecretStr
 
     from local_dev.emulator import build_emulator
-    from local_dev.local_model import MODEL_NAME, LocalModelServer
+    from local_dev.local_model import LocalModelServer, demo_settings, demo_toolset
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     settings = settings_or_exit()
@@ -58,10 +57,7 @@ def dev(host: str, port: int, tick: float) -> None:
     if not settings.model:
         click.echo("No IRIS_MODEL configured: starting the embedded demo model (SmolLM2-135M)…")
         model_server = LocalModelServer.start(settings.home / "logs" / "model.log")
-        settings = settings.model_copy(update={
-            "model": MODEL_NAME, "model_api_base": model_server.api_base,
-            "model_api_key": SecretStr("local"),
-        })
+        settings = demo_settings(settings, model_server.api_base)
     import threading
 
     from core.llm import load_litellm
@@ -71,6 +67,8 @@ def dev(host: str, port: int, tick: float) -> None:
     try:
         emulator = build_emulator(settings)
         emulator.runtime.services["embedded_model"] = model_server is not None
+        if model_server is not None:
+            emulator.runtime.toolset = demo_toolset()
         click.echo(f"Iris emulator on http://{host}:{port} (model {settings.model}, "
                    f"state in {settings.home})")
         uvicorn.run(emulator.app(tick_seconds=tick), host=host, port=port, log_level="warning")

