@@ -185,15 +185,22 @@ async def _loop(
     specs = toolset.specs()
     previous: tuple[tuple[str, str], ...] | None = None
     repeats = 0
+    nudged = False
     for _ in range(deps.settings.max_iterations):
         if tool_ctx.inbox_id is not None and deps.store.cancels.requested(
             tool_ctx.user_id, tool_ctx.inbox_id
         ):
             raise TurnCancelled
-        # Loop guard: a model repeating the very same calls gets no tools, so it must answer.
-        response = await model.complete(convo, specs if repeats < REPEAT_LIMIT else [])
+        # Loop guard: a model repeating the very same calls, or answering with nothing at all,
+        # is asked again without tools, so it must answer in words.
+        withhold = repeats >= REPEAT_LIMIT or nudged
+        response = await model.complete(convo, [] if withhold else specs)
         deps.checkpoint("after_model")
         usages.append(response.usage)
+        empty = not response.message.tool_calls and not response.message.content.strip()
+        if empty and not nudged:
+            nudged = True
+            continue
         convo.append(response.message)
         new.append(response.message)
         if not response.message.tool_calls:

@@ -157,3 +157,19 @@ def test_different_calls_are_not_a_loop(runtime, scripted):
     )
     send(runtime, "times?", "1")
     assert all(scripted.tools_seen[i] for i in range(4))
+
+
+def test_an_empty_answer_is_asked_for_again_without_tools(runtime, scripted):
+    scripted.then("", "Here it is.")
+    entry = send(runtime, "hi", "1")
+    assert entry.reply == "Here it is."
+    assert scripted.tools_seen[0] and scripted.tools_seen[1] == []
+    stored = runtime.store.messages.for_session(entry.user_id, entry.session_id)
+    assert [m.message.content for m in stored] == ["hi", "Here it is."]
+
+
+def test_two_empty_answers_end_the_turn_plainly(runtime, scripted):
+    scripted.then("", "")
+    entry = send(runtime, "hi", "1")
+    assert entry.reply == "(the model returned an empty answer)"
+    assert len(scripted.requests) == 2
