@@ -176,7 +176,11 @@ def test_a_failed_send_is_retried_and_sent_once(stack):
 
 def test_typing_is_shown_while_the_turn_runs(stack):
     async def slow(messages):
-        await asyncio.sleep(0.3)
+        # the turn runs until the indicator is on (bounded, so a missing one fails below)
+        for _ in range(500):
+            if "sendChatAction" in stack.telegram.methods_called():
+                return
+            await asyncio.sleep(0.01)
 
     stack.model.before = slow
     stack.telegram_post(stack.telegram.make_update("think hard"))
