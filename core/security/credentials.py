@@ -1,0 +1,110 @@
+"""Credential formats: what a secret looks like, and how to show one masked."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+LONG_TOKEN = re.compile(r"(?<![\w/+=-])[A-Za-z0-9_\-+/=]{24,}")
+
+
+@dataclass(frozen=True)
+class _Secret:
+    reason: str
+    strict: re.Pattern[str]  # for NFKC text, case-sensitive
+    loose: re.Pattern[str]  # for excerpts, which may be casefolded
+    keep: int  # characters left visible when masking; -1 keeps the whole match
+    valid: Callable[[re.Match[str]], bool]
+
+
+def _secret(reason: str, regex: str, keep: int = 4, valid=None) -> _Secret:
+    strict, loose = re.compile(regex), re.compile(regex, re.I)
+    return _Secret(reason, strict, loose, keep, valid or _not_placeholder)
+
+
+def _not_placeholder(match: re.Match[str]) -> bool:
+    body = match.group(0)
+    return Counter(body).most_common(1)[0][1] <= len(body) // 2
+
+
+def _letters_and_digits(match: re.Match[str]) -> bool:
+    body = match.group(0)[3:]
+    mixed = any(c.isdigit() for c in body) and any(c.isalpha() for c in body)
+    return mixed and _not_placeholder(match)
+
+
+_PLACEHOLDER = re.compile(
+    r"your|example|change.?me|placeholder|redacted|dummy|sample|x{4}|\*{3}|\.\.\.|vault|keychain"
+    r"|environ|getenv|secrets\."
+)
+
+
+def _secret_value(match: re.Match[str]) -> bool:
+    value = match.group("value")
+    if re.search(r"[$<>{}\[\]()%]|://", value) or value[0] in "/~.":
+        return False  # a reference, template or path, not the secret itself
+    if _PLACEHOLDER.search(value.lower()) or re.fullmatch(r"[a-z]+(?:[-_.][a-z0-9]+)+", value):
+        return False  # a placeholder, or a name such as stored-in-1password
+    symbols = any(not c.isalnum() for c in value)
+    return looks_random(value, 2.5 if symbols else 3.0) and not value.isalpha()
+
+
+SECRETS = (
+    _secret(
+        "contains an OpenAI/Anthropic-style API key",
+        r"\bsk-[A-Za-z0-9_-]{20,}",
+        valid=_letters_and_digits,
+    ),
+    _secret("contains an AWS access key ID", r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"),
+    _secret("contains a GitHub token", r"\bgh[pousr]_[A-Za-z0-9]{36,}\b"),
+    _secret("contains a GitHub token", r"\bgithub_pat_[A-Za-z0-9_]{30,}"),
+    _secret("contains a GitLab token", r"\bglpat-[A-Za-z0-9_-]{20,}"),
+    _secret("contains a Slack token", r"\bxox[abprs]-(?:[0-9]+-)+[A-Za-z0-9-]{8,}"),
+    _secret("contains a Stripe secret key", r"\b[rs]k_live_[A-Za-z0-9]{20,}"),
+    _secret("contains a Telegram bot token", r"\b[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![\w-])"),
+    _secret("contains a Google API key", r"\bAIza[0-9A-Za-z_-]{35}(?![\w-])"),
+    _secret(
+        "contains a JSON Web Token",
+        r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
+    ),
+    _secret("contains a private key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----", keep=-1),
+    _secret(  # last: only consulted when no known format matched
+        "contains a password or API key value",
+        r"(?i:\b[a-z0-9_.-]*(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey"
+        r"|access[_-]?key|private[_-]?key|auth[_-]?key|credentials?))[\"']?\s*[:=]\s*[\"']?"
+        r"(?P<value>[^\s\"'`,;]{8,})",
+        valid=_secret_value,
+    ),
+)
+
+
+def mask_secrets(fragment: str) -> str:
+    """Replace anything that looks like a credential with a short masked form."""
+    for secret in SECRETS:
+        fragment = secret.loose.sub(lambda m, keep=secret.keep: _mask(m, keep), fragment)
+    return LONG_TOKEN.sub(_mask_random, fragment)
+
+
+def _mask(match: re.Match[str], keep: int) -> str:
+    if "value" in match.re.groupindex:
+        if "****" in match["value"]:
+            return match[0]
+        return match[0][: match.start("value") - match.start()] + "****"
+    return match[0] if keep < 0 else match[0][:keep] + "****"
+
+
+def _mask_random(match: re.Match[str]) -> str:
+    token = match[0]
+    if token.count("/") > len(token) // 8 or not looks_random(token, 3.5):
+        return token
+    return token[:4] + "****"
+
+
+def looks_random(value: str, bits: float) -> bool:
+    classes = sum(any(test(c) for c in value) for test in (str.islower, str.isupper, str.isdigit))
+    counts = Counter(value).values()
+    entropy = -sum(n / len(value) * math.log2(n / len(value)) for n in counts)
+    return classes >= 2 and entropy >= bits
