@@ -6,13 +6,10 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
-import openai
 import pytest
 
-from core.config import load_settings
-from local_dev.emulator import build_emulator
 from tests.fakes.llm_server import ScriptedLLM
-from tests.fakes.server import serve
+from tests.fakes.stack import emulator_stack
 
 BIN = Path(sys.executable).parent
 
@@ -24,17 +21,8 @@ def llm():
 
 @contextmanager
 def running_iris(llm, monkeypatch):
-    with serve(llm.app) as model_server:
-        monkeypatch.setenv("IRIS_MODEL", "openai/scripted-model")
-        monkeypatch.setenv("IRIS_MODEL_API_BASE", f"{model_server.url}/v1")
-        monkeypatch.setenv("IRIS_MODEL_API_KEY", "sk-scripted")
-        monkeypatch.setenv("IRIS_API_KEY", "iris-test-key")
-        monkeypatch.setenv("IRIS_MODEL_RETRIES", "0")
-        emulator = build_emulator(load_settings())
-        with serve(emulator.app(tick_seconds=3600)) as iris:
-            client = openai.OpenAI(base_url=f"{iris.url}/v1", api_key="iris-test-key",
-                                   max_retries=0)
-            yield client, emulator.runtime
+    with emulator_stack(llm, monkeypatch) as running:
+        yield running.client, running.runtime
 
 
 @pytest.fixture

@@ -16,10 +16,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from core.config import load_settings
-from local_dev.emulator import build_emulator
 from tests.fakes.llm_server import ScriptedLLM
 from tests.fakes.server import serve
+from tests.fakes.stack import emulator_stack
 from tests.fakes.telegram_api import FakeTelegram
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,19 +36,12 @@ def wait(predicate, timeout=30.0):
 def stack(request, monkeypatch, iris_home):
     tick_seconds = getattr(request, "param", 3600.0)  # default: one tick at start-up only
     llm, telegram = ScriptedLLM(), FakeTelegram()
-    with serve(llm.app) as model, serve(telegram.app) as bot:
-        env = {
-            "IRIS_MODEL": "openai/scripted-model", "IRIS_MODEL_API_BASE": f"{model.url}/v1",
-            "IRIS_MODEL_API_KEY": "sk-scripted", "IRIS_MODEL_RETRIES": "0",
-            "IRIS_API_KEY": "iris-test-key", "IRIS_TELEGRAM_TOKEN": "7000001:test-token",
-            "IRIS_TELEGRAM_SECRET": SECRET, "IRIS_TELEGRAM_API_BASE": bot.url,
-            "IRIS_TELEGRAM_ACCESS": "open",
-        }
-        for name, value in env.items():
-            monkeypatch.setenv(name, value)
-        emulator = build_emulator(load_settings())
-        app = emulator.app(tick_seconds=tick_seconds)
-        with serve(app) as iris, httpx.Client(timeout=30) as http:
+    with serve(telegram.app) as bot, emulator_stack(
+        llm, monkeypatch, tick_seconds=tick_seconds, IRIS_TELEGRAM_TOKEN="7000001:test-token",
+        IRIS_TELEGRAM_SECRET=SECRET, IRIS_TELEGRAM_API_BASE=bot.url, IRIS_TELEGRAM_ACCESS="open",
+    ) as iris:
+        env = iris.env
+        with httpx.Client(timeout=30) as http:
             def say(text):
                 update = telegram.make_update(text)
                 response = http.post(f"{iris.url}/telegram/webhook", json=update,
@@ -64,7 +56,7 @@ def stack(request, monkeypatch, iris_home):
                 assert child.returncode == 0, child.stderr
                 return child.stdout
 
-            yield llm, telegram, emulator.runtime, say, cli
+            yield llm, telegram, iris.runtime, say, cli
 
 
 def texts(telegram):

@@ -4,10 +4,8 @@ a scripted OpenAI-compatible model server, with a real tool call in between."""
 import openai
 import pytest
 
-from core.config import load_settings
-from local_dev.emulator import build_emulator
 from tests.fakes.llm_server import ScriptedLLM
-from tests.fakes.server import serve
+from tests.fakes.stack import emulator_stack
 
 
 @pytest.fixture
@@ -17,17 +15,8 @@ def llm():
 
 @pytest.fixture
 def stack(llm, monkeypatch):
-    with serve(llm.app) as model_server:
-        monkeypatch.setenv("IRIS_MODEL", "openai/scripted-model")
-        monkeypatch.setenv("IRIS_MODEL_API_BASE", f"{model_server.url}/v1")
-        monkeypatch.setenv("IRIS_MODEL_API_KEY", "sk-scripted")
-        monkeypatch.setenv("IRIS_API_KEY", "iris-test-key")
-        monkeypatch.setenv("IRIS_MODEL_RETRIES", "1")
-        emulator = build_emulator(load_settings())
-        with serve(emulator.app(tick_seconds=3600)) as iris:
-            client = openai.OpenAI(base_url=f"{iris.url}/v1", api_key="iris-test-key",
-                                   max_retries=0)
-            yield client, emulator.runtime
+    with emulator_stack(llm, monkeypatch, IRIS_MODEL_RETRIES=1) as running:
+        yield running.client, running.runtime
 
 
 def ask(client, text, **kwargs):

@@ -6,12 +6,9 @@ import httpx
 import openai
 import pytest
 
-from core.config import load_settings
-from local_dev.emulator import build_emulator
 from tests.fakes.llm_server import ScriptedLLM
-from tests.fakes.server import serve
-
-KEY = "iris-test-key"
+from tests.fakes.stack import API_KEY as KEY
+from tests.fakes.stack import emulator_stack
 
 
 @pytest.fixture
@@ -21,18 +18,10 @@ def llm():
 
 @pytest.fixture
 def stack(llm, monkeypatch):
-    with serve(llm.app) as model_server:
-        monkeypatch.setenv("IRIS_MODEL", "openai/scripted-model")
-        monkeypatch.setenv("IRIS_MODEL_API_BASE", f"{model_server.url}/v1")
-        monkeypatch.setenv("IRIS_MODEL_API_KEY", "sk-scripted")
-        monkeypatch.setenv("IRIS_API_KEY", KEY)
-        monkeypatch.setenv("IRIS_MODEL_RETRIES", "0")
-        emulator = build_emulator(load_settings())
-        with serve(emulator.app(tick_seconds=3600)) as iris:
-            client = openai.OpenAI(base_url=f"{iris.url}/v1", api_key=KEY, max_retries=0)
-            with httpx.Client(base_url=iris.url,
-                              headers={"Authorization": f"Bearer {KEY}"}) as admin:
-                yield client, admin, emulator.runtime
+    with emulator_stack(llm, monkeypatch) as running, httpx.Client(
+        base_url=running.url, headers={"Authorization": f"Bearer {KEY}"}
+    ) as admin:
+        yield running.client, admin, running.runtime
 
 
 def ask(client, text, user, **kwargs):

@@ -10,17 +10,14 @@ import time
 from collections import deque
 from pathlib import Path
 
-import openai
 import pytest
 from click.testing import CliRunner
 
-from core.config import load_settings
 from core.skills.importer import import_skills
 from core.skills.library import SkillLibrary
 from local_dev.cli import cli
-from local_dev.emulator import build_emulator
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, ToolCalls
-from tests.fakes.server import serve
+from tests.fakes.stack import emulator_stack
 
 CORPUS = Path(__file__).resolve().parent.parent / "bench" / "data" / "skills" / "library"
 
@@ -82,23 +79,11 @@ def script():
 def stack(script, monkeypatch):
     llm = ScriptedLLM()
     llm.handler = script
-    with serve(llm.app) as model_server:
-        for name, value in {
-            "IRIS_MODEL": "openai/scripted-model",
-            "IRIS_MODEL_API_BASE": f"{model_server.url}/v1",
-            "IRIS_MODEL_API_KEY": "sk-scripted",
-            "IRIS_API_KEY": "iris-test-key",
-            "IRIS_MODEL_RETRIES": "0",
-            "IRIS_SESSION_TITLES": "false",
-            "IRIS_MEMORY_REVIEW_EVERY": "0",
-            "IRIS_MEMORY_REVIEW_AT_SESSION_END": "false",
-        }.items():
-            monkeypatch.setenv(name, value)
-        emulator = build_emulator(load_settings())
-        with serve(emulator.app(tick_seconds=3600)) as iris:
-            client = openai.OpenAI(base_url=f"{iris.url}/v1", api_key="iris-test-key",
-                                   max_retries=0, timeout=60)
-            yield client, emulator.runtime
+    with emulator_stack(
+        llm, monkeypatch, IRIS_SESSION_TITLES="false", IRIS_MEMORY_REVIEW_EVERY="0",
+        IRIS_MEMORY_REVIEW_AT_SESSION_END="false",
+    ) as running:
+        yield running.client, running.runtime
 
 
 def ask(client, text: str) -> str:

@@ -19,6 +19,7 @@ from core.store import open_store
 from functions.dispatch_modal import ModalDispatcher
 from tests.fakes.llm_server import ScriptedLLM
 from tests.fakes.server import serve
+from tests.fakes.stack import scripted_env
 from tests.infra.fakes import FakeModal
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -177,11 +178,8 @@ def llm():
 def cloud_env(llm, monkeypatch):
     """A configuration like the one in the Modal secret, but on the emulator's local store."""
     with serve(llm.app) as model_server:
-        monkeypatch.setenv("IRIS_MODEL", "openai/scripted-model")
-        monkeypatch.setenv("IRIS_MODEL_API_BASE", f"{model_server.url}/v1")
-        monkeypatch.setenv("IRIS_MODEL_API_KEY", "sk-scripted")
-        monkeypatch.setenv("IRIS_API_KEY", "iris-test-key")
-        monkeypatch.setenv("IRIS_MODEL_RETRIES", "0")
+        for name, value in scripted_env(model_server.url).items():
+            monkeypatch.setenv(name, value)
         yield
 
 
