@@ -1,23 +1,8 @@
 import asyncio
 
-import pytest
-
 from core.messages import ToolCall
 from core.tools import default_toolset
-from tests.core.acting.support import call, make_ctx
-
-
-@pytest.fixture
-def ctx(store, settings):
-    return make_ctx(store, settings)
-
-
-@pytest.fixture
-def workspace(ctx, iris_home):
-    path = iris_home / "workspaces" / ctx.user_id
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
+from tests.core.acting.support import call
 
 SOURCE = "def greet(name):\n    return 'hello ' + name\n\n\nprint(greet('world'))\n"
 

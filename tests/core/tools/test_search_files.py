@@ -1,11 +1,6 @@
 import pytest
 
-from tests.core.acting.support import call, make_ctx
-
-
-@pytest.fixture
-def ctx(store, settings):
-    return make_ctx(store, settings)
+from tests.core.acting.support import call
 
 
 @pytest.fixture

@@ -7,11 +7,6 @@ from core.approvals import danger_of
 from tests.core.acting.support import call, make_ctx
 
 
-@pytest.fixture
-def ctx(store, settings):
-    return make_ctx(store, settings)
-
-
 def test_runs_in_the_workspace_and_reports_exit_code_and_output(ctx, iris_home):
     out = call(ctx, "terminal", command="echo hello; echo oops >&2; pwd; exit 3")
     assert out.startswith('<untrusted source="terminal">')

@@ -2,19 +2,7 @@ import os
 
 import pytest
 
-from tests.core.acting.support import call, make_ctx
-
-
-@pytest.fixture
-def ctx(store, settings):
-    return make_ctx(store, settings)
-
-
-@pytest.fixture
-def workspace(ctx, iris_home):
-    path = iris_home / "workspaces" / ctx.user_id
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+from tests.core.acting.support import call
 
 
 def test_creates_files_and_parent_directories(ctx, workspace):
