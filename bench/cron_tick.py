@@ -34,14 +34,19 @@ class Recorder:
 
 
 def runtime(dispatcher=None, model=None):  # type: ignore[no-untyped-def]
+    """A runtime whose clock stands at START: jobs are made then, ticks say their own time."""
+    from core.clock import ManualClock
     from core.config import load_settings
+    from core.store import open_store
     from functions.dispatch import LocalDispatcher
     from functions.runtime import build_runtime
     from tests.fakes.scripted_model import FixedRouter, ScriptedModel
 
     local = dispatcher is None
     dispatcher = dispatcher or LocalDispatcher()
-    rt = build_runtime(load_settings(), dispatcher, router=FixedRouter(model or ScriptedModel()))
+    settings = load_settings()
+    rt = build_runtime(settings, dispatcher, store=open_store(settings, clock=ManualClock(START)),
+                       router=FixedRouter(model or ScriptedModel()))
     if local:
         dispatcher.bind(rt)
     return rt
@@ -54,7 +59,7 @@ def create_jobs(rt, jobs: int, users: int) -> None:  # type: ignore[no-untyped-d
         for n in range(jobs):
             account = f"http:user{n % users}"
             user_id = rt.store.users.for_account(account)
-            actor = Actor(user_id=user_id, account=account, now=START)
+            actor = Actor(user_id=user_id, account=account)
             await create_job(rt.store, rt.settings, actor, prompt=f"job {n}: say hi",
                              schedule="every 5m", name=f"job {n}", deliver="none")
 

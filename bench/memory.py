@@ -103,7 +103,7 @@ def snapshot(store, settings) -> None:
 
 
 def archive_search(store, archived: int) -> None:
-    from core.ids import new_id, now
+    from core.ids import new_id
 
     users = [store.users.for_account(f"http:arch{u}") for u in range(20)]
     target = users[0]
@@ -117,7 +117,7 @@ def archive_search(store, archived: int) -> None:
             store.db.execute(
                 "INSERT INTO memory_archive (id, user_id, target, content, reason, archived_at)"
                 " VALUES (?, ?, 'memory', ?, 'overflow', ?)",
-                (new_id("arc"), user, text, now() - i),
+                (new_id("arc"), user, text, store.clock.now() - i),
             )
     queries = ["postgres backup", "deploy staging nginx", "host h42", "redis", "terraform vim"]
     samples = []

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from core.acting.state import HeldCommand, HeldCommands
 from core.acting.workspaces import workspaces_for
 from core.commands import CommandContext, CommandResult
-from core.ids import now
 
 if TYPE_CHECKING:
     from core.config import Settings
@@ -63,15 +62,15 @@ def hold_command(
     )
 
 
-def _describe(held: HeldCommand) -> str:
-    minutes = max(0, round((held.expires_at - now()) / 60))
+def _describe(held: HeldCommand, at: float) -> str:
+    minutes = max(0, round((held.expires_at - at) / 60))
     where = f" in {held.workdir}" if held.workdir else ""
     return f"#{held.number}: `{held.command}`{where} ({held.reason}; expires in {minutes} min)"
 
 
-def _listing(pending: list[HeldCommand]) -> str:
+def _listing(pending: list[HeldCommand], at: float) -> str:
     lines = ["Commands waiting for your approval:"]
-    lines += [_describe(held) for held in pending]
+    lines += [_describe(held, at) for held in pending]
     lines.append("Send /approve N to run one, or /approve deny N to drop it.")
     return "\n".join(lines)
 
@@ -89,12 +88,12 @@ async def approve_pending(ctx: CommandContext, arg: str) -> CommandResult | None
         if not pending:
             return None
         if len(pending) > 1:
-            return CommandResult(reply=_listing(pending))
+            return CommandResult(reply=_listing(pending, ctx.store.clock.now()))
         return await _run(ctx, held, pending[0].number)
     if words == ["list"]:
         if not pending:
             return CommandResult(reply="No commands are waiting for your approval.")
-        return CommandResult(reply=_listing(pending))
+        return CommandResult(reply=_listing(pending, ctx.store.clock.now()))
     deny = words[0].lower() in _DENY_WORDS
     rest = words[1:] if deny else words
     if len(rest) != 1 or not (match := _NUMBER.fullmatch(rest[0])):

@@ -55,7 +55,7 @@ async def tick(rt: Runtime, *, now: datetime | None = None) -> CronTickReport:
     """Claim and dispatch every job due at ``now`` (default: the current time)."""
     from core.scheduler.runs import WAITING, claim_scheduled
 
-    at = (now or datetime.now(UTC)).astimezone(UTC)
+    at = (now or rt.store.clock.utcnow()).astimezone(UTC)
     owner = new_id("tick")
     store = rt.store
     due = store.cron.due(at.timestamp(), limit=MAX_CLAIMS_PER_TICK)
@@ -90,7 +90,7 @@ async def run_now(rt: Runtime, user_id: str, ref: str) -> ClaimedRun:
     from core.scheduler.runs import claim_manual
 
     claimed = claim_manual(rt.store, rt.settings, user_id, ref, owner=new_id("run"))
-    report = CronTickReport(at=datetime.now(UTC).isoformat())
+    report = CronTickReport(at=rt.store.clock.utcnow().isoformat())
     await _dispatch(rt, claimed, report)
     if report.errors:
         log.warning("run %s is recorded; the sweeper will start it: %s", claimed.run_id,

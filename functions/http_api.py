@@ -151,7 +151,7 @@ def _chunk(entry_id: int, created: int, model: str, delta: dict[str, Any],
 
 
 async def stream_events(rt: Runtime, user_id: str, entry_id: int) -> AsyncIterator[str]:
-    created, model = int(time.time()), rt.settings.model or "iris"
+    created, model = int(rt.store.clock.now()), rt.settings.model or "iris"
     yield _chunk(entry_id, created, model, {"role": "assistant", "content": ""})
     waiter = asyncio.ensure_future(wait_finished(rt, user_id, entry_id, WAIT_SECONDS))
     try:

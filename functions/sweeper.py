@@ -7,7 +7,6 @@ import logging
 from dataclasses import dataclass
 
 from core.dispatch import ChatRef
-from core.ids import now
 from functions.runtime import Runtime
 from functions.worker import lease_name
 
@@ -27,7 +26,8 @@ async def sweep(rt: Runtime) -> SweepReport:
     store = rt.store
     expired = store.leases.sweep_expired()
     resumed = 0
-    for user_id, chat_key in store.inbox.stalled_chats(older_than=now() - GRACE_SECONDS):
+    stalled = store.inbox.stalled_chats(older_than=store.clock.now() - GRACE_SECONDS)
+    for user_id, chat_key in stalled:
         chat = ChatRef(user_id, chat_key)
         if store.leases.holder(lease_name(chat)) is None:
             await rt.dispatcher.drain(chat)

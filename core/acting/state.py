@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from core.ids import now
 from core.store.db import Database, Row
 
 
@@ -31,7 +30,7 @@ class SandboxStates:
             "INSERT INTO sandbox_state (user_id, backend, state, updated_at) VALUES (?, ?, ?, ?)"
             " ON CONFLICT (user_id, backend) DO UPDATE SET state = excluded.state,"
             " updated_at = excluded.updated_at",
-            (user_id, backend, json.dumps(state, sort_keys=True), now()),
+            (user_id, backend, json.dumps(state, sort_keys=True), self.db.clock.now()),
         )
 
 
@@ -71,7 +70,7 @@ class HeldCommands:
         self, user_id: str, *, chat_key: str, session_id: str | None, command: str,
         workdir: str | None, timeout: float | None, reason: str, ttl: float,
     ) -> HeldCommand:
-        at = now()
+        at = self.db.clock.now()
         with self.db.transaction():
             number = 1 + (self.db.scalar(
                 "SELECT max(number) FROM pending_approvals WHERE user_id = ?", (user_id,)
@@ -96,14 +95,14 @@ class HeldCommands:
         rows = self.db.query(
             "SELECT * FROM pending_approvals WHERE user_id = ? AND status = 'pending'"
             " AND expires_at > ? ORDER BY number",
-            (user_id, now() if at is None else at),
+            (user_id, self.db.clock.now() if at is None else at),
         )
         return [HeldCommand.from_row(row) for row in rows]
 
     def claim(self, user_id: str, number: int, *, at: float | None = None) -> bool:
         """Move a pending, unexpired command to running; False if someone else got it first,
         it was decided already, or it expired."""
-        at = now() if at is None else at
+        at = self.db.clock.now() if at is None else at
         changed = self.db.execute(
             "UPDATE pending_approvals SET status = 'running', decided_at = ? WHERE user_id = ?"
             " AND number = ? AND status = 'pending' AND expires_at > ?",
@@ -112,7 +111,7 @@ class HeldCommands:
         return changed == 1
 
     def deny(self, user_id: str, number: int) -> bool:
-        at = now()
+        at = self.db.clock.now()
         changed = self.db.execute(
             "UPDATE pending_approvals SET status = 'denied', decided_at = ? WHERE user_id = ?"
             " AND number = ? AND status = 'pending' AND expires_at > ?",

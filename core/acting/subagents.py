@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from core.errors import ProviderError
-from core.ids import new_id, now
+from core.ids import new_id
 from core.messages import Message, Usage
 from core.tools.base import ToolContext, Toolset
 
@@ -146,7 +146,7 @@ class SubagentRunner:
         usages: list[Usage], status: str,
     ) -> None:
         store = deps.store
-        at = now()
+        at = store.clock.now()
         with store.db.transaction():
             store.messages.insert(
                 parent.user_id, session_id, messages, at=at, author=parent.account,

@@ -17,7 +17,6 @@ from core.identity.accounts import AccountAccess, clock
 from core.identity.codes import normalize
 from core.identity.linking import Links
 from core.identity.pairing import Pairing, PairingFull
-from core.ids import now
 from core.messages import InboundMessage
 
 if TYPE_CHECKING:
@@ -92,7 +91,7 @@ def check_access(store: Store, settings: Settings, message: InboundMessage) -> A
     if policy(settings, platform) == "allowlist":
         return AccessDecision(allowed=False, reply=NOT_ALLOWED)
     state = AccountAccess(store.db).state(message.account)
-    if state and state.locked_until and state.locked_until > now():
+    if state and state.locked_until and state.locked_until > store.clock.now():
         return _locked(state.locked_until)
     try:
         request = Pairing(store).request(message)
@@ -110,7 +109,7 @@ def _link_attempt(
     store.users.for_account(message.account, display_name=message.display_name)
     access = AccountAccess(store.db)
     state = access.state(message.account)
-    if state and state.locked_until and state.locked_until > now():
+    if state and state.locked_until and state.locked_until > store.clock.now():
         return _locked(state.locked_until)
     if Links(store).is_valid(code):
         return _allowed(store, settings, message)

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from core.errors import IrisUsageError
-from core.ids import now
 from core.store.db import Database
 
 MAX_FAILURES = 5
@@ -53,7 +52,7 @@ class AccountAccess:
         self.db.execute(
             "UPDATE accounts SET approved_at = coalesce(approved_at, ?), approved_by ="
             " coalesce(approved_by, ?) WHERE account = ?",
-            (now(), by, account),
+            (self.db.clock.now(), by, account),
         )
 
     def revoke(self, account: str) -> bool:
@@ -66,7 +65,7 @@ class AccountAccess:
 
     def check_not_locked(self, account: str) -> None:
         state = self.state(account)
-        if state and state.locked_until and state.locked_until > now():
+        if state and state.locked_until and state.locked_until > self.db.clock.now():
             raise LockedOut(
                 f"too many failed code attempts from {account}; try again after "
                 f"{clock(state.locked_until)}"
@@ -74,7 +73,7 @@ class AccountAccess:
 
     def record_failure(self, account: str) -> int:
         """Count a failed attempt; returns the attempts left before the lockout (0: locked)."""
-        at = now()
+        at = self.db.clock.now()
         with self.db.transaction():
             self.db.execute(
                 "UPDATE accounts SET"

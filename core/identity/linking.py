@@ -16,7 +16,6 @@ from core.errors import IrisUsageError
 from core.identity.accounts import AccountAccess
 from core.identity.codes import looks_like_code, new_code, normalize
 from core.identity.merge import MergeReport, merge_users
-from core.ids import now
 from core.store.db import Row
 
 if TYPE_CHECKING:
@@ -41,9 +40,10 @@ class LinkCode:
     merge_report: str | None
 
     @classmethod
-    def from_row(cls, row: Row) -> LinkCode:
+    def from_row(cls, row: Row, at: float) -> LinkCode:
+        """The stored row as seen at ``at``: a pending code past its expiry reads as expired."""
         data = dict(row)
-        if data["status"] == "pending" and data["expires_at"] <= now():
+        if data["status"] == "pending" and data["expires_at"] <= at:
             data["status"] = "expired"
         return cls(**data)
 
@@ -59,7 +59,7 @@ class Links:
         user = self.store.users.get(user_id)
         if user.kind != "person":
             raise IrisUsageError("/link works in a private chat with me, not in a group")
-        at = now()
+        at = self.db.clock.now()
         with self.db.transaction():
             self.db.execute(
                 "UPDATE link_codes SET status = 'expired' WHERE user_id = ? AND status = 'pending'",
@@ -79,7 +79,7 @@ class Links:
 
     def get(self, code: str) -> LinkCode | None:
         row = self.db.one("SELECT * FROM link_codes WHERE code = ?", (normalize(code),))
-        return LinkCode.from_row(row) if row else None
+        return LinkCode.from_row(row, self.db.clock.now()) if row else None
 
     def is_valid(self, code: str) -> bool:
         found = self.get(code) if looks_like_code(code) else None
@@ -105,7 +105,7 @@ class Links:
                 "UPDATE link_codes SET status = 'confirmed', redeemed_by_user = ?,"
                 " redeemed_by_account = ?, redeemed_at = ? WHERE code = ? AND status = 'pending'"
                 " AND expires_at > ?",
-                (user_id, account, now(), wanted, now()),
+                (user_id, account, self.db.clock.now(), wanted, self.db.clock.now()),
             )
             if changed != 1:
                 raise IrisUsageError(f"{wanted} was used a moment ago")
@@ -122,7 +122,7 @@ class Links:
             " AND (redeemed_by_user = ? OR user_id = ?) ORDER BY redeemed_at",
             (user_id, user_id),
         )
-        return [LinkCode.from_row(row) for row in rows]
+        return [LinkCode.from_row(row, self.db.clock.now()) for row in rows]
 
     def complete(self, link: LinkCode, *, limits: Limits) -> MergeReport | None:
         """Run a confirmed link's merge (None when both sides are already one user)."""
@@ -137,7 +137,7 @@ class Links:
         self.db.execute(
             "UPDATE link_codes SET status = 'merged', merged_at = ?, merge_report = ?"
             " WHERE code = ? AND merged_at IS NULL",
-            (now(), json.dumps(report.lines() if report else []), link.code),
+            (self.db.clock.now(), json.dumps(report.lines() if report else []), link.code),
         )
         return report
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from core.errors import IrisUsageError
-from core.ids import now
 from core.store.db import Database, DatabaseError
 
 if TYPE_CHECKING:
@@ -102,7 +101,8 @@ def merge_users(
         for table in user_tables(db):
             if table not in HANDLED:
                 _move_rows(db, table, dest, source, report)
-        db.execute("DELETE FROM leases WHERE user_id = ? AND expires_at < ?", (source, now()))
+        db.execute("DELETE FROM leases WHERE user_id = ? AND expires_at < ?",
+                   (source, db.clock.now()))
         db.execute(
             "UPDATE users SET is_owner = max(is_owner, ?), display_name = coalesce(display_name,"
             " ?), timezone = coalesce(timezone, ?), model = coalesce(model, ?) WHERE id = ?",

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 from core.errors import IrisUsageError, NotFound
 from core.identity.accounts import AccountAccess
 from core.identity.codes import looks_like_code, new_code, normalize
-from core.ids import now
 from core.messages import InboundMessage
 from core.store.db import Row
 
@@ -42,10 +41,11 @@ class PairingRequest:
     decided_by: str | None
 
     @classmethod
-    def from_row(cls, row: Row) -> PairingRequest:
+    def from_row(cls, row: Row, at: float) -> PairingRequest:
+        """The stored row as seen at ``at``: a pending code past its expiry reads as expired."""
         data = dict(row)
         data["meta"] = json.loads(data["meta"] or "{}")
-        if data["status"] == "pending" and data["expires_at"] <= now():
+        if data["status"] == "pending" and data["expires_at"] <= at:
             data["status"] = "expired"
         return cls(**data)
 
@@ -69,15 +69,15 @@ class Pairing:
         row = self.db.one(
             "SELECT * FROM pairing_requests WHERE account = ? AND status = 'pending'"
             " AND expires_at > ? ORDER BY created_at DESC LIMIT 1",
-            (account, now()),
+            (account, self.db.clock.now()),
         )
-        return PairingRequest.from_row(row) if row else None
+        return PairingRequest.from_row(row, self.db.clock.now()) if row else None
 
     def pending_count(self, platform: str) -> int:
         return self.db.scalar(
             "SELECT count(*) FROM pairing_requests WHERE platform = ? AND status = 'pending'"
             " AND expires_at > ?",
-            (platform, now()),
+            (platform, self.db.clock.now()),
         )
 
     def request(self, message: InboundMessage) -> PairingRequest:
@@ -95,7 +95,7 @@ class Pairing:
             user_id = self.store.users.for_account(
                 message.account, display_name=message.display_name
             )
-            code, at = self._free_code(), now()
+            code, at = self._free_code(), self.db.clock.now()
             self.db.execute(
                 "INSERT INTO pairing_requests (code, user_id, account, platform, chat_id,"
                 " thread_id, meta, display_name, created_at, expires_at)"
@@ -118,7 +118,7 @@ class Pairing:
 
     def get(self, code: str) -> PairingRequest | None:
         row = self.db.one("SELECT * FROM pairing_requests WHERE code = ?", (normalize(code),))
-        return PairingRequest.from_row(row) if row else None
+        return PairingRequest.from_row(row, self.db.clock.now()) if row else None
 
     def list(self, *, include_all: bool = False) -> list[PairingRequest]:
         if include_all:
@@ -127,9 +127,9 @@ class Pairing:
             rows = self.db.query(
                 "SELECT * FROM pairing_requests WHERE status = 'pending' AND expires_at > ?"
                 " ORDER BY created_at",
-                (now(),),
+                (self.db.clock.now(),),
             )
-        return [PairingRequest.from_row(row) for row in rows]
+        return [PairingRequest.from_row(row, self.db.clock.now()) for row in rows]
 
     def is_pending_code(self, text: str) -> bool:
         found = self.get(text) if looks_like_code(text) else None
@@ -149,7 +149,7 @@ class Pairing:
                 "revoked": "was revoked",
             }.get(found.status if found else "", "is not a pending pairing code")
             raise self.access.fail(by, f"{wanted or code!r} {why}")
-        at = now()
+        at = self.db.clock.now()
         with self.db.transaction():
             changed = self.db.execute(
                 "UPDATE pairing_requests SET status = 'approved', decided_at = ?, decided_by = ?"
@@ -177,7 +177,7 @@ class Pairing:
         self.db.execute(
             "UPDATE pairing_requests SET status = 'approved', decided_at = ?, decided_by = ?"
             " WHERE account = ? AND status = 'pending'",
-            (now(), by, account),
+            (self.db.clock.now(), by, account),
         )
         return user_id
 
@@ -190,7 +190,7 @@ class Pairing:
             cancelled = self.db.execute(
                 "UPDATE pairing_requests SET status = 'revoked', decided_at = ?, decided_by = ?"
                 " WHERE account = ? AND status = 'pending'",
-                (now(), by, account),
+                (self.db.clock.now(), by, account),
             )
             withdrawn = self.access.revoke(account)
             if not (cancelled or withdrawn):
@@ -200,7 +200,7 @@ class Pairing:
         changed = self.db.execute(
             "UPDATE pairing_requests SET status = 'revoked', decided_at = ?, decided_by = ?"
             " WHERE code = ? AND status = 'pending'",
-            (now(), by, code),
+            (self.db.clock.now(), by, code),
         )
         if changed != 1:
             raise NotFound(f"{code!r} is not a pending pairing code")

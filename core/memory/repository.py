@@ -15,7 +15,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from core.errors import IrisError, NotFound
-from core.ids import now
 from core.memory.models import (
     TARGETS,
     ArchivedEntry,
@@ -133,8 +132,8 @@ class MemoryRepository:
                 raise MemoryRefused("memory changed since you started editing; nothing saved")
             current = self.snapshot(user_id)
             plan = apply_operations(
-                user_id, current, operations, limits=limits.as_dict(), author=author, at=now(),
-                scan=scan,
+                user_id, current, operations, limits=limits.as_dict(), author=author,
+                at=self.db.clock.now(), scan=scan,
             )
             if self._commit(user_id, versions, current, plan):
                 return self._result(user_id, plan, limits, attempt)
@@ -285,7 +284,8 @@ class MemoryRepository:
             author = Author(provenance=record.provenance or "user", who=who)
             op = MemoryOperation(action="add", target=record.target, content=record.content)
             plan = apply_operations(
-                user_id, current, [op], limits=limits.as_dict(), author=author, at=now()
+                user_id, current, [op], limits=limits.as_dict(), author=author,
+                at=self.db.clock.now(),
             )
             text = record.content.strip()
             restored = next(e for e in plan.entries[record.target] if e.content == text)
@@ -294,7 +294,7 @@ class MemoryRepository:
                 changed = self.db.execute(
                     "UPDATE memory_archive SET restored_at = ?, restored_as = ?"
                     " WHERE user_id = ? AND id = ? AND restored_at IS NULL",
-                    (now(), restored_id, user_id, record.id),
+                    (self.db.clock.now(), restored_id, user_id, record.id),
                 )
                 if changed != 1:
                     raise _Conflict
@@ -309,7 +309,7 @@ class MemoryRepository:
     def absorb(self, source: str, dest: str, *, limits: Limits, who: str) -> dict[str, int]:
         """Move ``source``'s entries into ``dest`` (call inside the merge's transaction).
         Exact duplicates and entries pushed out by the limit go to ``dest``'s archive."""
-        at = now()
+        at = self.db.clock.now()
         author = Author(provenance="user", who=who)
         moved = duplicates = overflowed = 0
         src, dst = self.snapshot(source), self.snapshot(dest)

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from core.errors import ProviderError, ToolRetry
-from core.ids import now
 from core.memory.repository import Limits
 from core.memory.snapshot import render_snapshot
 from core.messages import Message
@@ -158,7 +157,7 @@ class MemoryReviewer:
             " ON CONFLICT (user_id, session_id) DO UPDATE SET"
             " reviewed_message_id = max(reviewed_message_id, excluded.reviewed_message_id),"
             " reviews = reviews + 1, reviewed_at = excluded.reviewed_at",
-            (user_id, session_id, message_id, now()),
+            (user_id, session_id, message_id, self.store.clock.now()),
         )
 
 

@@ -6,7 +6,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from core.ids import new_id, now
+from core.ids import new_id
 from core.store import Store
 from core.store.deliveries import Delivery
 
@@ -73,7 +73,7 @@ class DeliveryService:
             log.warning("delivery %s attempt %s failed: %s", delivery_id, claimed.attempts, exc)
             self.store.deliveries.mark_retry(
                 user_id, delivery_id, owner, error=str(exc),
-                retry_at=now() + wait if retry else None,
+                retry_at=self.store.clock.now() + wait if retry else None,
             )
             return "pending" if retry else "failed"
         self.store.deliveries.mark_sent(user_id, delivery_id, owner, ids)

@@ -10,7 +10,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from core.errors import IrisUsageError, NotFound
-from core.ids import now
 from core.scheduler.schedule import Schedule
 from core.scheduler.targets import Target
 from core.store.db import Database, Row
@@ -80,6 +79,7 @@ class DeliveryState:
     attempts: int
     last_error: str | None
     sent_at: float | None
+    next_attempt_at: float | None = None  # while pending: when it is tried again
 
 
 @dataclass(frozen=True)
@@ -130,7 +130,7 @@ class CronJobs:
         target: Target, skills: list[str], model: str | None, repeat: int | None,
         next_run_at: float | None, created_by: str,
     ) -> Job:
-        at = now()
+        at = self.db.clock.now()
         for _ in range(5):
             job_id = f"job_{secrets.token_hex(4)}"
             row = self.db.one(
@@ -187,7 +187,7 @@ class CronJobs:
         changed = self.db.execute(
             f"UPDATE cron_jobs SET {sets}, updated_at = ? WHERE user_id = ? AND id = ?"
             " AND removed_at IS NULL",
-            (*encoded.values(), now(), user_id, job_id),
+            (*encoded.values(), self.db.clock.now(), user_id, job_id),
         )
         if changed != 1:
             raise NotFound(f"no job {job_id!r}")
@@ -195,7 +195,7 @@ class CronJobs:
 
     def remove(self, user_id: str, job_id: str) -> Job:
         """Retire a job: it never runs again; it and its run history stay readable."""
-        at = now()
+        at = self.db.clock.now()
         changed = self.db.execute(
             "UPDATE cron_jobs SET removed_at = ?, enabled = 0, updated_at = ?"
             " WHERE user_id = ? AND id = ? AND removed_at IS NULL",
@@ -241,7 +241,7 @@ class CronJobs:
             "INSERT INTO cron_runs (id, user_id, job_id, scheduled_for, trigger, claimed_by,"
             " claimed_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT (job_id, scheduled_for) DO NOTHING RETURNING id",
-            (run_id, user_id, job_id, scheduled_for, trigger, owner, now()),
+            (run_id, user_id, job_id, scheduled_for, trigger, owner, self.db.clock.now()),
         )
         return row["id"] if row else None
 
@@ -303,7 +303,7 @@ _RUN_SELECT = (
     "SELECT r.*, i.status AS inbox_status, i.attempts AS inbox_attempts, i.reply AS inbox_reply,"
     " i.session_id AS inbox_session, i.done_at AS inbox_done_at, i.error AS inbox_error,"
     " d.status AS d_status, d.platform AS d_platform, d.attempts AS d_attempts,"
-    " d.last_error AS d_error, d.sent_at AS d_sent_at"
+    " d.last_error AS d_error, d.sent_at AS d_sent_at, d.next_attempt_at AS d_next"
     " FROM cron_runs r"
     " LEFT JOIN inbox i ON i.id = r.inbox_id AND i.user_id = r.user_id"
     " LEFT JOIN deliveries d ON d.source = 'inbox:' || r.inbox_id AND d.user_id = r.user_id"
@@ -315,7 +315,7 @@ def _run(row: Row) -> Run:
     if row["d_status"] is not None:
         delivery = DeliveryState(status=row["d_status"], platform=row["d_platform"],
                                  attempts=row["d_attempts"], last_error=row["d_error"],
-                                 sent_at=row["d_sent_at"])
+                                 sent_at=row["d_sent_at"], next_attempt_at=row["d_next"])
     return Run(
         id=row["id"], user_id=row["user_id"], job_id=row["job_id"],
         scheduled_for=row["scheduled_for"], trigger=row["trigger"],

@@ -7,7 +7,7 @@ import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from core.errors import IrisError, IrisUsageError, NotFound
@@ -36,10 +36,6 @@ class Actor:
     origin: Target = NO_TARGET
     privileged: bool = False  # the owner, or the operator at the CLI: may deliver anywhere
     model: Model | None = None  # the side model, for schedules the parser cannot read
-    now: datetime | None = None
-
-    def clock(self) -> datetime:
-        return self.now or datetime.now(UTC)
 
 
 def side_model(services: Mapping[str, Any]) -> Model | None:
@@ -76,10 +72,11 @@ async def create_job(
     _unique_name(store, actor.user_id, title)
     zone = _zone(timezone) if timezone else default_timezone(
         store, settings, actor.user_id)
-    parsed = await _schedule(schedule, zone, actor)
+    now = store.clock.utcnow()
+    parsed = await _schedule(schedule, zone, actor, now)
     target = resolve_deliver(store, actor.user_id, deliver, origin=actor.origin,
                              privileged=actor.privileged)
-    first = _first_run(parsed, actor.clock())
+    first = _first_run(parsed, now)
     return store.cron.create(
         actor.user_id, name=title, prompt=text, schedule=parsed,
         schedule_text=" ".join(schedule.split()), target=target,
@@ -112,10 +109,11 @@ async def update_job(
         changes["model"] = None if model.strip().lower() in ("", "default") else _model(model)
     if schedule is not None or timezone is not None or repeat is not None:
         zone = _zone(timezone) if timezone else job.timezone
-        parsed = await _schedule(schedule, zone, actor) if schedule is not None else (
+        now = store.clock.utcnow()
+        parsed = await _schedule(schedule, zone, actor, now) if schedule is not None else (
             dataclasses.replace(job.schedule, timezone=zone))
         changes.update(schedule=parsed, runs_done=0, repeat=_repeat(repeat, job.repeat),
-                       next_run_at=_first_run(parsed, actor.clock()))
+                       next_run_at=_first_run(parsed, now))
         if schedule is not None:
             changes["schedule_text"] = " ".join(schedule.split())
     if not changes:
@@ -131,7 +129,7 @@ def pause_job(store: Store, user_id: str, ref: str) -> Job:
     return store.cron.update(user_id, job.id, enabled=False)
 
 
-def resume_job(store: Store, user_id: str, ref: str, *, now: datetime | None = None) -> Job:
+def resume_job(store: Store, user_id: str, ref: str) -> Job:
     """Run again from now on: slots missed while paused are skipped."""
     job = store.cron.get(user_id, ref)
     if job.state == "active":
@@ -139,7 +137,7 @@ def resume_job(store: Store, user_id: str, ref: str, *, now: datetime | None = N
     if job.repeat is not None and job.runs_done >= job.repeat:
         raise IrisUsageError(f"{job.id} already ran {job.runs_done} of {job.repeat} times; "
                              "give it a new repeat count or schedule to run it again")
-    upcoming = next_run(job.schedule, now or datetime.now(UTC))
+    upcoming = next_run(job.schedule, store.clock.utcnow())
     if upcoming is None:
         raise IrisUsageError(f"{job.id} was a one-time job and its time has passed; give it a "
                              "new schedule to run it again")
@@ -151,9 +149,9 @@ def remove_job(store: Store, user_id: str, ref: str) -> Job:
     return store.cron.remove(user_id, store.cron.get(user_id, ref).id)
 
 
-async def _schedule(text: str, zone: str, actor: Actor) -> Schedule:
+async def _schedule(text: str, zone: str, actor: Actor, now: datetime) -> Schedule:
     try:
-        parsed = await understand_schedule(text, timezone=zone, now=actor.clock(),
+        parsed = await understand_schedule(text, timezone=zone, now=now,
                                            model=actor.model)
     except ScheduleError as error:
         raise IrisUsageError(str(error)) from None

@@ -10,7 +10,6 @@ the chat's lease, runs the turn, stores it, and delivers the reply to the job's 
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -96,7 +95,7 @@ def claim_manual(store: Store, settings: Settings, user_id: str, ref: str, *,
     """A run now, on request (``run``): any job that is not removed, paused ones included. It
     does not change the schedule or count towards ``repeat``."""
     job = store.cron.get(user_id, ref)
-    slot = time.time()
+    slot = store.clock.now()
     text = run_text(store, settings, job, slot, "manual")
     notify = _notify(store, job)
     with store.db.transaction():

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from core.context import conversation_tail
-from core.ids import now
 from core.messages import Message, Usage
 from core.sessions.summarise import summarise
 
@@ -199,7 +198,7 @@ async def fit_context(
     if not force and not overflow and estimate_tokens(shortened) <= budget:
         return Outcome(shortened, before_tokens=before, after_tokens=estimate_tokens(shortened))
     state = store.compaction.state(user_id, session_id)
-    if not force and state.retry_at is not None and state.retry_at > now():
+    if not force and state.retry_at is not None and state.retry_at > store.clock.now():
         return Outcome(convo, error=f"backing off after: {state.last_error}",
                        before_tokens=before, after_tokens=before)
     live = store.messages.tail(user_id, session_id, limit=1_000_000)
@@ -213,8 +212,8 @@ async def fit_context(
     except Exception as exc:
         failed = store.compaction.record_failure(
             user_id, session_id, f"{type(exc).__name__}: {exc}",
-            retry_at=now() + backoff_seconds(store.compaction.state(user_id, session_id).failures
-                                             + 1),
+            retry_at=store.clock.now() + backoff_seconds(
+                store.compaction.state(user_id, session_id).failures + 1),
         )
         log.warning("summary for session %s failed (%d in a row): %s", session_id,
                     failed.failures, exc)

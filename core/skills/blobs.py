@@ -19,8 +19,6 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from core.ids import now
-
 if TYPE_CHECKING:
     from core.store.objects import ObjectStore
 
@@ -34,10 +32,10 @@ class Manifest:
     provenance: str
     action: str
     files: dict[str, str]  # path -> sha256
+    created_at: float
     sizes: dict[str, int] = field(default_factory=dict)
     note: str | None = None
     archived: bool = False
-    created_at: float = field(default_factory=now)
 
     def to_json(self) -> bytes:
         body: dict[str, Any] = {

@@ -10,7 +10,6 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from core.ids import now
 from core.skills.records import SkillEntry, SkillUsage, SkillVersion
 from core.store.db import Database, Row
 
@@ -72,7 +71,7 @@ class SkillCatalog:
     ) -> bool:
         """Record ``version`` as the skill's head, if its head is still ``expected`` (None: the
         skill must be new). False when another writer got there first; nothing is changed."""
-        at = now()
+        at = self.db.clock.now()
         status = "archived" if archived else "active"
         with self.db.transaction():
             current = self.db.one(
@@ -136,7 +135,7 @@ class SkillCatalog:
         makes it active again."""
         if event not in ("shown", "used", "patched"):
             raise ValueError(f"unknown skill usage event {event!r}")
-        at = now() if at is None else at
+        at = self.db.clock.now() if at is None else at
         with self.db.transaction():
             for name in dict.fromkeys(names):
                 self.db.execute(

@@ -7,8 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.ids import now
-
 if TYPE_CHECKING:
     from core.skills.library import SkillLibrary
     from core.skills.records import SkillEntry
@@ -37,7 +35,7 @@ def last_active(entry: SkillEntry) -> float:
 def curate(
     library: SkillLibrary, user_ids: list[str], *, at: float | None = None, dry_run: bool = False
 ) -> list[Curated]:
-    at = now() if at is None else at
+    at = library.store.clock.now() if at is None else at
     stale_after = library.settings.skills_stale_days * DAY
     archive_after = library.settings.skills_archive_days * DAY
     changes: list[Curated] = []

@@ -180,6 +180,7 @@ class SkillLibrary:
             manifest = Manifest(
                 name=name, version=version, provenance=change.provenance, action=change.action,
                 files=files, sizes=sizes, note=change.note, archived=change.archived,
+                created_at=self.store.clock.now(),
             )
             try:
                 self.objects.put_manifest(user_id, manifest)

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.ids import now
 from core.store.db import Database, Row
 
 SYSTEM_SCOPE = "system:bundled"
@@ -33,7 +32,7 @@ class SkillVectors:
             raise ValueError("skill vectors need an owner")
         if not blobs:
             raise ValueError("no vectors to store")
-        at = now() if at is None else at
+        at = self.db.clock.now() if at is None else at
         with self.db.transaction():
             self.db.execute(
                 "DELETE FROM skill_vectors WHERE user_id = ? AND model = ? AND name = ?",

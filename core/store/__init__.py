@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from core.ids import now
 from core.messages import Message, Usage
 from core.store.cancels import TurnCancels
 from core.store.compaction import Compaction
@@ -26,6 +25,7 @@ from core.store.users import Users
 from core.store.vectors import Vectors
 
 if TYPE_CHECKING:
+    from core.clock import Clock
     from core.config import Settings
     from core.memory.repository import MemoryRepository
     from core.scheduler.jobs import CronJobs
@@ -80,6 +80,10 @@ class Store:
         self._cron: CronJobs | None = None
 
     @property
+    def clock(self) -> Clock:
+        return self.db.clock
+
+    @property
     def objects(self) -> ObjectStore:
         """The object store, opened on first use (keeps boto3 off the webhook ack path)."""
         if self._objects is None:
@@ -114,7 +118,7 @@ class Store:
         to deliver, all in one transaction. Returns the delivery id (None when nothing is sent).
         Raises TurnAlreadyFinished (and stores nothing) if the entry was finished meanwhile."""
         entry = record.entry
-        at = now()
+        at = self.clock.now()
         with self.db.transaction():
             if not self.inbox.finish(
                 entry.user_id, entry.id, status=record.status, session_id=record.session_id,
@@ -145,9 +149,12 @@ class Store:
         self.db.close()
 
 
-def open_store(settings: Settings) -> Store:
-    """Open the configured database (applying migrations) and object store."""
-    db = Database(settings.db_url, settings.secret("db_auth_token"))
+def open_store(settings: Settings, *, clock: Clock | None = None) -> Store:
+    """Open the configured database (applying migrations) and object store. ``clock``: the
+    time source for everything stored (default: the system clock)."""
+    from core.clock import SYSTEM_CLOCK
+
+    db = Database(settings.db_url, settings.secret("db_auth_token"), clock=clock or SYSTEM_CLOCK)
     migrate(db)
     return Store(
         db, objects_url=settings.objects_url, s3_endpoint_url=settings.s3_endpoint_url,

@@ -3,7 +3,6 @@ mark between steps, so a stop recorded by one container stops a turn running in 
 
 from __future__ import annotations
 
-from core.ids import now
 from core.store.db import Database
 
 
@@ -25,7 +24,7 @@ class TurnCancels:
             self.db.execute(
                 "INSERT INTO turn_cancels (inbox_id, user_id, chat_key, requested_by,"
                 " requested_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (inbox_id) DO NOTHING",
-                (row["id"], user_id, chat_key, by, now()),
+                (row["id"], user_id, chat_key, by, self.db.clock.now()),
             )
             return row["id"]
 

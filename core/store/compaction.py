@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.ids import now
 from core.store.db import Database, Row
 
 
@@ -79,7 +78,8 @@ class Compaction:
                 "INSERT INTO session_summaries (user_id, session_id, content, first_message_id,"
                 " last_message_id, compacted_count, model, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *",
-                (user_id, session_id, content, first, max(message_ids), count, model, now()),
+                (user_id, session_id, content, first, max(message_ids), count, model,
+                 self.db.clock.now()),
             )
             self.db.execute(
                 "DELETE FROM compression_state WHERE user_id = ? AND session_id = ?",
@@ -114,6 +114,6 @@ class Compaction:
             " ON CONFLICT (user_id, session_id) DO UPDATE SET failures = failures + 1,"
             " retry_at = excluded.retry_at, last_error = excluded.last_error,"
             " updated_at = excluded.updated_at",
-            (user_id, session_id, retry_at, error[:500], now()),
+            (user_id, session_id, retry_at, error[:500], self.db.clock.now()),
         )
         return self.state(user_id, session_id)

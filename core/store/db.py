@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from core.clock import SYSTEM_CLOCK, Clock
+
 Row = dict[str, Any]
 Params = Sequence[Any] | dict[str, Any]
 
@@ -30,10 +32,14 @@ def _file_path(url: str) -> str:
 
 
 class Database:
-    def __init__(self, url: str, auth_token: str | None = None, *, busy_timeout: float = 15.0):
+    def __init__(
+        self, url: str, auth_token: str | None = None, *, busy_timeout: float = 15.0,
+        clock: Clock = SYSTEM_CLOCK,
+    ):
         import libsql
 
         self.url = url
+        self.clock = clock  # the time every repository stamps and compares with
         self._lock = threading.RLock()
         self._depth = 0
         try:

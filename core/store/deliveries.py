@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.errors import NotFound
-from core.ids import now
 from core.store.db import Database, Row
 
 
@@ -57,7 +56,7 @@ class Deliveries:
         target: dict[str, Any], text: str,
     ) -> int | None:
         """Record a reply to send (inside the turn's transaction); None if ``source`` exists."""
-        at = now()
+        at = self.db.clock.now()
         row = self.db.one(
             "INSERT INTO deliveries (user_id, source, platform, chat_key, target, text,"
             " next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
@@ -82,7 +81,7 @@ class Deliveries:
 
     def claim(self, user_id: str, delivery_id: int, owner: str, ttl: float) -> Delivery | None:
         """Take the right to send a pending delivery (no one else holds it); None otherwise."""
-        at = now()
+        at = self.db.clock.now()
         changed = self.db.execute(
             "UPDATE deliveries SET claimed_by = ?, claimed_until = ?, attempts = attempts + 1"
             " WHERE user_id = ? AND id = ? AND status = 'pending' AND next_attempt_at <= ?"
@@ -96,7 +95,7 @@ class Deliveries:
             "UPDATE deliveries SET status = 'sent', sent_at = ?, platform_ids = ?,"
             " claimed_by = NULL, claimed_until = NULL WHERE user_id = ? AND id = ?"
             " AND claimed_by = ?",
-            (now(), json.dumps(ids), user_id, delivery_id, owner),
+            (self.db.clock.now(), json.dumps(ids), user_id, delivery_id, owner),
         )
 
     def record_progress(self, user_id: str, delivery_id: int, owner: str, ids: list[str]) -> None:
@@ -116,12 +115,12 @@ class Deliveries:
             "UPDATE deliveries SET status = ?, last_error = ?, next_attempt_at = ?,"
             " claimed_by = NULL, claimed_until = NULL WHERE user_id = ? AND id = ?"
             " AND claimed_by = ?",
-            (status, error, retry_at or now(), user_id, delivery_id, owner),
+            (status, error, retry_at or self.db.clock.now(), user_id, delivery_id, owner),
         )
 
     def due(self, *, limit: int = 100) -> list[tuple[str, int]]:
         """System sweep: (user_id, id) of pending deliveries whose time has come."""
-        at = now()
+        at = self.db.clock.now()
         rows = self.db.query(
             "SELECT user_id, id FROM deliveries WHERE status = 'pending' AND next_attempt_at <= ?"
             " AND (claimed_until IS NULL OR claimed_until < ?) ORDER BY id LIMIT ?",

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.errors import NotFound
-from core.ids import now
 from core.messages import Attachment, InboundMessage
 from core.store.db import Database, Row
 
@@ -70,7 +69,7 @@ class Inbox:
             " ON CONFLICT (platform, platform_message_id) DO NOTHING RETURNING id",
             (
                 user_id, message.chat_key, message.platform, message.platform_message_id,
-                message.account, encode_inbound(message), now(),
+                message.account, encode_inbound(message), self.db.clock.now(),
             ),
         )
         return row["id"] if row else None
@@ -116,7 +115,7 @@ class Inbox:
         return self.db.scalar(
             "UPDATE inbox SET attempts = attempts + 1, started_at = ? WHERE user_id = ? AND id = ?"
             " RETURNING attempts",
-            (now(), user_id, entry_id),
+            (self.db.clock.now(), user_id, entry_id),
         )
 
     def finish(
@@ -127,7 +126,7 @@ class Inbox:
         changed = self.db.execute(
             "UPDATE inbox SET status = ?, session_id = ?, reply = ?, error = ?, done_at = ?"
             " WHERE user_id = ? AND id = ? AND status = 'pending'",
-            (status, session_id, reply, error, now(), user_id, entry_id),
+            (status, session_id, reply, error, self.db.clock.now(), user_id, entry_id),
         )
         return changed == 1
 

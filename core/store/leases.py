@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from core.ids import now
 from core.store.db import Database
 
 
@@ -12,7 +11,7 @@ class Leases:
 
     def acquire(self, name: str, user_id: str, owner: str, ttl: float) -> bool:
         """Take the lease if it is free, expired, or already ours."""
-        at = now()
+        at = self.db.clock.now()
         changed = self.db.execute(
             "INSERT INTO leases (name, user_id, owner, expires_at) VALUES (?, ?, ?, ?)"
             " ON CONFLICT (name) DO UPDATE SET owner = excluded.owner,"
@@ -25,7 +24,7 @@ class Leases:
     def renew(self, name: str, owner: str, ttl: float) -> bool:
         changed = self.db.execute(
             "UPDATE leases SET expires_at = ? WHERE name = ? AND owner = ?",
-            (now() + ttl, name, owner),
+            (self.db.clock.now() + ttl, name, owner),
         )
         return changed == 1
 
@@ -34,9 +33,10 @@ class Leases:
 
     def holder(self, name: str) -> str | None:
         row = self.db.one(
-            "SELECT owner FROM leases WHERE name = ? AND expires_at >= ?", (name, now())
+            "SELECT owner FROM leases WHERE name = ? AND expires_at >= ?",
+            (name, self.db.clock.now()),
         )
         return row["owner"] if row else None
 
     def sweep_expired(self) -> int:
-        return self.db.execute("DELETE FROM leases WHERE expires_at < ?", (now(),))
+        return self.db.execute("DELETE FROM leases WHERE expires_at < ?", (self.db.clock.now(),))

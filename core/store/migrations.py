@@ -12,7 +12,6 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
-import time
 from collections.abc import Callable
 
 from core.store import schema
@@ -50,7 +49,7 @@ def migrate(db: Database) -> list[str]:
                 continue
             apply(db)
             db.execute(
-                "INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", (name, time.time())
+                "INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", (name, db.clock.now())
             )
         applied.append(name)
     return applied

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.errors import NotFound
-from core.ids import new_id, now
+from core.ids import new_id
 from core.messages import Message
 from core.store.db import Database, Row
 
@@ -94,7 +94,7 @@ class Sessions:
         reason: str | None = "new",
     ) -> Session:
         """End the chat's open session (if any) and start a new one."""
-        at = now() if at is None else at
+        at = self.db.clock.now() if at is None else at
         session_id = new_id("ses")
         with self.db.transaction():
             self.db.execute(

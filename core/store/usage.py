@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.ids import now
 from core.messages import Usage
 from core.store.db import Database
 
@@ -37,7 +36,7 @@ class UsageLog:
             (
                 user_id, session_id, inbox_id, usage.model, usage.calls, usage.prompt_tokens,
                 usage.completion_tokens, usage.cache_read_tokens, usage.cache_write_tokens,
-                usage.cost_usd, now(),
+                usage.cost_usd, self.db.clock.now(),
             ),
         )
 

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from core.errors import IrisUsageError, NotFound
-from core.ids import new_id, now
+from core.ids import new_id
 from core.store.db import Database, Row
 
 ACCOUNT_RE = re.compile(r"^(?P<platform>[a-z]+):(?P<id>[^\s]{1,200})$")
@@ -63,12 +63,12 @@ class Users:
             user_id = new_id("grp" if kind == "group" else "usr")
             self.db.execute(
                 "INSERT INTO users (id, kind, display_name, created_at) VALUES (?, ?, ?, ?)",
-                (user_id, kind, display_name, now()),
+                (user_id, kind, display_name, self.db.clock.now()),
             )
             self.db.execute(
                 "INSERT INTO accounts (account, user_id, platform, display_name, created_at)"
                 " VALUES (?, ?, ?, ?, ?)",
-                (account, user_id, platform, display_name, now()),
+                (account, user_id, platform, display_name, self.db.clock.now()),
             )
             return user_id
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.ids import now
 from core.store.db import Database
 from core.store.search import Filters
 from core.store.sessions import StoredMessage
@@ -32,7 +31,7 @@ class Vectors:
         skipped. Returns the number of messages written."""
         if not vectors:
             return 0
-        at = now() if at is None else at
+        at = self.db.clock.now() if at is None else at
         ids = list(vectors)
         marks = ",".join("?" * len(ids))
         written = 0

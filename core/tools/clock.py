@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, Field
@@ -31,5 +30,5 @@ class Clock(Tool):
             raise ToolRetry(
                 f"unknown timezone {name!r}; use an IANA name like 'Asia/Tokyo'"
             ) from None
-        now = datetime.now(UTC).astimezone(zone)
+        now = ctx.store.clock.utcnow().astimezone(zone)
         return f"{now:%Y-%m-%d %H:%M:%S} {now.tzname()} ({now:%A}), timezone {name}"

@@ -247,7 +247,10 @@ def cron_runs(job: str | None, user_ref: str | None, limit: int, as_json: bool) 
 
 
 @contextmanager
-def _runtime() -> Iterator[Any]:
+def _runtime(at: datetime | None = None) -> Iterator[Any]:
+    """A runtime for runs started here; with ``at``, its whole clock stands at that time."""
+    from core.clock import ManualClock
+    from core.store import open_store
     from functions.dispatch import LocalDispatcher
     from functions.runtime import build_runtime
 
@@ -257,7 +260,8 @@ def _runtime() -> Iterator[Any]:
                           "would fail; set IRIS_MODEL, or leave the runs to the ticker of "
                           "`iris dev` (which may use its embedded model)")
     dispatcher = LocalDispatcher()
-    rt = build_runtime(settings, dispatcher)
+    store = open_store(settings, clock=ManualClock(at) if at is not None else None)
+    rt = build_runtime(settings, dispatcher, store=store)
     dispatcher.bind(rt)
     try:
         yield rt
@@ -298,7 +302,8 @@ def cron_run(job: str, user_ref: str | None, as_json: bool) -> None:
 
 @cron_group.command("tick")
 @click.option("--at", "at_text", help="Tick as if it were this ISO time (UTC unless it has an "
-              "offset): what is due then runs now. For tests and catching up.")
+              "offset): the whole tick (due jobs, their runs, the sweep) runs on that clock. "
+              "For tests and catching up.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @friendly
 def cron_tick(at_text: str | None, as_json: bool) -> None:
@@ -307,15 +312,13 @@ def cron_tick(at_text: str | None, as_json: bool) -> None:
 
     Example: iris cron tick --json
     """
-    from functions import cron
     from functions.tick import TickFailed, run_tick
 
-    at = _parse_at(at_text)
-    with _runtime() as rt:
+    with _runtime(_parse_at(at_text)) as rt:
 
         async def go() -> Any:
             try:
-                report = await run_tick(rt, cron=lambda r: cron.tick(r, now=at))
+                report = await run_tick(rt)
             except TickFailed as failed:
                 report = failed.report
             await rt.dispatcher.idle()

@@ -114,7 +114,6 @@ def users_link(keep: str, other: str) -> None:
     """
     from core.identity.accounts import AccountAccess
     from core.identity.merge import merge_users
-    from core.ids import now
     from core.memory.repository import Limits
     from core.store.users import split_account
 
@@ -129,7 +128,7 @@ def users_link(keep: str, other: str) -> None:
             store.db.execute(
                 "INSERT INTO accounts (account, user_id, platform, created_at)"
                 " VALUES (?, ?, ?, ?)",
-                (other, dest, platform, now()),
+                (other, dest, platform, store.clock.now()),
             )
             AccountAccess(store.db).approve(other, operator())
             click.echo(f"attached {other} to {dest}")
