@@ -36,10 +36,18 @@ def settings(iris_home):
 
 
 @pytest.fixture
-def store(settings):
+def clock():
+    """The store's clock: the system clock, unless a module fixes time with a ManualClock."""
+    from core.clock import SYSTEM_CLOCK
+
+    return SYSTEM_CLOCK
+
+
+@pytest.fixture
+def store(settings, clock):
     from core.store import open_store
 
-    opened = open_store(settings)
+    opened = open_store(settings, clock=clock)
     yield opened
     opened.close()
 

@@ -4,10 +4,17 @@ import pytest
 
 from core.acting.state import HeldCommands
 from core.approvals import approve_pending
+from core.clock import ManualClock
 from core.commands import CommandContext
+from tests.clocks import NOW
 from tests.core.acting.support import call, make_ctx
 
 PATTERN = {"dangerous_command_patterns": [r"touch\s+marker"]}
+
+
+@pytest.fixture
+def clock():
+    return ManualClock(NOW)
 
 
 @pytest.fixture
@@ -76,7 +83,7 @@ def test_deny_drops_it(alice, workspace):
 
 def test_expired_commands_cannot_be_approved(alice, workspace):
     call(alice, "terminal", command="touch marker-e")
-    alice.store.db.execute("UPDATE pending_approvals SET expires_at = 0")
+    alice.store.clock.advance(alice.settings.approval_minutes * 60 + 1)
     assert approve(alice, "1").reply == (
         "Held command #1 expired; ask me again if it is still needed."
     )

@@ -10,7 +10,9 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from core.clock import ManualClock
 from core.config import load_settings
+from core.store import open_store
 from functions.cron import tick
 from functions.runtime import build_runtime
 from tests.fakes.scripted_model import FixedRouter, ScriptedModel
@@ -25,7 +27,9 @@ class RecordingDispatcher:
 
 
 def main(at: str, ready: str, go: str) -> None:
-    rt = build_runtime(load_settings(), RecordingDispatcher(),
+    settings = load_settings()
+    store = open_store(settings, clock=ManualClock(datetime.fromisoformat(at)))
+    rt = build_runtime(settings, RecordingDispatcher(), store=store,
                        router=FixedRouter(ScriptedModel()))
     rt.store.cron.due(0.0)  # warm up: open the database, import the scheduler
     Path(ready).touch()
@@ -34,7 +38,7 @@ def main(at: str, ready: str, go: str) -> None:
         if time.monotonic() > deadline:
             raise SystemExit("no go signal")
         time.sleep(0.001)
-    report = asyncio.run(tick(rt, now=datetime.fromisoformat(at)))
+    report = asyncio.run(tick(rt))
     print(json.dumps({"claimed": [c.run_id for c in report.claimed],
                       "skipped": report.skipped, "errors": report.errors}))
     rt.store.close()

@@ -16,9 +16,11 @@ from urllib.parse import urlencode
 
 import httpx
 
+from core.clock import SYSTEM_CLOCK, Clock
 from core.config import load_settings
 from core.llm import ModelResponse, ToolSpec
 from core.messages import Message, Usage
+from core.store import open_store
 from functions.app import create_app
 from functions.dispatch import LocalDispatcher
 from functions.runtime import Runtime, build_runtime
@@ -137,7 +139,8 @@ def stack_env(home: Path, telegram_url: str, slack_url: str, **extra: str) -> di
 
 
 @contextmanager
-def platform_stack(home: Path, *, model: Any = None, **env: str) -> Iterator[Stack]:
+def platform_stack(home: Path, *, model: Any = None, clock: Clock = SYSTEM_CLOCK,
+                   **env: str) -> Iterator[Stack]:
     telegram, slack = FakeTelegram(), FakeSlack()
     model = model or EchoModel()
     servers = [start_server(telegram.app), start_server(slack.app)]
@@ -145,7 +148,8 @@ def platform_stack(home: Path, *, model: Any = None, **env: str) -> Iterator[Sta
     try:
         variables = stack_env(home, servers[0].url, servers[1].url, **env)
         dispatcher = LocalDispatcher()
-        rt = build_runtime(load_settings(variables), dispatcher,
+        settings = load_settings(variables)
+        rt = build_runtime(settings, dispatcher, store=open_store(settings, clock=clock),
                            router=SplitRouter(model, EchoModel("side")))
         dispatcher.bind(rt)
         servers.append(start_server(create_app(rt)))

@@ -11,12 +11,12 @@ import subprocess
 import sys
 import threading
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from pydantic import SecretStr
 
+from core.clock import ManualClock
 from core.dispatch import ChatRef
 from core.errors import ProviderError
 from core.messages import InboundMessage
@@ -26,14 +26,20 @@ from functions.runtime import build_runtime
 from functions.sweeper import sweep
 from functions.tick import run_tick
 from functions.worker import MAX_ATTEMPTS
-from tests.core.scheduler.cron_helpers import MINUTE, make_job, utc
+from tests.clocks import NOW
+from tests.core.scheduler.cron_helpers import MINUTE, make_job
 from tests.fakes.scripted_model import FixedRouter
 from tests.fakes.server import serve
 from tests.fakes.telegram_api import FakeTelegram
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "7000001:test-token"
-NOW = utc(2026, 11, 23, 10, 0)
+
+
+@pytest.fixture
+def clock():
+    """Every test here runs on a clock that stands at NOW until a tick moves it."""
+    return ManualClock(NOW)
 
 
 class RecordingDispatcher:
@@ -74,8 +80,21 @@ def ada(store) -> str:
 
 
 def tick_at(rt, at):
+    """The minute tick at ``at``: the clock moves there and the tick reads it."""
+    rt.store.clock.set(at)
+
     async def go():
-        report = await cron.tick(rt, now=at)
+        report = await cron.tick(rt)
+        await rt.dispatcher.idle()
+        return report
+
+    return asyncio.run(go())
+
+
+def full_tick(rt):
+    """``run_tick`` (cron, curation, sweep) at the clock's time, and the turns it started."""
+    async def go():
+        report = await run_tick(rt)
         await rt.dispatcher.idle()
         return report
 
@@ -155,16 +174,20 @@ def test_a_delivery_failing_twice_then_succeeding_is_delivered_exactly_once(rt, 
     assert run.status == "ok" and run.delivery.status == "pending"
     assert run.delivery.attempts == 1 and run.delivery.last_error
     for attempt in (2, 3):
-        # the backoff has elapsed; the next minute's tick sweeps due deliveries
-        rt.store.db.execute("UPDATE deliveries SET next_attempt_at = 0")
-        asyncio.run(run_tick(rt))
+        # the next tick after the backoff sweeps the delivery again (long before the job's
+        # next slot at NOW + 10 minutes)
+        retry_at = run.delivery.next_attempt_at
+        assert rt.store.clock.now() < retry_at < (NOW + 10 * MINUTE).timestamp()
+        rt.store.clock.set(retry_at)
+        assert full_tick(rt).cron.claimed == []
         (run,) = rt.store.cron.runs(job.user_id, job.id)
         assert run.delivery.attempts == attempt
     assert run.delivery.status == "sent"
-    rt.store.db.execute("UPDATE deliveries SET next_attempt_at = 0")
-    asyncio.run(run_tick(rt))
-    assert sent(fake) == ["⏰ report\n\nthe report"]
-    assert fake.methods_called().count("sendMessage") == 3
+    rt.store.clock.advance(3600)  # an hour on: the job runs again, the sent reply never does
+    scripted.then("the next report")
+    full_tick(rt)
+    assert sent(fake) == ["⏰ report\n\nthe report", "⏰ report\n\nthe next report"]
+    assert fake.methods_called().count("sendMessage") == 4
 
 
 def test_a_failed_turn_is_recorded_and_the_owner_is_told(rt, scripted, telegram):
@@ -210,7 +233,7 @@ def test_a_run_that_keeps_crashing_is_given_up_recorded_and_reported(rt, scripte
     for _ in range(MAX_ATTEMPTS):
         (run,) = rt.store.cron.runs(job.user_id, job.id)
         assert run.status == "running"
-        rt.store.db.execute("UPDATE inbox SET received_at = received_at - 60")
+        rt.store.clock.advance(60)  # past the sweeper's grace period
 
         async def swept():
             await sweep(rt)
@@ -263,7 +286,7 @@ def test_a_failed_dispatch_loses_nothing_the_sweeper_starts_the_run(rt, scripted
     (queued,) = rt.store.cron.runs(job.user_id, job.id)
     assert queued.status == "queued" and "dispatch failed" in queued.error
     rt.dispatcher = working
-    rt.store.db.execute("UPDATE inbox SET received_at = received_at - 60")
+    rt.store.clock.advance(60)  # past the sweeper's grace period
     scripted.then("late but done")
 
     async def swept():
@@ -276,18 +299,10 @@ def test_a_failed_dispatch_loses_nothing_the_sweeper_starts_the_run(rt, scripted
 
 
 def test_run_tick_runs_the_cron_tick_and_then_sweeps(rt, scripted):
-    job = make_job(rt.store, rt.settings, schedule="every 5m", at=datetime.now(UTC),
-                   deliver="none")
-    rt.store.db.execute("UPDATE cron_jobs SET next_run_at = ? WHERE id = ?",
-                        (time.time() - 1, job.id))  # as if five minutes went by
+    job = make_job(rt.store, rt.settings, schedule="every 5m", at=NOW, deliver="none")
+    rt.store.clock.advance(5 * MINUTE)
     scripted.then("ran")
-
-    async def go():
-        report = await run_tick(rt)
-        await rt.dispatcher.idle()
-        return report
-
-    report = asyncio.run(go())
+    report = full_tick(rt)
     assert report.cron_ran and [c.job_id for c in report.cron.claimed] == [job.id]
     assert report.sweep is not None
     assert rt.store.cron.runs(job.user_id, job.id)[0].reply == "ran"

@@ -10,6 +10,8 @@ from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
+from core.clock import ManualClock
+from tests.clocks import NOW
 from tests.fakes.server import serve
 from tests.functions.platform_stack import platform_stack
 
@@ -44,6 +46,21 @@ def test_bad_or_stale_signatures_are_refused_and_store_nothing(stack):
     unsigned = stack.http.post(f"{stack.url}/slack/events", json=payload)
     assert unsigned.status_code == 401
     assert stack.rt.store.db.scalar("SELECT count(*) FROM inbox") == 0
+
+
+def test_signature_age_is_judged_by_the_runtimes_clock(iris_home):
+    """A request signed at the clock's time passes, one from six minutes before it is a
+    replay, whatever the calendar says."""
+    clock = ManualClock(NOW)
+    with platform_stack(iris_home, clock=clock) as s:
+        payload = dm(s, "hello")
+        assert s.slack_post(payload, timestamp=int(NOW.timestamp()) - 360).status_code == 401
+        assert s.slack_post(payload, timestamp=int(NOW.timestamp())).status_code == 200
+        clock.advance(360)
+        retry = dm(s, "hello again", ts="1700000001.000200")
+        assert s.slack_post(retry, timestamp=int(NOW.timestamp())).status_code == 401
+        s.wait(s.settled)
+        assert s.rt.store.db.scalar("SELECT count(*) FROM inbox") == 1
 
 
 def test_unconfigured_slack_answers_404_and_503(iris_home):

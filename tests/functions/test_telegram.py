@@ -8,7 +8,10 @@ import sys
 
 import pytest
 
+from core.clock import ManualClock
 from core.messages import Message, ToolCall
+from core.platforms.delivery import backoff
+from tests.clocks import NOW
 from tests.functions.platform_stack import TELEGRAM_SECRET, EchoModel, platform_stack
 
 
@@ -158,16 +161,23 @@ def test_refused_formatting_falls_back_to_plain_text(stack):
     assert sent["text"] == "re: **bold** claim" and "parse_mode" not in sent
 
 
-def test_a_failed_send_is_retried_and_sent_once(stack):
+def test_a_failed_send_is_retried_and_sent_once(iris_home):
+    with platform_stack(iris_home, clock=ManualClock(NOW)) as stack:
+        failed_send_is_retried_and_sent_once(stack)
+
+
+def failed_send_is_retried_and_sent_once(stack):
     stack.telegram.fail_next("sendMessage", times=1, error_code=502)
     stack.telegram_post(stack.telegram.make_update("are you there"))
     stack.wait(lambda: stack.rt.store.db.scalar(
         "SELECT count(*) FROM deliveries WHERE status = 'pending' AND last_error IS NOT NULL"
         " AND claimed_by IS NULL"))
     assert texts(stack, 4242) == []
-    stack.rt.store.db.execute("UPDATE deliveries SET next_attempt_at = 0")
     from functions.sweeper import sweep
 
+    asyncio.run(sweep(stack.rt))  # still backing off
+    assert texts(stack, 4242) == []
+    stack.rt.store.clock.advance(backoff(1))
     asyncio.run(sweep(stack.rt))
     asyncio.run(sweep(stack.rt))
     assert texts(stack, 4242) == ["re: are you there"]

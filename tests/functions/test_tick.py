@@ -2,8 +2,15 @@ import asyncio
 
 import pytest
 
+from core.clock import ManualClock
 from core.messages import InboundMessage
 from functions.tick import TickFailed, run_tick
+from tests.clocks import NOW
+
+
+@pytest.fixture
+def clock():
+    return ManualClock(NOW)
 
 
 def stalled(runtime, text="hello"):
@@ -12,7 +19,7 @@ def stalled(runtime, text="hello"):
     message = InboundMessage(platform="http", chat_id="carol", account="http:carol",
                              platform_message_id=f"m-{text}", text=text)
     entry_id = store.inbox.add(user_id, message)
-    store.db.execute("UPDATE inbox SET received_at = received_at - 60 WHERE id = ?", (entry_id,))
+    store.clock.advance(60)  # past the sweeper's grace period
     return user_id, entry_id
 
 
@@ -57,8 +64,6 @@ def test_a_failing_cron_still_sweeps_then_fails_the_tick(runtime, scripted):
 
 
 def test_skills_are_curated_once_a_day(runtime):
-    import time
-
     from core.skills.library import SkillLibrary
     from core.skills.manage import SkillEditor
 
@@ -66,10 +71,7 @@ def test_skills_are_curated_once_a_day(runtime):
     library = SkillLibrary(runtime.store, runtime.settings)
     body = "---\nname: old-trick\ndescription: An old trick nobody uses any more.\n---\nDo it.\n"
     SkillEditor(library, user, provenance="user").create("old-trick", body)
-    runtime.store.db.execute(
-        "UPDATE skills SET created_at = ?, updated_at = ? WHERE user_id = ?",
-        (time.time() - 40 * 86400, time.time() - 40 * 86400, user),
-    )
+    runtime.store.clock.advance(40 * 86400)  # forty days unused
 
     async def noop(rt):
         return None
@@ -79,4 +81,6 @@ def test_skills_are_curated_once_a_day(runtime):
     assert first.curated == 1
     assert library.catalog.get(user, "old-trick").status == "stale"
     assert second.curated is None  # not again within the day
+    runtime.store.clock.advance(86400 + 60)  # the first tick after the lease expires
+    assert asyncio.run(run_tick(runtime, cron=noop)).curated == 0  # a day on: due, nothing new
 

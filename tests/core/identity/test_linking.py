@@ -3,13 +3,15 @@ messages, usage, archive, inbox and objects move, and nothing is lost."""
 
 import pytest
 
+from core.clock import ManualClock
 from core.errors import IrisUsageError
 from core.identity.access import check_access
 from core.identity.accounts import MAX_FAILURES
-from core.identity.linking import Links
+from core.identity.linking import LINK_SECONDS, Links
 from core.identity.merge import merge_users
 from core.memory.ops import Author
 from core.memory.repository import Limits
+from tests.clocks import NOW
 from tests.core.identity.helpers import deliver, message
 from tests.core.memory.helpers import op
 from tests.fakes.scripted_model import call, tool_calls
@@ -107,14 +109,17 @@ def test_wrong_link_codes_lock_an_account_out(rt):
     assert Links(store).get(code).status == "pending"
 
 
-def test_link_codes_expire_and_cannot_join_a_user_to_itself(store):
+def test_link_codes_expire_and_cannot_join_a_user_to_itself(settings):
+    from core.store import open_store
+
+    store = open_store(settings, clock=ManualClock(NOW))
     owner = store.users.for_account("telegram:42")
     links = Links(store)
     code = links.issue(owner, "telegram:42").code
     with pytest.raises(IrisUsageError, match="already belongs to the same user"):
         links.redeem(code, account="telegram:42", user_id=owner)
     other = store.users.for_account("http:x")
-    store.db.execute("UPDATE link_codes SET expires_at = 0")
+    store.clock.advance(LINK_SECONDS + 1)
     with pytest.raises(IrisUsageError, match="has expired"):
         links.redeem(code, account="http:x", user_id=other)
     group = store.users.for_account("telegram:-100", kind="group")

@@ -3,11 +3,19 @@ approval from the CLI or an owner's /approve."""
 
 import pytest
 
+from core.clock import ManualClock
 from core.errors import IrisUsageError
 from core.identity.access import check_access
-from core.identity.accounts import MAX_FAILURES, AccountAccess, LockedOut
-from core.identity.pairing import APPROVED_TEXT, Pairing
+from core.identity.accounts import FAILURE_WINDOW, MAX_FAILURES, AccountAccess, LockedOut
+from core.identity.pairing import APPROVED_TEXT, CODE_SECONDS, Pairing
+from tests.clocks import NOW
 from tests.core.identity.helpers import deliver, message
+
+
+@pytest.fixture
+def clock():
+    """Expiries here are reached by moving the store's clock, never by editing rows."""
+    return ManualClock(NOW)
 
 
 def request_code(store, settings, account="telegram:555"):
@@ -17,7 +25,7 @@ def request_code(store, settings, account="telegram:555"):
 
 def test_an_expired_code_cannot_be_approved_and_a_new_one_is_issued(store, settings):
     code = request_code(store, settings)
-    store.db.execute("UPDATE pairing_requests SET expires_at = expires_at - 3601")
+    store.clock.advance(CODE_SECONDS + 1)
     assert Pairing(store).list() == []
     with pytest.raises(IrisUsageError, match="has expired"):
         Pairing(store).approve(code, by="cli:owner")
@@ -31,7 +39,7 @@ def test_expired_codes_free_the_platform_quota(store, settings):
     for n in range(3):
         request_code(store, settings, f"telegram:{n}")
     assert "can't take more" in check_access(store, settings, message("telegram:9")).reply
-    store.db.execute("UPDATE pairing_requests SET expires_at = 0")
+    store.clock.advance(CODE_SECONDS + 1)
     assert "pairing code" in check_access(store, settings, message("telegram:9")).reply
 
 
@@ -57,7 +65,7 @@ def test_failures_older_than_the_window_do_not_count(store, settings):
     for _ in range(MAX_FAILURES - 1):
         with pytest.raises(IrisUsageError):
             pairing.approve("ZZZZZZZZ", by="cli:me")
-    store.db.execute("UPDATE accounts SET first_failed_at = first_failed_at - 3601")
+    store.clock.advance(FAILURE_WINDOW + 1)
     with pytest.raises(IrisUsageError, match="4 attempts left"):
         pairing.approve("ZZZZZZZZ", by="cli:me")
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import time
 from datetime import UTC, datetime, timedelta
@@ -9,7 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from core.mcp.client import McpConnections, McpError, list_server_tools
+from core.mcp.client import McpConnections, McpError, child_environment, list_server_tools
 from core.mcp.config import McpServerConfig
 
 BIN = Path(sys.executable).parent
@@ -22,6 +23,12 @@ TEST_SERVER = str(Path(__file__).with_name("stdio_server.py"))
 SILENT_SERVER = McpServerConfig(
     command=sys.executable, args=["-c", "import sys; sys.stdin.read()"], connect_timeout=0.5
 )
+
+
+def child_now() -> datetime:
+    seen = subprocess.run([sys.executable, "-c", "import time; print(time.time())"],
+                          env=child_environment({}), capture_output=True, text=True, check=True)
+    return datetime.fromtimestamp(float(seen.stdout), UTC)
 
 
 def test_time_server_beside_a_missing_command(run):
@@ -55,7 +62,9 @@ def test_time_server_beside_a_missing_command(run):
     assert answer["timezone"] == "Europe/Berlin"
     moment = datetime.fromisoformat(answer["datetime"])
     assert moment.utcoffset() in (timedelta(hours=1), timedelta(hours=2))
-    assert abs(moment - datetime.now(UTC)) < timedelta(minutes=5)
+    # the server's clock is the one a child with its scrubbed environment sees (under
+    # faketime the test process is moved, the server is not)
+    assert abs(moment - child_now()) < timedelta(minutes=5)
 
     assert bad.is_error
     assert "Mars/Olympus" in bad.text

@@ -3,9 +3,17 @@ the memory tool's path with provenance 'review'."""
 
 import pytest
 
+from core.clock import ManualClock
 from core.errors import ProviderError
+from tests.clocks import NOW
 from tests.core.memory.test_snapshot import send
 from tests.fakes.scripted_model import call, tool_calls
+
+
+@pytest.fixture
+def clock():
+    """Sessions end by idling: the store's clock moves past the gap."""
+    return ManualClock(NOW)
 
 
 @pytest.fixture
@@ -79,7 +87,7 @@ def test_idle_gap_ends_the_session_and_triggers_its_review(reviewing, scripted):
     scripted.then("a", "b")
     first = send(rt, "one", "1")
     send(rt, "two", "2")
-    rt.store.db.execute("UPDATE sessions SET last_active_at = last_active_at - 86400")
+    rt.store.clock.advance(rt.settings.session_idle_hours * 3600 + 1)
     scripted.then("c", "nothing to save")
     later = send(rt, "three", "3")
     assert later.session_id != first.session_id

@@ -5,15 +5,23 @@ import asyncio
 
 import pytest
 
-from core.platforms.delivery import DeliveryFailed, DeliveryService
+from core.clock import ManualClock
+from core.platforms.delivery import DeliveryFailed, DeliveryService, backoff
 from core.platforms.senders import default_senders
 from core.platforms.slack import SlackSender
 from core.platforms.telegram import TelegramSender
+from tests.clocks import NOW
 from tests.fakes.server import serve
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
 
 TOKEN = "7000001:abc"
+
+
+@pytest.fixture
+def clock():
+    """Backoff here elapses by moving the store's clock."""
+    return ManualClock(NOW)
 
 
 @pytest.fixture
@@ -125,7 +133,9 @@ def test_a_retried_delivery_sends_only_the_parts_still_missing(store):
     service = DeliveryService(store, {"telegram": sender})
     assert asyncio.run(service.attempt(user, delivery_id)) == "pending"
     assert store.deliveries.get(user, delivery_id).platform_ids == ["id-0"]
-    store.db.execute("UPDATE deliveries SET next_attempt_at = 0")
+    assert asyncio.run(service.attempt(user, delivery_id)) == "pending"  # backing off
+    assert store.deliveries.get(user, delivery_id).attempts == 1
+    store.clock.advance(backoff(1))
     assert asyncio.run(service.attempt(user, delivery_id)) == "sent"
     assert sender.sent == ["one", "two", "three"]
     assert store.deliveries.get(user, delivery_id).platform_ids == ["id-0", "id-1", "id-2"]

@@ -1,4 +1,5 @@
-"""Helpers for the cron tests: create jobs at a chosen instant, tick minute by minute."""
+"""Helpers for the cron tests: create jobs at a chosen instant, tick minute by minute. The store
+must run on a ``ManualClock`` (the ``clock`` fixture of these tests): the helpers move it."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ def utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> date
 
 def make_job(store, settings, *, schedule: str, at: datetime, account: str = "http:alice",
              prompt: str = "say hi", **options) -> Job:
+    store.clock.set(at)
     user_id = store.users.for_account(account)
-    actor = Actor(user_id=user_id, account=account, now=at)
+    actor = Actor(user_id=user_id, account=account)
     return asyncio.run(create_job(store, settings, actor, prompt=prompt, schedule=schedule,
                                   **options))
 
@@ -37,6 +39,7 @@ def tick_through(store, settings, start: datetime, end: datetime, *,
     ran = []
     at = start
     while at <= end:
+        store.clock.set(at)
         for user_id, job_id in store.cron.due(at.timestamp()):
             claimed = claim_scheduled(store, settings, user_id, job_id, at=at, owner="test")
             if isinstance(claimed, Claimed):

@@ -10,9 +10,20 @@ import pytest
 from core.errors import IrisUsageError
 from core.scheduler.manage import pause_job, resume_job
 from core.scheduler.runs import WAITING, Claimed, claim_manual, claim_scheduled
-from tests.core.scheduler.cron_helpers import MINUTE, finish, make_job, tick_through, times, utc
+from tests.clocks import NOW
+from tests.core.scheduler.cron_helpers import (
+    MINUTE,
+    finish,
+    make_job,
+    tick_through,
+    times,
+    utc,
+)
 
-NOW = utc(2026, 11, 23, 10, 0)  # a Monday
+
+def resume_at(store, job, at):
+    store.clock.set(at)
+    return resume_job(store, job.user_id, job.id)
 
 
 @pytest.mark.parametrize(
@@ -90,7 +101,7 @@ def test_a_one_shot_fires_once_and_finishes(store, settings):
     done = store.cron.get(job.user_id, job.id)
     assert done.state == "finished" and done.next_run_at is None and done.runs_done == 1
     with pytest.raises(IrisUsageError, match="one-time job"):
-        resume_job(store, job.user_id, job.id, now=NOW + timedelta(days=3))
+        resume_at(store, job, NOW + timedelta(days=3))
 
 
 def test_repeat_count_stops_the_job(store, settings):
@@ -100,7 +111,7 @@ def test_repeat_count_stops_the_job(store, settings):
     done = store.cron.get(job.user_id, job.id)
     assert (done.state, done.runs_done, done.repeat) == ("finished", 3, 3)
     with pytest.raises(IrisUsageError, match="3 of 3"):
-        resume_job(store, job.user_id, job.id, now=NOW + timedelta(hours=11))
+        resume_at(store, job, NOW + timedelta(hours=11))
 
 
 def test_pause_stops_runs_and_resume_skips_the_missed_slots(store, settings):
@@ -110,7 +121,7 @@ def test_pause_stops_runs_and_resume_skips_the_missed_slots(store, settings):
     paused = pause_job(store, job.user_id, job.id)
     assert paused.state == "paused"
     assert tick_through(store, settings, NOW + 26 * MINUTE, NOW + 95 * MINUTE) == []
-    resumed = resume_job(store, job.user_id, job.id, now=NOW + 95 * MINUTE)
+    resumed = resume_at(store, job, NOW + 95 * MINUTE)
     assert resumed.state == "active" and resumed.next_run_at == (NOW + 100 * MINUTE).timestamp()
     later = tick_through(store, settings, NOW + 96 * MINUTE, NOW + 125 * MINUTE)
     assert times(later) == [NOW + 100 * MINUTE, NOW + 110 * MINUTE, NOW + 120 * MINUTE]

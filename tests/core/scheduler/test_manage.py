@@ -12,13 +12,12 @@ from core.messages import InboundMessage
 from core.scheduler import manage
 from core.scheduler.manage import Actor, create_job, pause_job, update_job
 from core.scheduler.targets import NO_TARGET, latest_chat, origin_of
+from tests.clocks import NOW
 from tests.core.scheduler.cron_helpers import MINUTE, make_job, utc
-
-NOW = utc(2026, 11, 23, 10, 0)
 
 
 def actor(store, account="http:alice", **kwargs):
-    return Actor(user_id=store.users.for_account(account), account=account, now=NOW, **kwargs)
+    return Actor(user_id=store.users.for_account(account), account=account, **kwargs)
 
 
 def create(store, settings, who=None, **fields):
@@ -75,9 +74,8 @@ def test_readable_but_invalid_schedules_are_not_sent_to_the_model(store, setting
 def test_a_relative_one_shot_is_in_the_future_and_intervals_start_on_the_minute(store,
                                                                               settings):
     at = utc(2026, 11, 23, 10, 0)
-    late = Actor(user_id=store.users.for_account("http:alice"), account="http:alice",
-                 now=at.replace(second=37))
-    job = asyncio.run(create_job(store, settings, late, prompt="x", schedule="every minute"))
+    store.clock.set(at.replace(second=37))
+    job = create(store, settings, schedule="every minute")
     assert job.next_run_at == (at + MINUTE).timestamp()
 
 

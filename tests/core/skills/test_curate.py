@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from core.ids import now
 from core.skills.curate import DAY, curate
 from tests.core.skills.conftest import PG, skill_md
 
@@ -11,7 +10,7 @@ def test_unused_skills_go_stale_then_archived_and_come_back(library, editor, ali
     editor.create("pg-backup", PG)
     editor.create("nginx-reload", skill_md("nginx-reload", "Reloads nginx safely. Use when a "
                                            "site config changed."))
-    start = now()
+    start = library.store.clock.now()
     assert curate(library, [alice], at=start + 29 * DAY) == []
 
     library.record(alice, ["nginx-reload"], "used", at=start + 20 * DAY)
