@@ -7,7 +7,7 @@ from fastapi import FastAPI
 from core.config import load_settings
 from functions.app import create_app
 from functions.dispatch import LocalDispatcher
-from functions.runtime import build_runtime
+from functions.runtime import compose
 from tests.fakes.scripted_model import FixedRouter, ScriptedModel
 
 
@@ -16,8 +16,7 @@ def scripted_app() -> FastAPI:
     model = ScriptedModel()
     model.steps = [lambda messages: "hello"] * 10_000
     dispatcher = LocalDispatcher()
-    runtime = build_runtime(load_settings(), dispatcher, router=FixedRouter(model))
-    dispatcher.bind(runtime)
+    runtime = compose(load_settings(), dispatcher=dispatcher, router=FixedRouter(model))
     return create_app(runtime)
 
 
@@ -33,5 +32,5 @@ class HandOffDispatcher:
 
 
 def ack_only_app() -> FastAPI:
-    runtime = build_runtime(load_settings(), HandOffDispatcher())
+    runtime = compose(load_settings(), dispatcher=HandOffDispatcher())
     return create_app(runtime)

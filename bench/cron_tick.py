@@ -37,19 +37,13 @@ def runtime(dispatcher=None, model=None):  # type: ignore[no-untyped-def]
     """A runtime whose clock stands at START: jobs are made then, ticks say their own time."""
     from core.clock import ManualClock
     from core.config import load_settings
-    from core.store import open_store
     from functions.dispatch import LocalDispatcher
-    from functions.runtime import build_runtime
+    from functions.runtime import compose
     from tests.fakes.scripted_model import FixedRouter, ScriptedModel
 
-    local = dispatcher is None
-    dispatcher = dispatcher or LocalDispatcher()
-    settings = load_settings()
-    rt = build_runtime(settings, dispatcher, store=open_store(settings, clock=ManualClock(START)),
-                       router=FixedRouter(model or ScriptedModel()))
-    if local:
-        dispatcher.bind(rt)
-    return rt
+    return compose(load_settings(), clock=ManualClock(START),
+                   dispatcher=dispatcher or LocalDispatcher(),
+                   router=FixedRouter(model or ScriptedModel()))
 
 
 def create_jobs(rt, jobs: int, users: int) -> None:  # type: ignore[no-untyped-def]

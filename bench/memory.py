@@ -36,11 +36,14 @@ def load(folder, name):
 
 def tool_writer(store, settings, user_id):
     from core.messages import ToolCall
+    from core.services import Services
     from core.tools.base import ToolContext, Toolset
     from core.tools.memory import Memory
 
     tools = Toolset([Memory()])
-    ctx = ToolContext(store=store, settings=settings, user_id=user_id, session_id="ses_bench",
+    ctx = ToolContext(store=store, settings=settings,
+                      services=Services.standalone(settings, store),
+                      user_id=user_id, session_id="ses_bench",
                       chat_key="http:bench", platform="http", account="http:bench")
 
     def write(arguments: dict) -> str:

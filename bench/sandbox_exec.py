@@ -45,6 +45,7 @@ async def terminal_tool(home: Path, command: str, runs: int) -> list[float]:
     os.environ["IRIS_HOME"] = str(home)
     from core.config import load_settings
     from core.messages import ToolCall
+    from core.services import Services
     from core.store import open_store
     from core.tools import default_toolset
     from core.tools.base import ToolContext
@@ -53,7 +54,9 @@ async def terminal_tool(home: Path, command: str, runs: int) -> list[float]:
     store = open_store(settings)
     user = store.users.for_account("http:bench")
     session = store.sessions.start(user, "http:bench", "http")
-    ctx = ToolContext(store=store, settings=settings, user_id=user, session_id=session.id,
+    ctx = ToolContext(store=store, settings=settings,
+                      services=Services.standalone(settings, store),
+                      user_id=user, session_id=session.id,
                       chat_key="http:bench", platform="http", account="http:bench")
     toolset = default_toolset()
     call = ToolCall(id="c1", name="terminal", arguments=json.dumps({"command": command}))

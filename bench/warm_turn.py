@@ -62,7 +62,7 @@ async def run(total: int, turns: int) -> None:
     from core.config import load_settings
     from functions.dispatch import LocalDispatcher
     from functions.ingress import receive
-    from functions.runtime import build_runtime
+    from functions.runtime import compose
     from tests.fakes.scripted_model import FixedRouter, ScriptedModel, call, tool_calls
 
     # Reviews and titles are side-model calls (model time), run after the reply: off here.
@@ -72,8 +72,7 @@ async def run(total: int, turns: int) -> None:
     })
     model = ScriptedModel()
     dispatcher = LocalDispatcher()
-    rt = build_runtime(settings, dispatcher, router=FixedRouter(model))
-    dispatcher.bind(rt)
+    rt = compose(settings, dispatcher=dispatcher, router=FixedRouter(model))
     started = time.perf_counter()
     populate(rt.store, total)
     stored = rt.store.db.scalar("SELECT count(*) FROM messages")

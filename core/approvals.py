@@ -15,7 +15,6 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from core.acting.state import HeldCommand, HeldCommands
-from core.acting.workspaces import workspaces_for
 from core.commands import CommandContext, CommandResult
 
 if TYPE_CHECKING:
@@ -125,7 +124,7 @@ async def _run(ctx: CommandContext, held: HeldCommands, number: int) -> CommandR
         return CommandResult(reply=_not_pending(held, ctx.user_id, number))
     command = held.get(ctx.user_id, number)
     assert command is not None
-    workspaces = workspaces_for(ctx.services, ctx.settings, ctx.store)
+    workspaces = ctx.services.workspaces
     timeout = min(command.timeout or ctx.settings.sandbox_timeout, ctx.settings.sandbox_max_timeout)
     try:
         async with workspaces.use(ctx.user_id) as box:

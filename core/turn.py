@@ -20,7 +20,7 @@ from core.tools.base import Tool, ToolContext, Toolset
 
 if TYPE_CHECKING:
     from core.config import Settings
-    from core.routing import ModelRouter
+    from core.services import Services
     from core.store import Store
     from core.store.inbox import InboxEntry
     from core.store.sessions import Session
@@ -35,14 +35,13 @@ REPEAT_LIMIT = 2  # identical tool-call rounds in a row before tools are withhel
 ToolProvider = Callable[[ToolContext], AbstractAsyncContextManager[list[Tool]]]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class TurnDeps:
     store: Store
     settings: Settings
-    router: ModelRouter
+    services: Services
     toolset: Toolset
     sections: Sequence[PromptSection]
-    services: dict[str, Any] = field(default_factory=dict)
     tool_providers: Sequence[ToolProvider] = ()
     checkpoint: Callable[[str], None] = lambda step: None  # fault-injection point for tests
 
@@ -109,7 +108,7 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
     user = store.users.get(entry.user_id)
     text = message.text
     if has_voice(message):
-        heard = await transcribe_voice(deps.settings, deps.services, message)
+        heard = await transcribe_voice(deps.settings, deps.services.senders, message)
         if heard.reply is not None:
             return TurnOutcome(session_id=session.id, messages=[], reply=heard.reply,
                                status=heard.status, error=heard.error)
@@ -117,9 +116,9 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
     extra: str | None = None
     if text.lstrip().startswith("/"):
         ctx = CommandContext(
-            store=store, settings=deps.settings, user_id=entry.user_id, account=message.account,
-            chat_key=entry.chat_key, platform=message.platform, session=session,
-            is_owner=user.is_owner, services=deps.services,
+            store=store, settings=deps.settings, services=deps.services, user_id=entry.user_id,
+            account=message.account, chat_key=entry.chat_key, platform=message.platform,
+            session=session, is_owner=user.is_owner,
         )
         result = await run_command(ctx, text)
         if result is not None:
@@ -136,19 +135,19 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
     new: list[Message] = [user_message]
     usages: list[Usage] = []
     tool_ctx = ToolContext(
-        store=store, settings=deps.settings, user_id=entry.user_id, session_id=session.id,
-        chat_key=entry.chat_key, platform=message.platform, account=message.account,
-        inbox_id=entry.id, services=deps.services,
+        store=store, settings=deps.settings, services=deps.services, user_id=entry.user_id,
+        session_id=session.id, chat_key=entry.chat_key, platform=message.platform,
+        account=message.account, inbox_id=entry.id,
     )
     try:
         async with AsyncExitStack() as stack:
             toolset = deps.toolset
             for provider in deps.tool_providers:
                 toolset = toolset.with_tools(await stack.enter_async_context(provider(tool_ctx)))
-            model = deps.router.main(message.meta.get("model") or user.model)  # a job's model
+            model = deps.services.router.main(message.meta.get("model") or user.model)
             fitted = await fit_context(
-                store, deps.settings, deps.router, model, entry.user_id, session.id, system,
-                user_message,
+                store, deps.settings, deps.services.router, model, entry.user_id, session.id,
+                system, user_message,
             )
             convo, usages = fitted.convo, list(fitted.usage)
             reply = await _loop(deps, model, toolset, tool_ctx, convo, new, usages)

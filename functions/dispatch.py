@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 from core.dispatch import ChatRef
 
@@ -11,11 +12,13 @@ log = logging.getLogger("iris.dispatch")
 
 
 class LocalDispatcher:
+    """Bound to its runtime by the composition root (``functions.runtime.compose``)."""
+
     def __init__(self) -> None:
-        self.runtime = None
+        self.runtime: Any = None
         self._tasks: set[asyncio.Task[int]] = set()
 
-    def bind(self, runtime: object) -> None:
+    def bind(self, runtime: Any) -> None:
         self.runtime = runtime
 
     async def drain(self, chat: ChatRef) -> None:

@@ -22,23 +22,19 @@ WORKER_METHOD = "drain"
 class ModalDispatcher:
     def __init__(
         self,
-        app_name: str | None = None,
+        app_name: str,
         *,
         sdk: Any = None,
         attempts: int = 3,
         backoff: float = 0.2,
     ) -> None:
-        """``app_name`` defaults to the runtime's ``modal_app`` setting at ``bind``; ``sdk`` is
-        the ``modal`` module or an object offering ``Cls.from_name`` and ``exception``."""
+        """``app_name``: the deployed Modal app (setting ``modal_app``); ``sdk`` is the
+        ``modal`` module or an object offering ``Cls.from_name`` and ``exception``."""
         self.app_name = app_name
         self.sdk = sdk
         self.attempts = max(1, attempts)
         self.backoff = backoff
         self._worker: Any = None
-
-    def bind(self, runtime: Any) -> None:
-        if self.app_name is None:
-            self.app_name = runtime.settings.modal_app
 
     def _modal(self) -> Any:
         if self.sdk is None:
@@ -49,8 +45,6 @@ class ModalDispatcher:
 
     def _worker_handle(self) -> Any:
         if self._worker is None:
-            if self.app_name is None:
-                raise RuntimeError("ModalDispatcher used before bind(runtime) without an app name")
             worker_cls = self._modal().Cls.from_name(self.app_name, WORKER_CLASS)
             self._worker = worker_cls()
         return self._worker

@@ -183,7 +183,7 @@ def build_router(rt: Runtime) -> APIRouter:
     async def models() -> dict[str, Any]:
         name = rt.settings.model or "iris"
         entry = {"id": name, "object": "model", "owned_by": "iris",
-                 "iris_embedded_demo": bool(rt.services.get("embedded_model"))}
+                 "iris_embedded_demo": rt.embedded_model}
         return {"object": "list", "data": [entry]}
 
     @router.post("/v1/chat/completions", dependencies=[auth])

@@ -1,32 +1,33 @@
-"""The per-process runtime: settings, store, dispatcher and the turn's dependencies, built once
-per container (or emulator process) and shared by every request and worker in it."""
+"""The composition root: ``compose(settings)`` builds a process's runtime (store, dispatcher,
+model router, platform senders, delivery) and binds what needs binding; every entry point (the
+web app, the Modal containers, the emulator, the CLI, tests and benchmarks) calls it.
+
+The turn machinery (tools, prompt sections, after-turn hooks, tool providers and the services
+they share) is built on first use, so a container that only acknowledges webhooks and hands
+the work off never imports it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from core.config import Settings
 from core.dispatch import Dispatcher, Notifier
 from core.platforms.delivery import DeliveryService, Sender
-from core.platforms.senders import default_senders
 from core.routing import ModelRouter, SettingsRouter
 from core.store import Store, open_store
 
 if TYPE_CHECKING:
+    from core.clock import Clock
     from core.context import PromptSection
+    from core.hooks import AfterTurn, HookContext
+    from core.services import Services
     from core.store.inbox import InboxEntry
     from core.tools.base import Toolset
     from core.turn import ToolProvider, TurnDeps, TurnOutcome
-
-# Runs after a turn is committed and its reply sent (memory and skill reviews, titles...).
-AfterTurn = Callable[["Runtime", "InboxEntry", "TurnOutcome"], Awaitable[None]]
-
-
-# The turn machinery (tools, prompt sections, hooks) is imported on first use, so a container
-# that only acknowledges webhooks and hands the work off never loads it.
 
 
 def default_sections() -> list[PromptSection]:
@@ -62,17 +63,18 @@ def default_tool_providers() -> list[ToolProvider]:
 
 @dataclass
 class Runtime:
-    """Shared per process. ``toolset``, ``sections``, ``after_turn`` and ``tool_providers`` are
-    built on first use (and may be assigned to replace them)."""
+    """Shared by every request and worker of a process. The cached properties are the turn
+    machinery, built on first use (tests may assign replacements before then)."""
 
     settings: Settings
     store: Store
     dispatcher: Dispatcher
     router: ModelRouter
+    senders: Mapping[str, Sender]
+    delivery: DeliveryService
     notifier: Notifier = field(default_factory=Notifier)
-    senders: dict[str, Sender] = field(default_factory=dict)
-    services: dict[str, Any] = field(default_factory=dict)
-    checkpoint: Any = None
+    checkpoint: Callable[[str], None] | None = None  # fault-injection point for crash tests
+    embedded_model: bool = False  # the emulator runs its offline demo model
 
     @cached_property
     def toolset(self) -> Toolset:
@@ -92,44 +94,77 @@ class Runtime:
     def tool_providers(self) -> list[ToolProvider]:
         return default_tool_providers()
 
-    def turn_deps(self) -> TurnDeps:
+    @cached_property
+    def services(self) -> Services:
         from core.acting.subagents import SubagentRunner
+        from core.acting.workspaces import Workspaces
+        from core.services import Services
+
+        return Services(
+            router=self.router, dispatcher=self.dispatcher, senders=self.senders,
+            workspaces=Workspaces(self.settings, self.store),
+            subagents=SubagentRunner(self.turn_deps),
+        )
+
+    def turn_deps(self) -> TurnDeps:
         from core.turn import TurnDeps
 
-        self.services.setdefault("subagents", SubagentRunner(self.turn_deps))
         deps = TurnDeps(
-            store=self.store, settings=self.settings, router=self.router,
-            toolset=self.toolset, sections=self.sections, services=self.services,
-            tool_providers=self.tool_providers,
+            store=self.store, settings=self.settings, services=self.services,
+            toolset=self.toolset, sections=self.sections, tool_providers=self.tool_providers,
         )
         if self.checkpoint is not None:
             deps.checkpoint = self.checkpoint
         return deps
 
-    @property
-    def delivery(self) -> DeliveryService:
-        return DeliveryService(self.store, self.senders)
+    def hook_context(self, entry: InboxEntry, outcome: TurnOutcome) -> HookContext:
+        from core.hooks import HookContext
+
+        return HookContext(store=self.store, settings=self.settings, services=self.services,
+                           entry=entry, outcome=outcome)
 
 
-def build_runtime(
+@runtime_checkable
+class NeedsRuntime(Protocol):
+    """A dispatcher that runs turns in this process and so needs the runtime it serves."""
+
+    def bind(self, runtime: Any) -> None: ...
+
+
+def dispatcher_for(settings: Settings) -> Dispatcher:
+    """The configured dispatcher: Modal's ``.spawn()`` in the cloud, asyncio tasks locally."""
+    if settings.dispatcher == "modal":
+        from functions.dispatch_modal import ModalDispatcher
+
+        return ModalDispatcher(settings.modal_app)
+    from functions.dispatch import LocalDispatcher
+
+    return LocalDispatcher()
+
+
+def compose(
     settings: Settings,
-    dispatcher: Dispatcher,
     *,
     store: Store | None = None,
+    clock: Clock | None = None,
+    dispatcher: Dispatcher | None = None,
     router: ModelRouter | None = None,
+    senders: Mapping[str, Sender] | None = None,
     toolset: Toolset | None = None,
-    senders: dict[str, Sender] | None = None,
 ) -> Runtime:
+    """A process's runtime from its settings; each part may be given instead (tests, tools)."""
+    from core.platforms.senders import default_senders
+
+    store = store or open_store(settings, clock=clock)
+    dispatcher = dispatcher or dispatcher_for(settings)
+    senders = default_senders(settings) if senders is None else senders
     rt = Runtime(
-        settings=settings,
-        store=store or open_store(settings),
-        dispatcher=dispatcher,
-        router=router or SettingsRouter(settings),
-        senders=senders if senders is not None else default_senders(settings),
+        settings=settings, store=store, dispatcher=dispatcher,
+        router=router or SettingsRouter(settings), senders=senders,
+        delivery=DeliveryService(store, senders),
     )
     if toolset is not None:
         rt.toolset = toolset
-    rt.services.setdefault("senders", rt.senders)
-    rt.services.setdefault("router", rt.router)
-    rt.services.setdefault("dispatcher", rt.dispatcher)  # tools that start other chats' turns
+    if isinstance(dispatcher, NeedsRuntime):
+        dispatcher.bind(rt)
     return rt

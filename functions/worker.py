@@ -104,9 +104,10 @@ async def run_after_turn(rt: Runtime, finished: list[tuple[InboxEntry, TurnOutco
     """Reviews, titles, embeddings: best effort, after the chat's lease is released, so the
     user's next message never waits behind them."""
     for entry, outcome in finished:
+        ctx = rt.hook_context(entry, outcome)
         for hook in rt.after_turn:
             try:
-                await hook(rt, entry, outcome)
+                await hook(ctx)
             except Exception:
                 log.exception("after-turn hook %s failed for inbox %s", hook, entry.id)
 

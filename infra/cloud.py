@@ -68,18 +68,11 @@ def require_cloud_settings(settings: Settings) -> Settings:
 
 
 def build_cloud_runtime(settings: Settings | None = None) -> Runtime:
-    """The runtime of one container: the configured dispatcher (``modal`` in the cloud, where
-    the container sets IRIS_DISPATCHER), bound to it."""
-    from functions.asgi import dispatcher_for
-    from functions.runtime import build_runtime
+    """The runtime of one container, with the configured dispatcher (``modal`` in the cloud,
+    where the container sets IRIS_DISPATCHER)."""
+    from functions.runtime import compose
 
-    settings = settings or load_settings()
-    dispatcher = dispatcher_for(settings.dispatcher)
-    runtime = build_runtime(settings, dispatcher)
-    bind = getattr(dispatcher, "bind", None)
-    if bind is not None:
-        bind(runtime)
-    return runtime
+    return compose(settings or load_settings())
 
 
 def check_container(in_cloud: bool) -> None:

@@ -66,7 +66,7 @@ def dev(host: str, port: int, tick: float) -> None:
     threading.Thread(target=load_litellm, name="warm-litellm", daemon=True).start()
     try:
         emulator = build_emulator(settings)
-        emulator.runtime.services["embedded_model"] = model_server is not None
+        emulator.runtime.embedded_model = model_server is not None
         if model_server is not None:
             emulator.runtime.toolset = demo_toolset()
         click.echo(f"Iris emulator on http://{host}:{port} (model {settings.model}, "

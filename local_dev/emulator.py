@@ -15,7 +15,7 @@ from pydantic import SecretStr
 from core.config import Settings
 from functions.app import create_app
 from functions.dispatch import LocalDispatcher
-from functions.runtime import Runtime, build_runtime
+from functions.runtime import Runtime, compose
 from local_dev.devkey import dev_api_key
 
 log = logging.getLogger("iris.dev")
@@ -27,7 +27,6 @@ TICK_SECONDS = 60.0
 class Emulator:
     runtime: Runtime
     dispatcher: LocalDispatcher
-    embedded_model: bool = False
 
     def app(self, *, tick_seconds: float = TICK_SECONDS):  # type: ignore[no-untyped-def]
         @asynccontextmanager
@@ -41,9 +40,7 @@ class Emulator:
                     await ticker
                 await self.dispatcher.idle()
 
-        app = create_app(self.runtime, lifespan=lifespan)
-        app.state.embedded_model = self.embedded_model
-        return app
+        return create_app(self.runtime, lifespan=lifespan)
 
     async def tick(self) -> None:
         """Due cron jobs, then the sweeper: the same tick as the cloud's minute cron."""
@@ -68,8 +65,7 @@ def local_settings(settings: Settings) -> Settings:
     return settings
 
 
-def build_emulator(settings: Settings, **runtime_kwargs: object) -> Emulator:
+def build_emulator(settings: Settings) -> Emulator:
     dispatcher = LocalDispatcher()
-    runtime = build_runtime(local_settings(settings), dispatcher, **runtime_kwargs)  # type: ignore[arg-type]
-    dispatcher.bind(runtime)
-    return Emulator(runtime=runtime, dispatcher=dispatcher)
+    return Emulator(runtime=compose(local_settings(settings), dispatcher=dispatcher),
+                    dispatcher=dispatcher)

@@ -65,11 +65,10 @@ def runtime(settings, store, scripted):
     from pydantic import SecretStr
 
     from functions.dispatch import LocalDispatcher
-    from functions.runtime import build_runtime
+    from functions.runtime import compose
     from tests.fakes.scripted_model import FixedRouter
 
     dispatcher = LocalDispatcher()
     configured = settings.model_copy(update={"api_key": SecretStr("test-key")})
-    rt = build_runtime(configured, dispatcher, store=store, router=FixedRouter(scripted))
-    dispatcher.bind(rt)
+    rt = compose(configured, dispatcher=dispatcher, store=store, router=FixedRouter(scripted))
     return rt

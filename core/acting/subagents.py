@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("iris.subagents")
 
-SERVICE = "subagents"
 MAX_CHILDREN = 3
 RESTRICTED = ("memory", "cronjob", "delegate_task", "skill_manage")
 PLATFORM = "subagent"
@@ -77,7 +76,7 @@ class SubagentRunner:
             raise ValueError(f"between 1 and {MAX_CHILDREN} tasks, got {len(tasks)}")
         deps = self._deps()
         user = deps.store.users.get(parent.user_id)
-        model = deps.router.main(user.model)
+        model = deps.services.router.main(user.model)
         toolset = deps.toolset.without(RESTRICTED)
         runs = [
             self._child(deps, model, toolset, parent, child_request(goal, context, task), task)
@@ -94,9 +93,9 @@ class SubagentRunner:
         session = store.sessions.start(parent.user_id, chat_key, PLATFORM, reason=None)
         store.sessions.freeze_prompt(parent.user_id, session.id, CHILD_PROMPT)
         ctx = ToolContext(
-            store=store, settings=deps.settings, user_id=parent.user_id, session_id=session.id,
-            chat_key=chat_key, platform=PLATFORM, account=parent.account,
-            inbox_id=parent.inbox_id, services=parent.services,
+            store=store, settings=deps.settings, services=parent.services,
+            user_id=parent.user_id, session_id=session.id, chat_key=chat_key, platform=PLATFORM,
+            account=parent.account, inbox_id=parent.inbox_id,
         )
         user_message = Message(role="user", content=request)
         convo = [Message(role="system", content=CHILD_PROMPT), user_message]

@@ -8,15 +8,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from core.acting.workspaces import Workspaces, workspaces_for
 from core.errors import ToolRetry
 
 if TYPE_CHECKING:
+    from core.acting.workspaces import Workspaces
     from core.tools.base import ToolContext
 
 
 def workspaces(ctx: ToolContext) -> Workspaces:
-    return workspaces_for(ctx.services, ctx.settings, ctx.store)
+    return ctx.services.workspaces
 
 
 def lock_key(path: str) -> str:

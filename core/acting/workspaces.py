@@ -1,6 +1,6 @@
 """Each user's sandbox, opened on demand and shared by every turn of that user in this process.
 
-Tools reach it with ``workspaces_for(ctx)`` and ``async with workspaces.use(user_id) as box``.
+Tools reach it as ``ctx.services.workspaces`` and ``async with workspaces.use(user_id) as box``.
 A sandbox used by a turn is hibernated after the turn (``hibernate_after_turn``) when the
 backend needs it: Modal ends idle sandboxes without a snapshot, so the snapshot is taken while
 the turn's work is fresh; Daytona keeps its disk and stops itself after the idle interval; the
@@ -20,12 +20,12 @@ from core.acting.state import SandboxStates
 
 if TYPE_CHECKING:
     from core.config import Settings
+    from core.hooks import HookContext
     from core.store import Store
     from sandboxes import Sandbox, SandboxOptions
 
 log = logging.getLogger("iris.acting")
 
-SERVICE = "workspaces"
 MAX_OPEN = 256
 
 Opener = Callable[[str], "Sandbox"]
@@ -149,16 +149,6 @@ class Workspaces:
         return True
 
 
-def workspaces_for(services: dict[str, Any], settings: Settings, store: Store) -> Workspaces:
-    """The runtime's ``Workspaces`` service, created on first use."""
-    found = services.get(SERVICE)
-    if found is None:
-        found = services.setdefault(SERVICE, Workspaces(settings, store))
-    return found
-
-
-async def settle_after_turn(rt: Any, entry: Any, outcome: Any) -> None:
+async def settle_after_turn(ctx: HookContext) -> None:
     """An ``AfterTurn`` hook: hibernate the sandbox the turn used (see ``Workspaces.settle``)."""
-    found = rt.services.get(SERVICE)
-    if isinstance(found, Workspaces):
-        await found.settle(entry.user_id)
+    await ctx.services.workspaces.settle(ctx.user_id)

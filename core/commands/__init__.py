@@ -7,11 +7,12 @@ import importlib
 import pkgutil
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from core.config import Settings
+    from core.services import Services
     from core.store import Store
     from core.store.sessions import Session
 
@@ -21,17 +22,17 @@ COMMAND_RE = re.compile(
 
 
 
-@dataclass
+@dataclass(kw_only=True)
 class CommandContext:
     store: Store
     settings: Settings
+    services: Services
     user_id: str
     account: str
     chat_key: str
     platform: str
     session: Session
     is_owner: bool = False
-    services: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

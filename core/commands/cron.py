@@ -69,7 +69,7 @@ def _actor(ctx: CommandContext):  # type: ignore[no-untyped-def]
 
     return Actor(user_id=ctx.user_id, account=ctx.account, privileged=ctx.is_owner,
                  origin=origin_of(ctx.store, ctx.user_id, chat_key=ctx.chat_key),
-                 model=side_model(ctx.services))
+                 model=side_model(ctx.services.router))
 
 
 async def _run_now(ctx: CommandContext, ref: str) -> str:
@@ -80,9 +80,7 @@ async def _run_now(ctx: CommandContext, ref: str) -> str:
     if ctx.platform == "cron":
         return "A scheduled run cannot start other runs."
     claimed = claim_manual(ctx.store, ctx.settings, ctx.user_id, ref, owner=new_id("cmd"))
-    dispatcher = ctx.services.get("dispatcher")
-    if dispatcher is not None:
-        await dispatcher.drain(ChatRef(ctx.user_id, claimed.chat_key))
+    await ctx.services.dispatcher.drain(ChatRef(ctx.user_id, claimed.chat_key))
     job = ctx.store.cron.get(ctx.user_id, claimed.job_id)
     return f"Running {job.id} “{job.name}” now ({claimed.run_id}); the answer goes to " \
         f"{job.target.label}."

@@ -11,9 +11,7 @@ from core.messages import Message
 async def compress(ctx: CommandContext, args: str) -> CommandResult:
     from core.sessions.compression import fit_context
 
-    router = ctx.services.get("router")
-    if router is None:
-        return CommandResult(reply="Compression is not available here (no model router).")
+    router = ctx.services.router
     user = ctx.store.users.get(ctx.user_id)
     try:
         model = router.main(user.model)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from core.errors import IrisUsageError
 from core.identity.accounts import AccountAccess
@@ -19,6 +19,7 @@ from core.identity.merge import MergeReport, merge_users
 from core.store.db import Row
 
 if TYPE_CHECKING:
+    from core.hooks import HookContext
     from core.memory.repository import Limits
     from core.store import Store
 
@@ -145,17 +146,17 @@ class Links:
         return [r for link in self.due(user_id) if (r := self.complete(link, limits=limits))]
 
 
-async def complete_links_after_turn(rt: Any, entry: Any, outcome: Any) -> list[MergeReport]:
+async def complete_links_after_turn(ctx: HookContext) -> list[MergeReport]:
     """The ``AfterTurn`` hook that runs merges confirmed by ``/link CODE`` (after the turn that
     confirmed them is committed), then drains chats whose pending messages moved."""
     from core.dispatch import ChatRef
     from core.memory.repository import Limits
 
-    links = Links(rt.store)
-    if not links.due(entry.user_id):
+    links = Links(ctx.store)
+    if not links.due(ctx.user_id):
         return []
-    reports = links.complete_for(entry.user_id, limits=Limits.from_settings(rt.settings))
+    reports = links.complete_for(ctx.user_id, limits=Limits.from_settings(ctx.settings))
     for report in reports:
         for chat_key in report.pending_chats:
-            await rt.dispatcher.drain(ChatRef(report.dest, chat_key))
+            await ctx.services.dispatcher.drain(ChatRef(report.dest, chat_key))
     return reports

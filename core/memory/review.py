@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -21,6 +21,9 @@ from core.messages import Message
 from core.security.untrusted import wrap_untrusted
 
 if TYPE_CHECKING:
+    from core.config import Settings
+    from core.hooks import HookContext
+    from core.services import Services
     from core.store import Store
     from core.store.sessions import StoredMessage
 
@@ -69,10 +72,10 @@ def transcript(messages: list[StoredMessage]) -> str:
 
 
 class MemoryReviewer:
-    def __init__(self, store: Store, settings: Any, router: Any):
+    def __init__(self, store: Store, settings: Settings, services: Services):
         self.store = store
         self.settings = settings
-        self.router = router
+        self.services = services
 
     def mark(self, user_id: str, session_id: str) -> int:
         return self.store.db.scalar(
@@ -123,12 +126,13 @@ class MemoryReviewer:
                     content=f"{snapshot}\n\n{wrap_untrusted('conversation', transcript(messages))}",
                 ),
             ]
-            model = self.router.side()
+            model = self.services.router.side()
             response = await model.complete(prompt, [Memory().spec()])
             self.store.usage.record(user_id, response.usage, session_id=session_id, inbox_id=None)
             ctx = ToolContext(
-                store=self.store, settings=self.settings, user_id=user_id,
-                session_id=session_id, chat_key=chat_key, platform=platform, account="review",
+                store=self.store, settings=self.settings, services=self.services,
+                user_id=user_id, session_id=session_id, chat_key=chat_key, platform=platform,
+                account="review",
             )
             for call in response.message.tool_calls:
                 if call.name != Memory.name:
@@ -161,13 +165,13 @@ class MemoryReviewer:
         )
 
 
-async def review_after_turn(rt: Any, entry: Any, outcome: Any) -> list[ReviewResult]:
-    """The ``AfterTurn`` hook (``functions.runtime.default_after_turn``)."""
-    settings = rt.settings
+async def review_after_turn(ctx: HookContext) -> list[ReviewResult]:
+    """The ``AfterTurn`` hook."""
+    settings, entry, outcome = ctx.settings, ctx.entry, ctx.outcome
     message = entry.message
     if message.platform == "cron":
         return []
-    reviewer = MemoryReviewer(rt.store, settings, rt.router)
+    reviewer = MemoryReviewer(ctx.store, settings, ctx.services)
     done: list[ReviewResult] = []
     where = {"chat_key": entry.chat_key, "platform": message.platform}
     if settings.memory_review_at_session_end:

@@ -15,6 +15,7 @@ from core.errors import ProviderError
 if TYPE_CHECKING:
     from core.config import Settings
     from core.messages import Attachment, InboundMessage
+    from core.platforms.delivery import Sender
 
 log = logging.getLogger("iris.voice")
 
@@ -67,12 +68,12 @@ def _filename(attachment: Attachment) -> str:
 
 
 async def transcribe_voice(
-    settings: Settings, services: Mapping[str, Any], message: InboundMessage
+    settings: Settings, senders: Mapping[str, Sender], message: InboundMessage
 ) -> Heard:
     """The message's text with its voice notes transcribed, or the answer that ends the turn."""
     if not settings.transcription_model:
         return Heard(reply=VOICE_OFF)
-    sender = services.get("senders", {}).get(message.platform)
+    sender = senders.get(message.platform)
     download = getattr(sender, "download", None)
     if download is None:
         return Heard(reply=f"I cannot fetch voice notes from {message.platform}.",

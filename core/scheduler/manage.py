@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from core.errors import IrisError, IrisUsageError, NotFound
 from core.scheduler.jobs import Job
@@ -19,6 +18,7 @@ from core.scheduler.understand import understand_schedule
 if TYPE_CHECKING:
     from core.config import Settings
     from core.llm import Model
+    from core.routing import ModelRouter
     from core.store import Store
 
 MAX_JOBS_PER_USER = 50
@@ -38,11 +38,8 @@ class Actor:
     model: Model | None = None  # the side model, for schedules the parser cannot read
 
 
-def side_model(services: Mapping[str, Any]) -> Model | None:
-    """The runtime's side model (for schedules in plain language), if one is configured."""
-    router = services.get("router")
-    if router is None:
-        return None
+def side_model(router: ModelRouter) -> Model | None:
+    """The side model (for schedules in plain language), if one is configured."""
     try:
         return router.side()
     except IrisError:

@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from core.hooks import HookContext
 
 log = logging.getLogger("iris.search.after_turn")
 
 AFTER_TURN_LIMIT = 64  # messages of the session still without vectors, newest first
 
 
-async def embed_after_turn(rt: Any, entry: Any, outcome: Any) -> None:
+async def embed_after_turn(ctx: HookContext) -> None:
     """An ``AfterTurn`` hook: embed the session's messages that have no vectors yet (this
     turn's, and any an earlier failed run left behind)."""
+    outcome = ctx.outcome
     if not outcome.messages:
         return
     from core.search import embed
@@ -22,7 +26,7 @@ async def embed_after_turn(rt: Any, entry: Any, outcome: Any) -> None:
     if not embed.available():
         return
     written = await asyncio.to_thread(
-        embed.backfill, rt.store, entry.user_id, session_id=outcome.session_id,
+        embed.backfill, ctx.store, ctx.user_id, session_id=outcome.session_id,
         limit=AFTER_TURN_LIMIT,
     )
     log.debug("embedded %d messages of session %s", written, outcome.session_id)

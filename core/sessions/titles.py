@@ -3,22 +3,26 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING
 
 from core.sessions.summarise import make_title
+
+if TYPE_CHECKING:
+    from core.hooks import HookContext
 
 log = logging.getLogger("iris.titles")
 
 TRY_WHILE_USER_MESSAGES = 3  # later turns stop retrying a title the side model failed to give
 
 
-async def title_session(rt: Any, entry: Any, outcome: Any) -> None:
+async def title_session(ctx: HookContext) -> None:
     """An ``AfterTurn`` hook: give an untitled session a short title from its first exchange."""
-    if not rt.settings.session_titles:
+    outcome = ctx.outcome
+    if not ctx.settings.session_titles:
         return
     if outcome.status != "done" or outcome.command or not outcome.messages:
         return
-    store, user_id = rt.store, entry.user_id
+    store, user_id = ctx.store, ctx.user_id
     session = store.sessions.get(user_id, outcome.session_id)
     if session.title:
         return
@@ -30,7 +34,7 @@ async def title_session(rt: Any, entry: Any, outcome: Any) -> None:
         return
     first = [m.message for m in stored[:6]]
     try:
-        model = rt.router.side()
+        model = ctx.services.router.side()
         title, usage = await make_title(model, first)
     except Exception as exc:
         log.warning("no title for session %s: %s", session.id, exc)

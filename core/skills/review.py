@@ -8,25 +8,14 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
 from core.messages import Message
 
 if TYPE_CHECKING:
-    from core.config import Settings
-    from core.routing import ModelRouter
-    from core.store import Store
-    from core.store.inbox import InboxEntry
+    from core.hooks import HookContext
     from core.turn import TurnOutcome
 
-
-class Runtime(Protocol):
-    """What the review needs of ``functions.runtime.Runtime``."""
-
-    store: Store
-    settings: Settings
-    router: ModelRouter
-    services: dict[str, Any]
 
 log = logging.getLogger("iris.skills.review")
 
@@ -114,8 +103,9 @@ def skills_used(messages: Sequence[Message]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _previous_exchange(rt: Runtime, entry: InboxEntry, outcome: TurnOutcome) -> list[Message]:
-    stored = rt.store.messages.for_session(entry.user_id, outcome.session_id)
+def _previous_exchange(ctx: HookContext) -> list[Message]:
+    outcome = ctx.outcome
+    stored = ctx.store.messages.for_session(ctx.user_id, outcome.session_id)
     earlier = [m.message for m in stored][: max(len(stored) - len(outcome.messages), 0)]
     starts = [i for i, m in enumerate(earlier) if m.role == "user"]
     return earlier[starts[-1]:] if starts else []
@@ -127,28 +117,28 @@ def _finished(outcome: TurnOutcome) -> bool:
     return sum(u.calls for u in outcome.usage) >= answers
 
 
-def what_to_review(
-    rt: Runtime, entry: InboxEntry, outcome: TurnOutcome
-) -> tuple[str, list[Message]] | None:
+def what_to_review(ctx: HookContext) -> tuple[str, list[Message]] | None:
     """(why, the messages to review), or None when this turn calls for no review."""
+    outcome = ctx.outcome
     if outcome.status != "done" or outcome.command or not _finished(outcome):
         return None
-    threshold = rt.settings.skill_review_min_tool_calls
+    threshold = ctx.settings.skill_review_min_tool_calls
     if threshold and outcome.tool_calls >= threshold:
         return f"{outcome.tool_calls} tool calls", outcome.messages
-    if sounds_pleased(entry.message.text):
-        previous = _previous_exchange(rt, entry, outcome)
+    if sounds_pleased(ctx.entry.message.text):
+        previous = _previous_exchange(ctx)
         calls = sum(len(m.tool_calls) for m in previous)
         if calls and not (threshold and calls >= threshold):  # busy turns were reviewed already
             return "the user said it went well", previous
     return None
 
 
-def review_request(rt: Runtime, user_id: str, messages: Sequence[Message]) -> list[Message]:
+def review_request(ctx: HookContext, messages: Sequence[Message]) -> list[Message]:
     from core.skills.library import SkillLibrary
     from core.skills.ranking import rank
 
-    library = SkillLibrary(rt.store, rt.settings)
+    user_id = ctx.user_id
+    library = SkillLibrary(ctx.store, ctx.settings)
     used = skills_used(messages)
     parts = [f"The task:\n{render_transcript(messages)}"]
     for name in used:
@@ -168,32 +158,31 @@ def review_request(rt: Runtime, user_id: str, messages: Sequence[Message]) -> li
     return [Message(role="system", content=SYSTEM), request]
 
 
-async def review_turn(
-    rt: Runtime, entry: InboxEntry, outcome: TurnOutcome
-) -> ReviewResult | None:
-    """Run the review if this turn calls for one; returns what it did."""
+async def skill_review(hook: HookContext) -> ReviewResult | None:
+    """The after-turn hook: run the review if this turn calls for one; returns what it did."""
     from core.tools.base import ToolContext, Toolset
     from core.tools.skill_manage import SkillManage
     from core.tools.skill_view import SkillView
 
-    found = what_to_review(rt, entry, outcome)
+    found = what_to_review(hook)
     if found is None:
         return None
     reason, messages = found
+    entry, outcome = hook.entry, hook.outcome
     result = ReviewResult(reason=reason)
     toolset = Toolset([SkillManage(), SkillView()])
     ctx = ToolContext(
-        store=rt.store, settings=rt.settings, user_id=entry.user_id,
-        session_id=outcome.session_id, chat_key=entry.chat_key,
+        store=hook.store, settings=hook.settings, services=hook.services,
+        user_id=entry.user_id, session_id=outcome.session_id, chat_key=entry.chat_key,
         platform=entry.message.platform, account=entry.message.account, inbox_id=entry.id,
-        services={**rt.services, "skill_note": NOTE},
+        review_note=NOTE,
     )
-    model = rt.router.side()
-    convo = review_request(rt, entry.user_id, messages)
+    model = hook.services.router.side()
+    convo = review_request(hook, messages)
     for _ in range(MAX_STEPS):
         response = await model.complete(convo, toolset.specs())
-        rt.store.usage.record(entry.user_id, response.usage, session_id=outcome.session_id,
-                              inbox_id=None)
+        hook.store.usage.record(entry.user_id, response.usage, session_id=outcome.session_id,
+                                inbox_id=None)
         convo.append(response.message)
         if not response.message.tool_calls:
             result.answer = response.message.content
@@ -204,8 +193,3 @@ async def review_turn(
         convo.extend(results)
     log.info("skill review of inbox %s (%s): %s", entry.id, reason, result.calls or "no change")
     return result
-
-
-async def skill_review(rt: Runtime, entry: InboxEntry, outcome: TurnOutcome) -> None:
-    """The after-turn hook."""
-    await review_turn(rt, entry, outcome)

@@ -9,7 +9,7 @@ import json
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
@@ -20,24 +20,28 @@ from core.messages import Message, ToolCall
 
 if TYPE_CHECKING:
     from core.config import Settings
+    from core.services import Services
     from core.store import Store
 
 log = logging.getLogger("iris.tools")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ToolContext:
     """What a tool may know about the turn it runs in. Tools reach state only through it."""
 
     store: Store
     settings: Settings
+    services: Services
     user_id: str
     session_id: str
     chat_key: str
     platform: str
     account: str
     inbox_id: int | None = None
-    services: dict[str, Any] = field(default_factory=dict)
+    # Set when the tools run in a post-turn review rather than for the user: the note recorded
+    # with what they change; looking at a skill there does not count as using it.
+    review_note: str | None = None
 
 
 class Tool(ABC):

@@ -61,7 +61,7 @@ def actor_for(ctx: ToolContext) -> Actor:
     return Actor(
         user_id=ctx.user_id, account=ctx.account,
         origin=origin_of(store, ctx.user_id, inbox_id=ctx.inbox_id, chat_key=ctx.chat_key),
-        privileged=store.users.get(ctx.user_id).is_owner, model=side_model(ctx.services),
+        privileged=store.users.get(ctx.user_id).is_owner, model=side_model(ctx.services.router),
     )
 
 
@@ -138,16 +138,13 @@ class Cronjob(Tool):
 
 
 async def start_run(ctx: ToolContext, ref: str) -> str:
-    """A run now; dispatched at once when the runtime offers a dispatcher, else by the next
-    tick's sweep."""
+    """A run now, dispatched at once (a failed dispatch leaves it to the next tick's sweep)."""
     from core.ids import new_id
     from core.scheduler.render import run_line
     from core.scheduler.runs import claim_manual
 
     claimed = claim_manual(ctx.store, ctx.settings, ctx.user_id, ref, owner=new_id("tool"))
-    dispatcher = ctx.services.get("dispatcher")
-    if dispatcher is not None:
-        await dispatcher.drain(ChatRef(ctx.user_id, claimed.chat_key))
+    await ctx.services.dispatcher.drain(ChatRef(ctx.user_id, claimed.chat_key))
     job = ctx.store.cron.get(ctx.user_id, claimed.job_id)
     run = ctx.store.cron.run(ctx.user_id, claimed.run_id)
     return f"Started {run_line(run, job.timezone)}; the answer goes to {job.target.label}."

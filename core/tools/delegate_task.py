@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field, field_validator
 
-from core.acting.subagents import MAX_CHILDREN, SERVICE, SubagentRunner
+from core.acting.subagents import MAX_CHILDREN
 from core.errors import ToolRetry
 from core.tools.base import Tool, ToolContext
 
@@ -40,8 +40,8 @@ class DelegateTask(Tool):
     untrusted_output = True
 
     async def run(self, ctx: ToolContext, args: DelegateTaskArgs) -> str:
-        runner = ctx.services.get(SERVICE)
-        if not isinstance(runner, SubagentRunner):
+        runner = ctx.services.subagents
+        if runner is None:
             raise ToolRetry("subagents are not available here")
         tasks = args.tasks or [args.goal]
         results = await runner.run(ctx, args.goal, args.context, tasks)

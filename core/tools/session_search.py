@@ -130,9 +130,7 @@ class SessionSearch(Tool):
         return "Archived memory entries:\n" + "\n".join(lines) if lines else None
 
     async def _summary(self, ctx: ToolContext, query: str, rendered: str) -> str:
-        router = ctx.services.get("router")
-        if router is None:
-            return "(summary unavailable: no helper model in this runtime)"
+        router = ctx.services.router
         request = [
             Message(role="system", content=(
                 "Summarise what these excerpts of past conversations say that is relevant to "

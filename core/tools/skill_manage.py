@@ -60,7 +60,7 @@ class SkillManage(Tool):
             raise ToolRetry(f"action {args.action!r} needs {', '.join(missing)}")
         editor = SkillEditor(
             SkillLibrary(ctx.store, ctx.settings), ctx.user_id, provenance="agent",
-            note=ctx.services.get("skill_note"),
+            note=ctx.review_note,
         )
         name = args.name.strip()
         if args.action == "create":

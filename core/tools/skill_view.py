@@ -55,7 +55,7 @@ class SkillView(Tool):
             except UnicodeDecodeError:
                 return f"{path} in skill {name!r} is a binary file ({_size(len(data))}); not shown."
             return text if len(text) <= limit else text[:limit] + "\n[… truncated]"
-        if not ctx.services.get("skill_note"):  # a post-turn review looking is not a use
+        if ctx.review_note is None:  # a post-turn review looking is not a use
             library.record(ctx.user_id, [name], "used")
         entry = skill.entry
         version = "bundled" if entry.bundled else f"version {entry.version}, {entry.kind}"

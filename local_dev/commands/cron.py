@@ -113,7 +113,7 @@ def _actor(settings: Any, store: Any, user_id: str, deliver: str | None) -> Any:
     from core.scheduler.targets import NO_TARGET, latest_chat
 
     origin = NO_TARGET if deliver else (latest_chat(store, user_id) or NO_TARGET)
-    model = side_model({"router": SettingsRouter(settings)}) if settings.model else None
+    model = side_model(SettingsRouter(settings)) if settings.model else None
     return Actor(user_id=user_id, account=operator(), origin=origin, privileged=True, model=model)
 
 
@@ -250,19 +250,16 @@ def cron_runs(job: str | None, user_ref: str | None, limit: int, as_json: bool) 
 def _runtime(at: datetime | None = None) -> Iterator[Any]:
     """A runtime for runs started here; with ``at``, its whole clock stands at that time."""
     from core.clock import ManualClock
-    from core.store import open_store
     from functions.dispatch import LocalDispatcher
-    from functions.runtime import build_runtime
+    from functions.runtime import compose
 
     settings = settings_or_exit()
     if not settings.model:
         raise ConfigError("IRIS_MODEL", "no model configured in this shell, so job runs here "
                           "would fail; set IRIS_MODEL, or leave the runs to the ticker of "
                           "`iris dev` (which may use its embedded model)")
-    dispatcher = LocalDispatcher()
-    store = open_store(settings, clock=ManualClock(at) if at is not None else None)
-    rt = build_runtime(settings, dispatcher, store=store)
-    dispatcher.bind(rt)
+    rt = compose(settings, dispatcher=LocalDispatcher(),
+                 clock=ManualClock(at) if at is not None else None)
     try:
         yield rt
     finally:

@@ -30,10 +30,9 @@ def workspace(alice, iris_home):
 def command_ctx(tool_ctx, platform="http"):
     store = tool_ctx.store
     return CommandContext(
-        store=store, settings=tool_ctx.settings, user_id=tool_ctx.user_id,
-        account=tool_ctx.account, chat_key=tool_ctx.chat_key, platform=platform,
-        session=store.sessions.get(tool_ctx.user_id, tool_ctx.session_id),
-        services=tool_ctx.services,
+        store=store, settings=tool_ctx.settings, services=tool_ctx.services,
+        user_id=tool_ctx.user_id, account=tool_ctx.account, chat_key=tool_ctx.chat_key,
+        platform=platform, session=store.sessions.get(tool_ctx.user_id, tool_ctx.session_id),
     )
 
 

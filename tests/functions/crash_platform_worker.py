@@ -26,12 +26,12 @@ def main(user_id: str, chat_key: str, step: str) -> None:
     from core.dispatch import ChatRef
     from functions import worker
     from functions.dispatch import LocalDispatcher
-    from functions.runtime import build_runtime
+    from functions.runtime import compose
     from tests.fakes.scripted_model import FixedRouter, ScriptedModel, call, tool_calls
 
     model = ScriptedModel().then(tool_calls(call("clock")), "child answer")
     dispatcher = LocalDispatcher()
-    rt = build_runtime(load_settings(), dispatcher, router=FixedRouter(model))
+    rt = compose(load_settings(), dispatcher=dispatcher, router=FixedRouter(model))
     if step == "wait_for_stop":  # a long first step, until another process asks to stop
         def slow_step(messages: object) -> object:
             Path(os.environ["IRIS_TEST_IN_MODEL"]).touch()
@@ -41,7 +41,6 @@ def main(user_id: str, chat_key: str, step: str) -> None:
 
         model.steps = [slow_step, "child answer"]
     rt.after_turn = []
-    dispatcher.bind(rt)
 
     def die(name: str) -> None:
         if name == step:
@@ -93,7 +92,7 @@ def crash_and_recover(stack: Any, step: str, platform: str) -> Recovered:
     rt.store.db.execute("UPDATE inbox SET received_at = received_at - 60")
     rt.store.db.execute("UPDATE deliveries SET claimed_until = 0 WHERE status = 'pending'")
     local = LocalDispatcher()
-    local.bind(rt)
+    local.bind(rt)  # the runtime was composed with a hand-off dispatcher; recover in-process
     rt.dispatcher = local
 
     async def recover() -> None:

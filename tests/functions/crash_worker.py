@@ -10,7 +10,7 @@ from core.config import load_settings
 from core.dispatch import ChatRef
 from functions import worker
 from functions.dispatch import LocalDispatcher
-from functions.runtime import build_runtime
+from functions.runtime import compose
 from tests.fakes.scripted_model import FixedRouter, ScriptedModel, call, tool_calls
 
 EXIT_CODE = 17
@@ -19,8 +19,7 @@ EXIT_CODE = 17
 def main(user_id: str, chat_key: str, step: str) -> None:
     model = ScriptedModel().then(tool_calls(call("clock")), "child answer")
     dispatcher = LocalDispatcher()
-    rt = build_runtime(load_settings(), dispatcher, router=FixedRouter(model))
-    dispatcher.bind(rt)
+    rt = compose(load_settings(), dispatcher=dispatcher, router=FixedRouter(model))
 
     def die(name: str) -> None:
         if name == step:

@@ -12,9 +12,8 @@ from pathlib import Path
 
 from core.clock import ManualClock
 from core.config import load_settings
-from core.store import open_store
 from functions.cron import tick
-from functions.runtime import build_runtime
+from functions.runtime import compose
 from tests.fakes.scripted_model import FixedRouter, ScriptedModel
 
 
@@ -28,9 +27,8 @@ class RecordingDispatcher:
 
 def main(at: str, ready: str, go: str) -> None:
     settings = load_settings()
-    store = open_store(settings, clock=ManualClock(datetime.fromisoformat(at)))
-    rt = build_runtime(settings, RecordingDispatcher(), store=store,
-                       router=FixedRouter(ScriptedModel()))
+    rt = compose(settings, clock=ManualClock(datetime.fromisoformat(at)),
+                 dispatcher=RecordingDispatcher(), router=FixedRouter(ScriptedModel()))
     rt.store.cron.due(0.0)  # warm up: open the database, import the scheduler
     Path(ready).touch()
     deadline = time.monotonic() + 30

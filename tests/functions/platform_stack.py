@@ -23,7 +23,7 @@ from core.messages import Message, Usage
 from core.store import open_store
 from functions.app import create_app
 from functions.dispatch import LocalDispatcher
-from functions.runtime import Runtime, build_runtime
+from functions.runtime import Runtime, compose
 from tests.fakes.server import start_server
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
@@ -149,9 +149,8 @@ def platform_stack(home: Path, *, model: Any = None, clock: Clock = SYSTEM_CLOCK
         variables = stack_env(home, servers[0].url, servers[1].url, **env)
         dispatcher = LocalDispatcher()
         settings = load_settings(variables)
-        rt = build_runtime(settings, dispatcher, store=open_store(settings, clock=clock),
+        rt = compose(settings, dispatcher=dispatcher, store=open_store(settings, clock=clock),
                            router=SplitRouter(model, EchoModel("side")))
-        dispatcher.bind(rt)
         servers.append(start_server(create_app(rt)))
         with httpx.Client(timeout=30) as http:
             yield Stack(rt, model, telegram, slack, servers[2].url, http, variables)

@@ -22,7 +22,7 @@ from core.errors import ProviderError
 from core.messages import InboundMessage
 from functions import cron
 from functions.dispatch import LocalDispatcher
-from functions.runtime import build_runtime
+from functions.runtime import compose
 from functions.sweeper import sweep
 from functions.tick import run_tick
 from functions.worker import MAX_ATTEMPTS
@@ -64,8 +64,7 @@ def rt(settings, store, scripted, telegram):
         "telegram_token": SecretStr(TOKEN), "telegram_api_base": url,
     })
     dispatcher = LocalDispatcher()
-    runtime = build_runtime(configured, dispatcher, store=store, router=FixedRouter(scripted))
-    dispatcher.bind(runtime)
+    runtime = compose(configured, dispatcher=dispatcher, store=store, router=FixedRouter(scripted))
     return runtime
 
 

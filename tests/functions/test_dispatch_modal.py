@@ -6,8 +6,8 @@ import modal
 import pytest
 
 from core.dispatch import ChatRef
-from functions.asgi import dispatcher_for
 from functions.dispatch_modal import ModalDispatcher
+from functions.runtime import dispatcher_for
 from tests.infra.fakes import FakeModal
 
 CHAT = ChatRef("usr_1", "telegram:42")
@@ -15,8 +15,7 @@ CHAT = ChatRef("usr_1", "telegram:42")
 
 def test_drain_spawns_the_deployed_worker(runtime):
     sdk = FakeModal()
-    dispatcher = ModalDispatcher(sdk=sdk)
-    dispatcher.bind(runtime)
+    dispatcher = ModalDispatcher(runtime.settings.modal_app, sdk=sdk)
     asyncio.run(dispatcher.drain(CHAT))
     asyncio.run(dispatcher.drain(ChatRef("usr_2", "slack:T1/C1")))
     assert [c.name for c in sdk.calls] == ["Cls.from_name", "drain.spawn.aio", "drain.spawn.aio"]
@@ -24,11 +23,11 @@ def test_drain_spawns_the_deployed_worker(runtime):
     assert sdk.spawned() == [("usr_1", "telegram:42"), ("usr_2", "slack:T1/C1")]
 
 
-def test_the_app_name_follows_the_setting(runtime):
-    sdk = FakeModal()
-    dispatcher = ModalDispatcher(sdk=sdk)
-    runtime.settings = runtime.settings.model_copy(update={"modal_app": "iris-staging"})
-    dispatcher.bind(runtime)
+def test_the_app_name_follows_the_setting(settings):
+    configured = settings.model_copy(update={"modal_app": "iris-staging", "dispatcher": "modal"})
+    dispatcher = dispatcher_for(configured)
+    assert isinstance(dispatcher, ModalDispatcher)
+    dispatcher.sdk = sdk = FakeModal()
     asyncio.run(dispatcher.drain(CHAT))
     assert sdk.calls[0].args == ("iris-staging", "Worker")
 
@@ -76,8 +75,12 @@ def test_fake_calls_fit_the_real_sdk():
     assert callable(modal.Cls.from_name("iris", "Worker")().drain.spawn.aio)
 
 
-def test_asgi_picks_it_for_the_modal_setting():
-    assert isinstance(dispatcher_for("modal"), ModalDispatcher)
+def test_the_composition_root_picks_it_for_the_modal_setting(settings):
+    from functions.dispatch import LocalDispatcher
+
+    assert isinstance(dispatcher_for(settings.model_copy(update={"dispatcher": "modal"})),
+                      ModalDispatcher)
+    assert isinstance(dispatcher_for(settings), LocalDispatcher)
 
 
 def test_importing_it_does_not_import_modal():

@@ -12,7 +12,7 @@ from starlette.testclient import TestClient
 
 from core.config import load_settings
 from functions.app import create_app
-from functions.runtime import build_runtime
+from functions.runtime import compose
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.telegram_api import FakeTelegram
 from tests.functions.platform_stack import SLACK_SECRET, TELEGRAM_SECRET, stack_env
@@ -39,7 +39,7 @@ class HandOff:
 def client(tmp_path_factory):
     home = tmp_path_factory.mktemp("fuzz-home")
     settings_ = load_settings(stack_env(home, "http://127.0.0.1:9", "http://127.0.0.1:9"))
-    rt = build_runtime(settings_, HandOff())
+    rt = compose(settings_, dispatcher=HandOff())
     with TestClient(create_app(rt), raise_server_exceptions=False) as test_client:
         test_client.rt = rt
         yield test_client

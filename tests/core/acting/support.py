@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from core.messages import ToolCall
+from core.services import Services
 from core.tools import default_toolset
 from core.tools.base import Tool, ToolContext, Toolset
 
@@ -16,14 +17,14 @@ _ids = itertools.count(1)
 
 
 def make_ctx(store, settings, account: str = "http:alice", *, platform: str = "http",
-             services: dict[str, Any] | None = None) -> ToolContext:
+             services: Services | None = None) -> ToolContext:
     user_id = store.users.for_account(account)
     chat_key = f"{platform}:{account.split(':', 1)[1]}"
     session = store.sessions.start(user_id, chat_key, platform)
     return ToolContext(
-        store=store, settings=settings, user_id=user_id, session_id=session.id,
-        chat_key=chat_key, platform=platform, account=account,
-        services={} if services is None else services,
+        store=store, settings=settings,
+        services=services or Services.standalone(settings, store), user_id=user_id,
+        session_id=session.id, chat_key=chat_key, platform=platform, account=account,
     )
 
 

@@ -1,8 +1,9 @@
 import asyncio
+from dataclasses import replace
 
 import pytest
 
-from core.acting.workspaces import SERVICE, Workspaces, hibernates_after_turn, sandbox_options
+from core.acting.workspaces import Workspaces, hibernates_after_turn, sandbox_options
 from core.messages import InboundMessage
 from functions.ingress import receive
 from sandboxes.modal_backend import ModalSandbox
@@ -58,7 +59,8 @@ def test_hibernate_after_turn_defaults(settings, backend, setting, expected):
 
 def test_a_modal_sandbox_used_by_a_turn_is_snapshotted_after_it(runtime, scripted, tmp_path):
     fake = FakeModal(tmp_path / "modal")
-    runtime.services[SERVICE] = modal_workspaces(runtime.settings, runtime.store, fake)
+    runtime.services = replace(runtime.services,
+                               workspaces=modal_workspaces(runtime.settings, runtime.store, fake))
     scripted.then(
         tool_calls(call("write_file", path="notes/todo.txt", content="buy milk\n")), "Saved.",
     )
@@ -72,7 +74,8 @@ def test_a_modal_sandbox_used_by_a_turn_is_snapshotted_after_it(runtime, scripte
                    "state": f'{{"image_id": "{image_id}"}}'}
 
     # A new container: nothing in memory, the snapshot id comes from the database.
-    runtime.services[SERVICE] = modal_workspaces(runtime.settings, runtime.store, fake)
+    runtime.services = replace(runtime.services,
+                               workspaces=modal_workspaces(runtime.settings, runtime.store, fake))
     fake.recorder.clear()
     scripted.then(tool_calls(call("read_file", path="notes/todo.txt")), "You need milk.")
     send(runtime, "what was on my list?", "2")
@@ -82,7 +85,8 @@ def test_a_modal_sandbox_used_by_a_turn_is_snapshotted_after_it(runtime, scripte
 
 def test_a_turn_without_sandbox_tools_leaves_it_alone(runtime, scripted, tmp_path):
     fake = FakeModal(tmp_path / "modal")
-    runtime.services[SERVICE] = modal_workspaces(runtime.settings, runtime.store, fake)
+    runtime.services = replace(runtime.services,
+                               workspaces=modal_workspaces(runtime.settings, runtime.store, fake))
     scripted.then("Hi.")
     send(runtime, "hello", "1")
     assert fake.recorder.names() == []

@@ -9,6 +9,7 @@ import time
 
 import core.security
 from core.config import load_settings
+from core.services import Services
 from core.store import open_store
 from core.tools.base import ToolContext
 from core.tools.memory import Memory, MemoryArgs
@@ -27,7 +28,9 @@ def main(user_id: str, name: str, count: int, start_at: float) -> None:
     core.security.scan_text = slow_scan
     settings = load_settings()
     store = open_store(settings)
-    ctx = ToolContext(store=store, settings=settings, user_id=user_id, session_id=f"ses_{name}",
+    ctx = ToolContext(store=store, settings=settings,
+                      services=Services.standalone(settings, store),
+                      user_id=user_id, session_id=f"ses_{name}",
                       chat_key=f"http:{name}", platform="http", account=f"http:{name}")
     tool = Memory()
     time.sleep(max(0.0, start_at - time.time()))

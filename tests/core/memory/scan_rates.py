@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.messages import ToolCall
+from core.services import Services
 from core.tools.base import ToolContext, Toolset
 from core.tools.memory import Memory
 
@@ -52,7 +53,9 @@ class Rates:
 
 def measure(store, settings, user_id: str) -> Rates:
     tools = Toolset([Memory()])
-    ctx = ToolContext(store=store, settings=settings, user_id=user_id, session_id="ses_scan",
+    ctx = ToolContext(store=store, settings=settings,
+                      services=Services.standalone(settings, store),
+                      user_id=user_id, session_id="ses_scan",
                       chat_key="http:scan", platform="http", account="http:scan")
 
     def write(text: str) -> str:

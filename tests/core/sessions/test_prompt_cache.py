@@ -6,7 +6,7 @@ from core.messages import InboundMessage
 from core.prompt_cache import wants_cache_control, with_cache_control
 from functions.dispatch import LocalDispatcher
 from functions.ingress import receive
-from functions.runtime import build_runtime
+from functions.runtime import compose
 from tests.core.sessions.anthropic_api import FakeAnthropic
 from tests.fakes.server import serve
 
@@ -63,8 +63,7 @@ def test_anthropic_requests_carry_breakpoints_and_a_byte_identical_system_prompt
             "api_key": SecretStr("k"), "model_retries": 0,
         })
         dispatcher = LocalDispatcher()
-        rt = build_runtime(configured, dispatcher, store=store)
-        dispatcher.bind(rt)
+        rt = compose(configured, dispatcher=dispatcher, store=store)
         rt.after_turn = []
         replies = [send(rt, text, str(i)).reply for i, text in enumerate(["hi", "more", "end"])]
     assert replies == ["one", "two", "three"]

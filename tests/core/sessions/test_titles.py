@@ -7,7 +7,7 @@ from core.errors import ProviderError
 from core.messages import InboundMessage
 from functions.dispatch import LocalDispatcher
 from functions.ingress import receive
-from functions.runtime import build_runtime
+from functions.runtime import compose
 from tests.fakes.scripted_model import ScriptedModel
 
 
@@ -27,8 +27,7 @@ def make_runtime(settings, store):
     router = TwoModels(ScriptedModel(name="main/big"), ScriptedModel(name="cheap/small"))
     configured = settings.model_copy(update={"api_key": SecretStr("k"), "session_titles": True})
     dispatcher = LocalDispatcher()
-    rt = build_runtime(configured, dispatcher, store=store, router=router)
-    dispatcher.bind(rt)
+    rt = compose(configured, dispatcher=dispatcher, store=store, router=router)
     from core.sessions.titles import title_session
 
     rt.after_turn = [title_session]

@@ -6,6 +6,7 @@ import json
 import pytest
 
 from core.messages import InboundMessage, ToolCall
+from core.services import Services
 from core.tools.base import ToolContext, Toolset
 from core.tools.memory import Memory
 
@@ -21,7 +22,9 @@ def call_memory(store, settings):
             message = InboundMessage(platform="http", chat_id="alice", account="http:alice",
                                      platform_message_id=f"m{len(inbox_text)}", text=inbox_text)
             inbox_id = store.inbox.add(user, message)
-        ctx = ToolContext(store=store, settings=settings, user_id=user, session_id="ses_1",
+        ctx = ToolContext(store=store, settings=settings,
+                          services=Services.standalone(settings, store),
+                          user_id=user, session_id="ses_1",
                           chat_key="http:alice", platform="http", account="http:alice",
                           inbox_id=inbox_id)
         raw = ToolCall(id="c1", name="memory", arguments=json.dumps(arguments))

@@ -1,0 +1,32 @@
+"""After-turn hooks: work that runs once a turn is committed, its reply sent and its chat's
+lease released (sandbox hibernation, titles, skill and memory reviews, account-link merges,
+search vectors). Best effort: a failing hook is logged, never retried, and loses no message."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from core.config import Settings
+    from core.services import Services
+    from core.store import Store
+    from core.store.inbox import InboxEntry
+    from core.turn import TurnOutcome
+
+
+@dataclass(frozen=True, kw_only=True)
+class HookContext:
+    store: Store
+    settings: Settings
+    services: Services
+    entry: InboxEntry  # the inbox entry the turn answered
+    outcome: TurnOutcome
+
+    @property
+    def user_id(self) -> str:
+        return self.entry.user_id
+
+
+AfterTurn = Callable[[HookContext], Awaitable[object]]
