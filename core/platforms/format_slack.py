@@ -8,16 +8,9 @@ from __future__ import annotations
 
 import re
 
-from core.platforms.markdown import (
-    BULLET,
-    HEADING,
-    QUOTE,
-    RULE,
-    Block,
-    emphasis,
-    inline_spans,
-    split_blocks,
-)
+from core.platforms.markdown import Block
+from core.platforms.render import Dialect, render
+from core.platforms.render import render_block as render_in
 
 SLACK_REFERENCE = re.compile(r"<(?:[@#!][A-Za-z0-9^|._-]+|https?://[^\s<>]+)>")
 
@@ -38,42 +31,29 @@ def _text(text: str) -> str:
     return "".join(out)
 
 
-def inline(text: str) -> str:
-    out: list[str] = []
-    for span in inline_spans(text):
-        if span.kind == "code":
-            out.append(f"`{_escape(span.text)}`")
-        elif span.kind == "link":
-            label = _escape(span.text).replace("|", "¦")
-            url = span.url.replace("|", "%7C").replace("<", "%3C").replace(">", "%3E")
-            out.append(f"<{url}|{label}>")
-        else:
-            out.append(emphasis(
-                _text(span.text),
-                bold=lambda s: f"*{s}*",
-                italic=lambda s: f"_{s}_",
-                strike=lambda s: f"~{s}~",
-            ))
-    return "".join(out)
+def _link(text: str, url: str) -> str:
+    label = _escape(text).replace("|", "¦")
+    url = url.replace("|", "%7C").replace("<", "%3C").replace(">", "%3E")
+    return f"<{url}|{label}>"
+
+
+SLACK_MRKDWN = Dialect(
+    escape=_escape,
+    text=_text,
+    code=lambda s: f"`{_escape(s)}`",
+    link=_link,
+    bold=lambda s: f"*{s}*",
+    italic=lambda s: f"_{s}_",
+    strike=lambda s: f"~{s}~",
+    code_block=lambda body, lang: f"```\n{_escape(body)}\n```",
+    heading=lambda s: f"*{s}*",
+    quote_line=lambda s: f"> {s}",
+)
 
 
 def render_block(block: Block) -> str:
-    if block.code:
-        return f"```\n{_escape(block.body)}\n```"
-    lines: list[str] = []
-    for line in block.text.split("\n"):
-        if match := QUOTE.match(line):
-            lines.append(f"> {inline(match.group(1))}")
-        elif RULE.match(line):
-            lines.append("——————")
-        elif match := HEADING.match(line):
-            lines.append(f"*{inline(match.group(1))}*")
-        elif match := BULLET.match(line):
-            lines.append(f"{match.group(1)}• {inline(match.group(2))}")
-        else:
-            lines.append(inline(line))
-    return "\n".join(lines)
+    return render_in(block, SLACK_MRKDWN)
 
 
 def to_mrkdwn(markdown: str) -> str:
-    return "\n\n".join(render_block(block) for block in split_blocks(markdown))
+    return render(markdown, SLACK_MRKDWN)
