@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING
 
 from core.acting.state import HeldCommand, HeldCommands
 from core.commands import CommandContext, CommandResult
+from core.platforms.registry import PLATFORMS
 
 if TYPE_CHECKING:
     from core.config import Settings
     from core.security import DangerousPattern
     from core.tools.base import ToolContext
 
-INTERACTIVE_PLATFORMS = frozenset({"http", "cli", "telegram", "slack"})
 RESULT_CHARS = 4_000
 _NUMBER = re.compile(r"#?(\d{1,9})")
 _DENY_WORDS = frozenset({"deny", "no", "reject", "cancel", "drop"})
@@ -49,7 +49,7 @@ def danger_of(settings: Settings, command: str) -> str | None:
 
 def may_hold(ctx: ToolContext) -> bool:
     """Whether a person in this chat can approve a held command."""
-    return ctx.settings.dangerous_commands == "approve" and ctx.platform in INTERACTIVE_PLATFORMS
+    return ctx.settings.dangerous_commands == "approve" and PLATFORMS[ctx.platform].interactive
 
 
 def hold_command(
@@ -115,7 +115,7 @@ def _not_pending(held: HeldCommands, user_id: str, number: int) -> str:
 
 
 async def _run(ctx: CommandContext, held: HeldCommands, number: int) -> CommandResult:
-    if ctx.platform not in INTERACTIVE_PLATFORMS:
+    if not PLATFORMS[ctx.platform].interactive:
         return CommandResult(
             reply="Held commands can only be approved by a person in a chat, not from "
             f"{ctx.platform}."

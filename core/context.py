@@ -20,14 +20,6 @@ reusable procedures, and act through tools. Be direct and useful; ask when a req
 ambiguous; never invent tool results. When a tool fails, read its error and try a fix or \
 explain what went wrong."""
 
-PLATFORM_HINTS = {
-    "telegram": "You are talking on Telegram: keep answers short; simple Markdown only.",
-    "slack": "You are talking in Slack: keep answers short; Slack mrkdwn formatting.",
-    "http": "You are answering through an API: plain Markdown.",
-    "cron": "You are running a scheduled job: produce the report the job asks for. If there is "
-    "nothing worth reporting, answer exactly [SILENT].",
-}
-
 
 @dataclass(frozen=True)
 class PromptInputs:
@@ -44,7 +36,9 @@ PromptSection = Callable[[PromptInputs], str | None]
 
 def base_section(inputs: PromptInputs) -> str:
     started = datetime.fromtimestamp(inputs.session.started_at, UTC)
-    hint = PLATFORM_HINTS.get(inputs.platform, "")
+    from core.platforms.registry import PLATFORMS
+
+    hint = PLATFORMS[inputs.platform].prompt_hint
     return (
         f"{BASE_PROMPT}\n{hint}\n"
         f"This session started {started:%Y-%m-%d %H:%M} UTC; use the clock tool for the time now."

@@ -100,6 +100,20 @@ class Attachment:
 
 
 @dataclass(frozen=True, kw_only=True)
+class CronRun:
+    """A scheduled job's run, carried by the message that starts its turn."""
+
+    job_id: str
+    run_id: str
+    name: str
+    trigger: str  # schedule | manual
+    scheduled_for: float
+    target: dict[str, Any]  # where the answer goes (``core.scheduler.targets.Target``)
+    notify: dict[str, Any] | None = None  # where a failure goes when the target takes no pushes
+    model: str | None = None  # the job's own model, when it has one
+
+
+@dataclass(frozen=True, kw_only=True)
 class InboundMessage:
     """One message from any platform, normalised. ``account`` is ``<platform>:<id>``."""
 
@@ -113,7 +127,8 @@ class InboundMessage:
     display_name: str | None = None
     session_hint: str | None = None
     attachments: tuple[Attachment, ...] = field(default=())
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)  # what the platform's sender needs
+    cron: CronRun | None = None  # set on the message of a scheduled run
 
     @property
     def chat_key(self) -> str:

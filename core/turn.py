@@ -144,7 +144,8 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
             toolset = deps.toolset
             for provider in deps.tool_providers:
                 toolset = toolset.with_tools(await stack.enter_async_context(provider(tool_ctx)))
-            model = deps.services.router.main(message.meta.get("model") or user.model)
+            job_model = message.cron.model if message.cron is not None else None
+            model = deps.services.router.main(job_model or user.model)
             fitted = await fit_context(
                 store, deps.settings, deps.services.router, model, entry.user_id, session.id,
                 system, user_message,

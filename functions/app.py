@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
 from typing import Any
 
@@ -10,6 +11,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from core.platforms.registry import PLATFORMS
 from functions.auth import ApiError
 from functions.runtime import Runtime
 
@@ -86,9 +88,6 @@ def create_app(rt: Runtime, *, lifespan: Any = None) -> FastAPI:
     from functions.admin_api import build_admin_router
 
     app.include_router(build_admin_router(rt))
-    from functions.slack import build_router as build_slack_router
-    from functions.telegram import build_router as build_telegram_router
-
-    app.include_router(build_telegram_router(rt))
-    app.include_router(build_slack_router(rt))
+    for module in PLATFORMS.webhooks():  # each platform's inbound webhooks (its spec names them)
+        app.include_router(importlib.import_module(module).build_router(rt))
     return app

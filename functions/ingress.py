@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.cancel import is_stop, request_stop
 from core.dispatch import ChatRef
 from core.messages import InboundMessage
 from core.store.inbox import InboxEntry
 from functions.runtime import Runtime
-from functions.stop import is_stop, record_stop
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ async def receive(rt: Runtime, message: InboundMessage, *, owner: str | None = N
     store = rt.store
     user_id = owner or store.users.for_account(message.account, display_name=message.display_name)
     if is_stop(message.text):
-        stopped = record_stop(rt, user_id, message)
+        stopped = request_stop(store, user_id, message)
         entry = store.inbox.get(user_id, stopped.entry_id) if stopped.duplicate else None
         return Received(user_id=user_id, entry_id=stopped.entry_id, duplicate=stopped.duplicate,
                         entry=entry, delivery_id=stopped.delivery_id)

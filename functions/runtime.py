@@ -153,11 +153,11 @@ def compose(
     toolset: Toolset | None = None,
 ) -> Runtime:
     """A process's runtime from its settings; each part may be given instead (tests, tools)."""
-    from core.platforms.senders import default_senders
+    from core.platforms.registry import PLATFORMS
 
     store = store or open_store(settings, clock=clock)
     dispatcher = dispatcher or dispatcher_for(settings)
-    senders = default_senders(settings) if senders is None else senders
+    senders = PLATFORMS.senders(settings) if senders is None else senders
     rt = Runtime(
         settings=settings, store=store, dispatcher=dispatcher,
         router=router or SettingsRouter(settings), senders=senders,

@@ -13,6 +13,7 @@ from starlette.requests import Request
 
 from core.errors import NotFound
 from core.messages import InboundMessage
+from core.platforms.registry import PLATFORMS
 from functions.auth import ApiError
 from functions.ingress import receive
 from functions.runtime import Runtime
@@ -71,7 +72,7 @@ async def accept(
 def answer(rt: Runtime, message: InboundMessage, text: str, background: BackgroundTasks) -> None:
     """Answer without a turn. With a known user the answer is a delivery row (retried, sent
     once even when the platform re-sends the event); a stranger's is sent best effort."""
-    target = {"chat_id": message.chat_id, "thread_id": message.thread_id, **message.meta}
+    target = PLATFORMS[message.platform].reply_address(message)
     try:
         user_id = rt.store.users.resolve(message.account)
     except NotFound:

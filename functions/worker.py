@@ -11,12 +11,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import Any
 
 from core.dispatch import ChatRef
 from core.ids import new_id
+from core.platforms.registry import PLATFORMS
 from core.platforms.typing import typing_while
-from core.store import OutboundReply, TurnAlreadyFinished, TurnRecord
+from core.replies import outbound_for
+from core.store import TurnAlreadyFinished, TurnRecord
 from core.store.inbox import InboxEntry
 from core.turn import TurnOutcome, run_turn
 from functions.runtime import Runtime
@@ -39,24 +40,6 @@ async def _renew(rt: Runtime, name: str, owner: str) -> None:
             return
 
 
-def outbound_for(entry: InboxEntry, reply: str, status: str = "done") -> OutboundReply | None:
-    """Where a reply goes. HTTP callers read it from the inbox entry instead; a scheduled job's
-    run goes to the job's target chat."""
-    message = entry.message
-    if message.platform == "cron":
-        from core.scheduler.outbound import cron_outbound
-
-        return cron_outbound(entry, reply, status)
-    if message.platform in ("http", "cli") or not reply:
-        return None
-    return OutboundReply(platform=message.platform, target=target_for(entry), text=reply)
-
-
-def target_for(entry: InboxEntry) -> dict[str, Any]:
-    message = entry.message
-    return {"chat_id": message.chat_id, "thread_id": message.thread_id, **message.meta}
-
-
 async def process(rt: Runtime, entry: InboxEntry) -> TurnOutcome | None:
     """Run, commit and deliver one entry; returns the outcome for the after-turn hooks."""
     store = rt.store
@@ -74,7 +57,8 @@ async def process(rt: Runtime, entry: InboxEntry) -> TurnOutcome | None:
         )
         outcome = None
     else:
-        async with typing_while(rt.senders, entry.message.platform, target_for(entry)):
+        spec = PLATFORMS[entry.message.platform]
+        async with typing_while(rt.senders, spec.name, spec.reply_address(entry.message)):
             outcome = await run_turn(rt.turn_deps(), entry)
         record = TurnRecord(
             entry=entry, session_id=outcome.session_id, messages=outcome.messages,

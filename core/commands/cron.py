@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from core.commands import CommandContext, CommandResult, command
 from core.errors import IrisUsageError
+from core.platforms.registry import PLATFORMS
 
 USAGE = (
     "Usage: /cron — list your jobs\n"
@@ -77,7 +78,7 @@ async def _run_now(ctx: CommandContext, ref: str) -> str:
     from core.ids import new_id
     from core.scheduler.runs import claim_manual
 
-    if ctx.platform == "cron":
+    if PLATFORMS[ctx.platform].unattended:
         return "A scheduled run cannot start other runs."
     claimed = claim_manual(ctx.store, ctx.settings, ctx.user_id, ref, owner=new_id("cmd"))
     await ctx.services.dispatcher.drain(ChatRef(ctx.user_id, claimed.chat_key))

@@ -18,12 +18,12 @@ from core.identity.codes import normalize
 from core.identity.linking import Links
 from core.identity.pairing import Pairing, PairingFull
 from core.messages import InboundMessage
+from core.platforms.registry import PLATFORMS
 
 if TYPE_CHECKING:
     from core.config import Settings
     from core.store import Store
 
-TRUSTED_PLATFORMS = frozenset({"http", "cli", "cron"})
 LINK_RE = re.compile(r"^/link(?:@\S+)?\s+(?P<code>\S.*)$", re.I | re.S)
 NOT_ALLOWED = "Sorry, this Iris is private and you are not on its list of allowed users."
 
@@ -79,7 +79,7 @@ def check_access(store: Store, settings: Settings, message: InboundMessage) -> A
     Allowed senders get their user id (created with the account on first contact). In a group
     an unknown sender is ignored silently (codes are handed out in private chats only)."""
     platform = message.platform
-    if platform in TRUSTED_PLATFORMS or policy(settings, platform) == "open":
+    if PLATFORMS[platform].trusted or policy(settings, platform) == "open":
         return _allowed(store, settings, message)
     if _known_and_approved(store, settings, message.account):
         return _allowed(store, settings, message)

@@ -169,7 +169,7 @@ async def review_after_turn(ctx: HookContext) -> list[ReviewResult]:
     """The ``AfterTurn`` hook."""
     settings, entry, outcome = ctx.settings, ctx.entry, ctx.outcome
     message = entry.message
-    if message.platform == "cron":
+    if message.cron is not None:  # a scheduled run: nobody told it anything
         return []
     reviewer = MemoryReviewer(ctx.store, settings, ctx.services)
     done: list[ReviewResult] = []

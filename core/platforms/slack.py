@@ -9,11 +9,18 @@ at 4,000 characters (Slack's recommended maximum) on paragraph boundaries.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import re
+from typing import TYPE_CHECKING, Any
 
+from core.errors import IrisUsageError
 from core.platforms.delivery import DeliveryFailed
 from core.platforms.format_slack import render_block
+from core.platforms.spec import ChatAddress, PlatformSpec
 from core.platforms.split import Part, split_message
+
+if TYPE_CHECKING:
+    from core.config import Settings
+    from core.messages import InboundMessage
 
 MESSAGE_LIMIT = 4000
 DEFAULT_API_BASE = "https://slack.com/api/"
@@ -94,3 +101,48 @@ def failure(exc: Exception) -> DeliveryFailed:
         retryable = status >= 500 or error in RETRYABLE
         return DeliveryFailed(f"Slack refused: {error or status}", retryable=retryable)
     return DeliveryFailed(f"Slack unreachable: {type(exc).__name__}: {exc}")
+
+
+def _sender(settings: Settings) -> SlackSender | None:
+    token = settings.secret("slack_bot_token")
+    return SlackSender(token, settings.slack_api_base) if token else None
+
+
+def _chat(chat_id: str, channel: str, thread: str | None) -> ChatAddress:
+    key = f"slack:{chat_id}" + (f":{thread}" if thread else "")
+    address = {"chat_id": chat_id, "thread_id": thread, "channel": channel, "thread_ts": thread}
+    return ChatAddress(key, address, f"slack:{channel}" + (f":{thread}" if thread else ""))
+
+
+def chat_address(message: InboundMessage) -> ChatAddress:
+    channel = message.meta.get("channel") or message.chat_id.rsplit(":", 1)[-1]
+    thread = message.meta.get("thread_ts") or message.thread_id
+    found = _chat(message.chat_id, channel, thread)
+    return ChatAddress(message.chat_key, {**found.address, "thread_id": message.thread_id},
+                       found.label)
+
+
+CHAT_HELP = "slack:[<team>:]<channel>[:<thread_ts>], e.g. slack:C0123ABC"
+_TS = re.compile(r"\d+\.\d+")
+
+
+def parse_chat(rest: str) -> ChatAddress:
+    parts = [p for p in rest.split(":") if p]
+    thread = parts.pop() if parts and _TS.fullmatch(parts[-1]) else None
+    if not 1 <= len(parts) <= 2 or not all(re.fullmatch(r"[A-Za-z0-9_-]+", p) for p in parts):
+        raise IrisUsageError(f"not a Slack channel: slack:{rest} (expected {CHAT_HELP})")
+    return _chat(":".join(parts), parts[-1], thread)
+
+
+def same_chat(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """The same channel and thread; a wanted address without a team matches any team."""
+    same_channel = a.get("channel") == b.get("channel")
+    team_ok = ":" not in str(b.get("chat_id")) or a.get("chat_id") == b.get("chat_id")
+    return same_channel and team_ok and a.get("thread_ts") == b.get("thread_ts")
+
+
+SPEC = PlatformSpec(
+    name="slack", push=True, interactive=True, webhook="functions.slack", sender=_sender,
+    prompt_hint="You are talking in Slack: keep answers short; Slack mrkdwn formatting.",
+    chat_address=chat_address, parse_chat=parse_chat, same_chat=same_chat, chat_help=CHAT_HELP,
+)

@@ -10,13 +10,20 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
+import re
 import sys
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from core.errors import IrisUsageError
 from core.platforms.delivery import DeliveryFailed
 from core.platforms.format_telegram import render_block
+from core.platforms.spec import ChatAddress, PlatformSpec
 from core.platforms.split import Part, split_message
+
+if TYPE_CHECKING:
+    from core.config import Settings
+    from core.messages import InboundMessage
 
 log = logging.getLogger("iris.telegram")
 
@@ -124,3 +131,42 @@ def failure(exc: Exception) -> DeliveryFailed:
     if isinstance(exc, NetworkError):
         return DeliveryFailed(f"Telegram unreachable: {exc}")
     return DeliveryFailed(f"{type(exc).__name__}: {exc}")
+
+
+def _sender(settings: Settings) -> TelegramSender | None:
+    token = settings.secret("telegram_token")
+    return TelegramSender(token, settings.telegram_api_base) if token else None
+
+
+def _chat(chat_id: str, thread_id: str | None) -> ChatAddress:
+    topic = f":{thread_id}" if thread_id else ""
+    return ChatAddress(f"telegram:{chat_id}{topic}", {"chat_id": chat_id, "thread_id": thread_id},
+                       f"telegram:{chat_id}{topic}")
+
+
+def chat_address(message: InboundMessage) -> ChatAddress:
+    return _chat(message.chat_id, message.thread_id)
+
+
+CHAT_HELP = "telegram:<chat id>[:<topic id>], e.g. telegram:123456789"
+
+
+def parse_chat(rest: str) -> ChatAddress:
+    parts = [p for p in rest.split(":") if p]
+    if not parts or len(parts) > 2 or not re.fullmatch(r"-?\d+", parts[0]) or (
+        len(parts) == 2 and not parts[1].isdigit()
+    ):
+        raise IrisUsageError(f"not a Telegram chat: telegram:{rest} (expected {CHAT_HELP})")
+    return _chat(parts[0], parts[1] if len(parts) == 2 else None)
+
+
+def same_chat(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return str(a.get("chat_id")) == str(b.get("chat_id")) and a.get("thread_id") == b.get(
+        "thread_id")
+
+
+SPEC = PlatformSpec(
+    name="telegram", push=True, interactive=True, webhook="functions.telegram", sender=_sender,
+    prompt_hint="You are talking on Telegram: keep answers short; simple Markdown only.",
+    chat_address=chat_address, parse_chat=parse_chat, same_chat=same_chat, chat_help=CHAT_HELP,
+)

@@ -6,13 +6,13 @@ to the job's target, or, when that chat cannot receive pushes, to the owner's la
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from core.scheduler.targets import Target
 from core.store import OutboundReply
 
 if TYPE_CHECKING:
-    from core.store.inbox import InboxEntry
+    from core.messages import CronRun
 
 SILENT = "[SILENT]"
 
@@ -22,20 +22,15 @@ def is_silent(reply: str) -> bool:
     return reply.strip().upper() == SILENT
 
 
-def run_info(entry: InboxEntry) -> dict[str, Any]:
-    return dict(entry.message.meta.get("cron") or {})
-
-
-def cron_outbound(entry: InboxEntry, reply: str, status: str) -> OutboundReply | None:
-    info = run_info(entry)
-    name = info.get("name") or entry.message.chat_id
-    job_id = info.get("job_id") or entry.message.chat_id
-    target = Target.from_dict(info.get("target"))
+def cron_outbound(run: CronRun, reply: str, status: str) -> OutboundReply | None:
+    """The message a run's answer (or failure) becomes, and where it goes; None: not sent."""
+    name, job_id = run.name, run.job_id
+    target = Target.from_dict(run.target)
     if status == "failed":
         text = (f"⚠️ Scheduled job “{name}” ({job_id}) failed: {reply or 'no answer'}\n"
                 f"Its history: /cron runs {job_id}")
         if not target.deliverable:
-            target = Target.from_dict(info.get("notify"))
+            target = Target.from_dict(run.notify)
     elif status == "cancelled" or not reply or is_silent(reply):
         return None
     else:

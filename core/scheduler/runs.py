@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from core.errors import IrisUsageError
-from core.messages import InboundMessage
+from core.messages import CronRun, InboundMessage
 from core.scheduler.jobs import Job
 from core.scheduler.outbound import SILENT
 from core.scheduler.schedule import next_run
@@ -157,17 +157,13 @@ def _notify(store: Store, job: Job) -> dict[str, Any] | None:
 
 def _enqueue(store: Store, job: Job, run_id: str, slot: float, trigger: str, text: str,
              notify: dict[str, Any] | None) -> int:
-    meta: dict[str, Any] = {
-        "cron": {
-            "job_id": job.id, "run_id": run_id, "name": job.name, "trigger": trigger,
-            "scheduled_for": slot, "target": job.target.to_dict(), "notify": notify,
-        },
-    }
-    if job.model:
-        meta["model"] = job.model
+    run = CronRun(
+        job_id=job.id, run_id=run_id, name=job.name, trigger=trigger, scheduled_for=slot,
+        target=job.target.to_dict(), notify=notify, model=job.model,
+    )
     message = InboundMessage(
         platform="cron", chat_id=job.id, account=f"cron:{job.id}",
-        platform_message_id=f"run:{run_id}", text=text, display_name=job.name, meta=meta,
+        platform_message_id=f"run:{run_id}", text=text, display_name=job.name, cron=run,
     )
     inbox_id = store.inbox.add(job.user_id, message)
     if inbox_id is None:

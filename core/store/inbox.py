@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.errors import NotFound
-from core.messages import Attachment, InboundMessage
+from core.messages import Attachment, CronRun, InboundMessage
 from core.store.db import Database, Row
 
 
@@ -19,6 +19,12 @@ def encode_inbound(message: InboundMessage) -> str:
 def decode_inbound(raw: str) -> InboundMessage:
     data: dict[str, Any] = json.loads(raw)
     data["attachments"] = tuple(Attachment(**a) for a in data.get("attachments", ()))
+    meta = data.get("meta") or {}
+    if data.get("cron") is None and isinstance(meta.get("cron"), dict):  # an older payload
+        data["meta"] = {k: v for k, v in meta.items() if k not in ("cron", "model")}
+        data["cron"] = {**meta["cron"], "model": meta.get("model")}
+    if data.get("cron") is not None:
+        data["cron"] = CronRun(**data["cron"])
     return InboundMessage(**data)
 
 

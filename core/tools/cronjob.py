@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from core.dispatch import ChatRef
 from core.errors import IrisError, ToolRetry
+from core.platforms.registry import PLATFORMS
 from core.tools.base import Tool, ToolContext
 
 if TYPE_CHECKING:
@@ -103,7 +104,7 @@ class Cronjob(Tool):
                 return "No scheduled jobs."
             last = store.cron.last_runs(user_id)
             return "\n".join(job_line(job, last.get(job.id)) for job in jobs)
-        in_run = ctx.platform == "cron"
+        in_run = PLATFORMS[ctx.platform].unattended
         if args.action == "create":
             if in_run:
                 raise ToolRetry("a scheduled run cannot create jobs")

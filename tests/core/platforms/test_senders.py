@@ -7,7 +7,7 @@ import pytest
 
 from core.clock import ManualClock
 from core.platforms.delivery import DeliveryFailed, DeliveryService, backoff
-from core.platforms.senders import default_senders
+from core.platforms.registry import PLATFORMS
 from core.platforms.slack import SlackSender
 from core.platforms.telegram import TelegramSender
 from tests.clocks import NOW
@@ -41,10 +41,10 @@ def slack():
 def test_senders_come_from_settings(settings):
     from pydantic import SecretStr
 
-    assert default_senders(settings) == {}
+    assert PLATFORMS.senders(settings) == {}
     configured = settings.model_copy(update={
         "telegram_token": SecretStr("1:x"), "slack_bot_token": SecretStr("xoxb-1")})
-    senders = default_senders(configured)
+    senders = PLATFORMS.senders(configured)
     assert isinstance(senders["telegram"], TelegramSender)
     assert isinstance(senders["slack"], SlackSender)
     assert senders["slack"].api_base == "https://slack.com/api/"

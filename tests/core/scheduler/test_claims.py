@@ -182,8 +182,29 @@ def test_the_run_message_carries_the_job_and_its_target(store, settings):
     assert entry.chat_key == f"cron:{job.id}" and entry.message.platform == "cron"
     assert entry.message.text.endswith("check the build")
     assert "[SILENT]" in entry.message.text and job.id in entry.message.text
-    assert entry.message.meta["model"] == "openai/gpt-4o-mini"
-    assert entry.message.meta["cron"]["run_id"] == claimed.run_id
+    run = entry.message.cron
+    assert run is not None and entry.message.meta == {}
+    assert (run.model, run.run_id, run.job_id) == ("openai/gpt-4o-mini", claimed.run_id, job.id)
+    assert run.target == job.target.to_dict() and run.trigger == "schedule"
+
+
+def test_a_run_stored_before_runs_were_typed_still_decodes():
+    """Inbox entries written by an older Iris keep their job, target and model."""
+    import json
+
+    from core.store.inbox import decode_inbound, encode_inbound
+
+    raw = json.dumps({
+        "platform": "cron", "chat_id": "job_1", "account": "cron:job_1",
+        "platform_message_id": "run:r1", "text": "go", "attachments": [],
+        "meta": {"cron": {"job_id": "job_1", "run_id": "r1", "name": "n", "trigger": "manual",
+                          "scheduled_for": 1.0, "target": {"platform": "none"}, "notify": None},
+                 "model": "openai/gpt-4o-mini"},
+    })
+    message = decode_inbound(raw)
+    assert message.meta == {} and message.cron is not None
+    assert (message.cron.job_id, message.cron.model) == ("job_1", "openai/gpt-4o-mini")
+    assert decode_inbound(encode_inbound(message)) == message
 
 
 def test_a_slash_command_prompt_runs_as_that_command(store, settings):

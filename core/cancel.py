@@ -1,16 +1,20 @@
-"""``/stop`` at ingress: the running worker holds the chat's lease, so a ``/stop`` queued in the
-inbox would wait behind the very turn it should stop. It is answered here instead: recorded as
-a finished inbox entry (a retried delivery stays a no-op), the chat's running or next turn is
+"""``/stop``, answered at ingress: the running worker holds the chat's lease, so a ``/stop``
+queued in the inbox would wait behind the very turn it should stop. It is recorded as a
+finished inbox entry (a retried delivery stays a no-op), the chat's running or next turn is
 marked cancelled in the database (seen by a worker in any container between its steps), and the
-answer is a delivery row sent at once."""
+answer is a delivery row sent at once. Nothing here imports the turn machinery."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from core.messages import InboundMessage
-from functions.runtime import Runtime
+from core.platforms.registry import PLATFORMS
+
+if TYPE_CHECKING:
+    from core.messages import InboundMessage
+    from core.store import Store
 
 STOP = re.compile(r"^\s*/stop(?:@\S+)?\s*$", re.IGNORECASE)
 STOPPING = "Stopping: I'll end the current turn after the step it is on."
@@ -25,13 +29,10 @@ def is_stop(text: str) -> bool:
 class Stopped:
     entry_id: int
     duplicate: bool
-    delivery_id: int | None = None
+    delivery_id: int | None = None  # the answer, when the platform takes pushes
 
 
-def record_stop(rt: Runtime, user_id: str, message: InboundMessage) -> Stopped:
-    from functions.worker import target_for
-
-    store = rt.store
+def request_stop(store: Store, user_id: str, message: InboundMessage) -> Stopped:
     with store.db.transaction():
         existing = store.inbox.find(user_id, message.platform, message.platform_message_id)
         if existing is not None:
@@ -42,11 +43,11 @@ def record_stop(rt: Runtime, user_id: str, message: InboundMessage) -> Stopped:
         if entry_id is None:
             raise LookupError("duplicate /stop recorded for another owner")
         store.inbox.finish(user_id, entry_id, status="done", session_id=None, reply=reply)
-        if message.platform in ("http", "cli"):
+        spec = PLATFORMS[message.platform]
+        if not spec.push:
             return Stopped(entry_id, duplicate=False)
-        entry = store.inbox.get(user_id, entry_id)
         delivery_id = store.deliveries.add(
-            user_id, source=f"inbox:{entry_id}", platform=message.platform,
-            chat_key=message.chat_key, target=target_for(entry), text=reply,
+            user_id, source=f"inbox:{entry_id}", platform=spec.name,
+            chat_key=message.chat_key, target=spec.reply_address(message), text=reply,
         )
     return Stopped(entry_id, duplicate=False, delivery_id=delivery_id)

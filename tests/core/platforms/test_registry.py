@@ -1,0 +1,55 @@
+"""The platform registry: one spec per platform decides trust, pushes, approvals, addresses."""
+
+import pytest
+
+from core.messages import InboundMessage
+from core.platforms.registry import PLATFORMS
+from core.platforms.spec import ChatAddress, Platforms, PlatformSpec
+
+
+def test_flags_of_the_registered_platforms():
+    assert [s.name for s in PLATFORMS if s.trusted] == ["http", "cli", "cron"]
+    assert PLATFORMS.push_names() == ("telegram", "slack")
+    assert [s.name for s in PLATFORMS if s.interactive] == ["http", "cli", "telegram", "slack"]
+    assert [s.name for s in PLATFORMS if s.unattended] == ["cron"]
+    assert PLATFORMS.webhooks() == ["functions.telegram", "functions.slack"]
+
+
+def test_an_unknown_platform_gets_the_most_careful_spec():
+    spec = PLATFORMS["carrier-pigeon"]
+    assert not (spec.trusted or spec.push or spec.interactive or spec.unattended)
+    assert "carrier-pigeon" not in PLATFORMS
+
+
+def test_a_platform_is_registered_once():
+    with pytest.raises(ValueError, match="registered twice"):
+        Platforms([PlatformSpec(name="x"), PlatformSpec(name="x")])
+
+
+def test_a_new_platform_needs_only_its_spec(settings):
+    sent = object()
+    pigeon = PlatformSpec(
+        name="pigeon", push=True, sender=lambda s: sent,
+        chat_address=lambda m: ChatAddress(m.chat_key, {"loft": m.chat_id}, f"loft {m.chat_id}"),
+    )
+    platforms = Platforms([*PLATFORMS, pigeon])
+    assert platforms.push_names()[-1] == "pigeon"
+    assert platforms.senders(settings) == {"pigeon": sent}  # telegram/slack not configured
+    message = InboundMessage(platform="pigeon", chat_id="7", account="pigeon:7",
+                             platform_message_id="1", text="coo", meta={"quote": 1})
+    assert platforms["pigeon"].reply_address(message) == {"chat_id": "7", "thread_id": None,
+                                                          "quote": 1}
+
+
+def test_chats_named_in_text_are_parsed_by_their_platform():
+    telegram, slack = PLATFORMS["telegram"], PLATFORMS["slack"]
+    assert telegram.parse_chat("-100123:7") == ChatAddress(
+        "telegram:-100123:7", {"chat_id": "-100123", "thread_id": "7"}, "telegram:-100123:7")
+    found = slack.parse_chat("T1:C9:1700000000.000100")
+    assert found.chat_key == "slack:T1:C9:1700000000.000100" and found.label == (
+        "slack:C9:1700000000.000100")
+    assert slack.same_chat(found.address, slack.parse_chat("C9:1700000000.000100").address)
+    from core.errors import IrisUsageError
+
+    with pytest.raises(IrisUsageError, match="not a Telegram chat"):
+        telegram.parse_chat("@someone")
