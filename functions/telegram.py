@@ -35,31 +35,44 @@ GET_ME_RETRY_SECONDS = 60.0
 
 
 class BotNames:
-    """The bot's @username, asked of Telegram once per process and only when a group message
-    has a mention or command to check against it."""
+    """The bot's @username, needed only to tell whether a group message mentions Iris. It comes
+    from this process's memory or the store (``iris telegram set-webhook`` saves it); when
+    neither has it, Telegram's getMe runs after the ack, never while Telegram waits, and its
+    answer is stored for every container. Until then a group message counts as addressed to
+    Iris only by a reply to Iris or a mention of its user id."""
 
     def __init__(self) -> None:
         self.username: str | None = None
+        self._fetching = False
         self._failed_at = -GET_ME_RETRY_SECONDS
 
-    async def identity(self, rt: Runtime, token: str, update: TgUpdate) -> BotIdentity:
+    def identity(self, rt: Runtime, token: str, update: TgUpdate,
+                 background: BackgroundTasks) -> BotIdentity:
         bot_id = bot_id_from_token(token)
-        retry_due = time.monotonic() - self._failed_at >= GET_ME_RETRY_SECONDS
-        if self.username is None and retry_due and needs_username(update):
-            await self._fetch(rt)
+        if self.username is None and needs_username(update):
+            stored = rt.store.bots.get("telegram", str(bot_id))
+            if stored is not None:
+                self.username = stored.get("username")
+            elif not self._fetching and (
+                    time.monotonic() - self._failed_at >= GET_ME_RETRY_SECONDS):
+                self._fetching = True
+                background.add_task(self.fetch, rt, str(bot_id))
         return BotIdentity(bot_id, self.username)
 
-    async def _fetch(self, rt: Runtime) -> None:
+    async def fetch(self, rt: Runtime, bot_id: str) -> None:
         sender = rt.senders.get("telegram")
         get_me = getattr(sender, "get_me", None)
-        if get_me is None:
-            return
         try:
+            if get_me is None:
+                return
             me = await asyncio.wait_for(get_me(), timeout=5.0)
+            rt.store.bots.put("telegram", bot_id, dict(me))
             self.username = me.get("username")
         except Exception as exc:
             self._failed_at = time.monotonic()
             log.warning("getMe failed (mentions by @username go unnoticed for now): %s", exc)
+        finally:
+            self._fetching = False
 
 
 def check_secret(rt: Runtime, request: Request) -> str:
@@ -98,7 +111,7 @@ def build_router(rt: Runtime) -> APIRouter:
     async def telegram_webhook(request: Request, background: BackgroundTasks) -> dict[str, object]:
         token = check_secret(rt, request)
         update = parse_body(await read_body(request, MAX_UPDATE_BYTES))
-        bot = await names.identity(rt, token, update)
+        bot = names.identity(rt, token, update, background)
         parsed = parse_update(update, bot, group_mode=rt.settings.group_reply_mode)
         if parsed.message is None:
             return {"ok": True, "status": "ignored", "reason": parsed.reason}

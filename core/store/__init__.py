@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from core.messages import Message, Usage
+from core.store.bots import BotIdentities
 from core.store.cancels import TurnCancels
 from core.store.compaction import Compaction
 from core.store.db import Database
@@ -74,6 +75,7 @@ class Store:
         self.compaction = Compaction(db)
         self.transcripts = Transcripts(db)
         self.vectors = Vectors(db)
+        self.bots = BotIdentities(db)
         self._objects_args = (objects_url, s3_endpoint_url, s3_region)
         self._objects: ObjectStore | None = None
         self._memory: MemoryRepository | None = None

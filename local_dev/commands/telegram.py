@@ -61,6 +61,18 @@ def _with_bot(settings: Settings, action: Callable[[Any], Awaitable[Any]]) -> An
         raise IrisUsageError(f"Telegram refused: {exc}") from None
 
 
+def _remember_bot(settings: Settings, me: Any) -> None:
+    """Keep the bot's @username in the store, so the webhook never asks Telegram for it."""
+    from core.store import open_store
+
+    store = open_store(settings)
+    try:
+        store.bots.put("telegram", str(me.id), {"id": me.id, "username": me.username,
+                                                "first_name": me.first_name})
+    finally:
+        store.close()
+
+
 def _store_secret(settings: Settings, secret: str) -> str:
     from core.dotenv import update_dotenv
 
@@ -119,6 +131,7 @@ def _set_webhook(url: str, secret: str | None, drop_pending: bool) -> None:
         return await bot.get_me()
 
     me = _with_bot(settings, register)
+    _remember_bot(settings, me)
     click.echo(f"Telegram will send @{me.username}'s messages to {target}")
     if saved_to:
         click.echo(f"Saved the webhook secret as IRIS_TELEGRAM_SECRET in {saved_to}.")

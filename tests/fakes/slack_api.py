@@ -1,4 +1,4 @@
-"""A fake Slack Web API for tests that drive the real ``slack_sdk`` clients and slack-bolt.
+"""A fake Slack Web API for tests that drive the real ``slack_sdk`` clients.
 
 ::
 

@@ -1,4 +1,4 @@
-"""The Slack endpoint through real HTTP: signed requests → slack-bolt → Iris → worker →
+"""The Slack endpoint through real HTTP: signed requests → Iris → worker →
 slack_sdk's WebClient → the fake Slack Web API on loopback."""
 
 import json

@@ -88,6 +88,8 @@ def test_a_photo_without_text_gets_a_plain_answer_without_a_turn(stack):
 def test_in_groups_iris_answers_mentions_replies_and_commands_only(stack):
     tg = stack.telegram
     group = -1001000000001
+    # `iris telegram set-webhook` stored the bot's identity
+    stack.rt.store.bots.put("telegram", "7000001", {"id": 7000001, "username": "iris_test_bot"})
     ignored = tg.make_update("just chatting", chat_type="supergroup")
     assert stack.telegram_post(ignored).json()["status"] == "ignored"
     mention = tg.make_update("@iris_test_bot what is 2+2?", chat_type="supergroup",
@@ -114,6 +116,26 @@ def test_in_groups_iris_answers_mentions_replies_and_commands_only(stack):
         (scope, "telegram:4242"), (scope, "telegram:77")]
     person = store.users.resolve("telegram:4242")
     assert store.sessions.list(person) == []  # the group's turns are not in Ada's own scope
+
+
+def test_the_bots_username_is_never_fetched_while_telegram_waits(stack):
+    """Unknown @username: the ack decides without it and never calls getMe; getMe runs after
+    the ack, its answer is stored, and the next mention is recognised."""
+    tg = stack.telegram
+    group = -1001000000001
+
+    def mention(text):
+        return tg.make_update(f"@iris_test_bot {text}", chat_type="supergroup",
+                              entities=[{"type": "mention", "offset": 0, "length": 14}])
+
+    calls_before = len(tg.methods_called())
+    first = stack.telegram_post(mention("are you there?"))
+    assert first.json()["status"] == "ignored"  # not known yet as a mention of Iris
+    stack.wait(lambda: stack.rt.store.bots.get("telegram", "7000001") is not None)
+    assert tg.methods_called()[calls_before:] == ["getMe"]  # after the ack, once
+    assert stack.rt.store.bots.get("telegram", "7000001")["username"] == "iris_test_bot"
+    assert stack.telegram_post(mention("now?")).json()["status"] == "recorded"
+    stack.wait(lambda: texts(stack, group) == ["re: [Ada] now?"])
 
 
 def test_group_reply_mode_all_answers_every_message(iris_home):
