@@ -61,16 +61,26 @@ def _with_bot(settings: Settings, action: Callable[[Any], Awaitable[Any]]) -> An
         raise IrisUsageError(f"Telegram refused: {exc}") from None
 
 
-def _remember_bot(settings: Settings, me: Any) -> None:
-    """Keep the bot's @username in the store, so the webhook never asks Telegram for it."""
+def _remember_bot(settings: Settings, me: Any) -> str | None:
+    """Keep the bot's @username in the store, so the webhook never asks Telegram for it.
+
+    Best effort: the webhook works without it (it asks Telegram after its first group message
+    instead), so a database this machine cannot reach, such as a cloud database seen from a
+    laptop without its network, is a warning, not a failure. Returns the warning.
+    """
     from core.store import open_store
 
-    store = open_store(settings)
+    try:
+        store = open_store(settings)
+    except Exception as exc:
+        return (f"Could not save @{me.username} in the database ({exc}); Iris will ask "
+                "Telegram for it after its first group message.")
     try:
         store.bots.put("telegram", str(me.id), {"id": me.id, "username": me.username,
                                                 "first_name": me.first_name})
     finally:
         store.close()
+    return None
 
 
 def _store_secret(settings: Settings, secret: str) -> str:
@@ -131,8 +141,10 @@ def _set_webhook(url: str, secret: str | None, drop_pending: bool) -> None:
         return await bot.get_me()
 
     me = _with_bot(settings, register)
-    _remember_bot(settings, me)
+    warning = _remember_bot(settings, me)
     click.echo(f"Telegram will send @{me.username}'s messages to {target}")
+    if warning:
+        click.echo(warning)
     if saved_to:
         click.echo(f"Saved the webhook secret as IRIS_TELEGRAM_SECRET in {saved_to}.")
         click.echo("Iris running elsewhere (e.g. on Modal) needs the same value: "

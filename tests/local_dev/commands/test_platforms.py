@@ -7,6 +7,7 @@ import yaml
 from click.testing import CliRunner
 
 from core.config import load_settings
+from core.store import open_store
 from local_dev.cli import cli
 from tests.fakes.server import serve
 from tests.fakes.telegram_api import FakeTelegram
@@ -39,12 +40,26 @@ def test_set_webhook_generates_saves_and_registers_a_secret(telegram, iris_home,
     assert (iris_home / ".env").stat().st_mode & 0o777 == 0o600
     commands = {c["command"] for c in dict(telegram.calls)["setMyCommands"]["commands"]}
     assert {"new", "help", "stop", "usage", "model"} <= commands
+    store = open_store(load_settings())
+    try:  # the webhook reads the bot's @username from here instead of asking Telegram
+        assert store.bots.get("telegram", "7000001")["username"] == "iris_test_bot"
+    finally:
+        store.close()
 
     again = CliRunner().invoke(cli, ["telegram", "set-webhook", "https://iris.example/hook/x"])
     assert again.exit_code == 0, again.output
     assert telegram.webhook["secret_token"] == secret
     assert telegram.webhook["url"] == "https://iris.example/hook/x"
     assert "already configured" in again.output
+
+
+def test_set_webhook_with_an_unreachable_database_warns_and_succeeds(telegram, monkeypatch):
+    monkeypatch.setenv("IRIS_DB_URL", "libsql://nowhere.invalid")
+    monkeypatch.setenv("IRIS_DB_AUTH_TOKEN", "t")
+    result = CliRunner().invoke(cli, ["telegram", "set-webhook", "https://iris.example"])
+    assert result.exit_code == 0, result.output
+    assert telegram.webhook["url"] == "https://iris.example/telegram/webhook"
+    assert "Could not save @iris_test_bot in the database" in result.output
 
 
 def test_set_webhook_refuses_bad_input_and_changes_nothing(telegram, iris_home, monkeypatch):
