@@ -62,7 +62,7 @@ async def connect_and_call(config: McpServerConfig) -> tuple[float, float]:
 async def provider_turn(ctx: object, call: bool) -> float:
     from core.acting.mcp_tools import mcp_tools
     from core.messages import ToolCall
-    from core.tools.base import Toolset
+    from core.toolkit import Toolset
 
     started = time.perf_counter()
     async with mcp_tools(ctx) as tools:  # type: ignore[arg-type]

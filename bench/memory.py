@@ -37,7 +37,7 @@ def load(folder, name):
 def tool_writer(store, settings, user_id):
     from core.messages import ToolCall
     from core.services import Services
-    from core.tools.base import ToolContext, Toolset
+    from core.toolkit import ToolContext, Toolset
     from core.tools.memory import Memory
 
     tools = Toolset([Memory()])

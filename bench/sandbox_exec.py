@@ -47,8 +47,8 @@ async def terminal_tool(home: Path, command: str, runs: int) -> list[float]:
     from core.messages import ToolCall
     from core.services import Services
     from core.store import open_store
+    from core.toolkit import ToolContext
     from core.tools import default_toolset
-    from core.tools.base import ToolContext
 
     settings = load_settings()
     store = open_store(settings)

@@ -16,7 +16,7 @@ from core.errors import ConfigError, NotFound, ProviderError
 from core.messages import Message, Usage
 from core.platforms.voice import has_voice, transcribe_voice
 from core.sessions.compression import fit_context
-from core.tools.base import Tool, ToolContext, Toolset
+from core.toolkit import Tool, ToolContext, Toolset
 
 if TYPE_CHECKING:
     from core.config import Settings

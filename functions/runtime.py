@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from core.hooks import AfterTurn, HookContext
     from core.services import Services
     from core.store.inbox import InboxEntry
-    from core.tools.base import Toolset
+    from core.toolkit import Toolset
     from core.turn import ToolProvider, TurnDeps, TurnOutcome
 
 
@@ -43,10 +43,10 @@ def default_sections() -> list[PromptSection]:
 def default_after_turn() -> list[AfterTurn]:
     from core.acting.workspaces import settle_after_turn
     from core.identity.linking import complete_links_after_turn
-    from core.memory.review import review_after_turn
+    from core.learning.memory_review import review_after_turn
+    from core.learning.skill_review import skill_review
     from core.search.after_turn import embed_after_turn
     from core.sessions.titles import title_session
-    from core.skills.review import skill_review
 
     return [
         settle_after_turn, title_session, skill_review, review_after_turn,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from typing import TYPE_CHECKING
 
 from core.dispatch import ChatRef
 from core.ids import new_id
@@ -20,7 +21,9 @@ from core.replies import outbound_for
 from core.store import TurnAlreadyFinished, TurnRecord
 from core.store.inbox import InboxEntry
 from core.turn import TurnOutcome, run_turn
-from functions.runtime import Runtime
+
+if TYPE_CHECKING:
+    from functions.runtime import Runtime
 
 log = logging.getLogger("iris.worker")
 

@@ -17,7 +17,7 @@ from pydantic import SecretStr
 
 from core.config import Settings
 from core.errors import IrisUsageError
-from core.tools.base import Toolset
+from core.toolkit import Toolset
 
 ALIAS = "smollm2-135m-instruct"
 CONTEXT_TOKENS = 8192

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 
 from core.llm import ToolSpec
-from core.tools.base import Tool, ToolContext
+from core.toolkit import Tool, ToolContext
 
 if TYPE_CHECKING:
     from core.config import Settings

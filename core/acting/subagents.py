@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from core.errors import ProviderError
 from core.ids import new_id
 from core.messages import Message, Usage
-from core.tools.base import ToolContext, Toolset
+from core.toolkit import ToolContext, Toolset
 
 if TYPE_CHECKING:
     from core.turn import TurnDeps

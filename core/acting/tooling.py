@@ -12,7 +12,7 @@ from core.errors import ToolRetry
 
 if TYPE_CHECKING:
     from core.acting.workspaces import Workspaces
-    from core.tools.base import ToolContext
+    from core.toolkit import ToolContext
 
 
 def workspaces(ctx: ToolContext) -> Workspaces:

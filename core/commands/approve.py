@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import importlib
-
 from core.commands import CommandContext, CommandResult, command
+from core.commands.held import approve_pending
 from core.errors import IrisUsageError
 from core.identity.access import is_owner_account
 from core.identity.codes import looks_like_code
@@ -26,20 +25,12 @@ def approve_pairing(ctx: CommandContext, code: str) -> CommandResult:
     return CommandResult(reply=f"Approved {who}. I'll let them know they can talk to me now.")
 
 
-async def _held_commands(ctx: CommandContext, arg: str) -> CommandResult | None:
-    try:
-        approvals = importlib.import_module("core.approvals")
-    except ModuleNotFoundError:
-        return None
-    return await approvals.approve_pending(ctx, arg)
-
-
 @command("approve", "approve a pairing code (owner): /approve CODE; or a held command: /approve N")
 async def approve(ctx: CommandContext, args: str) -> CommandResult:
     arg = args.strip()
     if arg and Pairing(ctx.store).is_pending_code(arg):
         return approve_pairing(ctx, arg)
-    result = await _held_commands(ctx, arg)
+    result = await approve_pending(ctx, arg)
     if result is not None:
         return result
     if arg and looks_like_code(arg) and is_owner(ctx):

@@ -6,10 +6,9 @@ from datetime import UTC, datetime
 
 from core.commands import CommandContext, CommandResult, command
 from core.errors import IrisUsageError
-from core.memory.models import ArchivedEntry, clip
+from core.memory.models import ArchivedEntry, clip, summary
 from core.memory.repository import Limits
 from core.memory.snapshot import render_store
-from core.tools.memory import summary
 
 USAGE = "Usage: /memory | /memory archive [words] | /memory restore ID"
 

@@ -113,3 +113,12 @@ def total_chars(contents: list[str]) -> int:
 def clip(text: str, width: int = 60) -> str:
     one_line = " ".join(text.split())
     return one_line if len(one_line) <= width else one_line[: width - 1] + "…"
+
+
+def summary(result: WriteResult) -> str:
+    """A short reply: what happened and how full the stores are, never the stores' content."""
+    fill = ", ".join(
+        f"{u.target} {u.percent}% ({u.chars:,}/{u.limit:,})"
+        for u in (result.usage[t] for t in TARGETS)
+    )
+    return f"{' '.join(result.notes)} Now: {fill}."

@@ -11,7 +11,7 @@ import importlib
 import inspect
 import pkgutil
 
-from core.tools.base import Tool, ToolContext, Toolset
+from core.toolkit import Tool, ToolContext, Toolset
 
 SKIP = {"base"}
 

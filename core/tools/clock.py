@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, Field
 
 from core.errors import ToolRetry
-from core.tools.base import Tool, ToolContext
+from core.toolkit import Tool, ToolContext
 
 
 class ClockArgs(BaseModel):

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from core.dispatch import ChatRef
 from core.errors import IrisError, ToolRetry
 from core.platforms.registry import PLATFORMS
-from core.tools.base import Tool, ToolContext
+from core.toolkit import Tool, ToolContext
 
 if TYPE_CHECKING:
     from core.scheduler.manage import Actor

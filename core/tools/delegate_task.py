@@ -6,7 +6,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from core.acting.subagents import MAX_CHILDREN
 from core.errors import ToolRetry
-from core.tools.base import Tool, ToolContext
+from core.toolkit import Tool, ToolContext
 
 
 class DelegateTaskArgs(BaseModel):

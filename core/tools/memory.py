@@ -9,10 +9,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from core.errors import ToolRetry
 from core.llm import ToolSpec
-from core.memory.models import TARGETS, MemoryOperation, Target, WriteResult
+from core.memory.models import TARGETS, MemoryOperation, Target, summary
 from core.memory.ops import Author, MemoryRefused
 from core.memory.repository import Limits, MemoryBusy
-from core.tools.base import Tool, ToolContext
+from core.toolkit import Tool, ToolContext
 
 MAX_OPERATIONS = 20
 ASKED = re.compile(
@@ -77,15 +77,6 @@ class MemoryArgs(BaseModel):
                 old_text=self.old_text,
             )
         ]
-
-
-def summary(result: WriteResult) -> str:
-    """A short reply: what happened and how full the stores are, never the stores' content."""
-    fill = ", ".join(
-        f"{u.target} {u.percent}% ({u.chars:,}/{u.limit:,})"
-        for u in (result.usage[t] for t in TARGETS)
-    )
-    return f"{' '.join(result.notes)} Now: {fill}."
 
 
 def user_asked(ctx: ToolContext) -> bool:

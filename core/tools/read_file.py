@@ -7,7 +7,7 @@ from pydantic import BaseModel, Field
 from core.acting.output import decode_text, is_binary
 from core.acting.tooling import sandbox_errors, workspaces
 from core.errors import ToolRetry
-from core.tools.base import Tool, ToolContext
+from core.toolkit import Tool, ToolContext
 
 MAX_LINE_CHARS = 2_000
 

@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from core.acting.tooling import sandbox_errors, workspaces
 from core.errors import ToolRetry
-from core.tools.base import Tool, ToolContext
+from core.toolkit import Tool, ToolContext
 
 LINE_CHARS = 300
 SEARCH_TIMEOUT = 60.0

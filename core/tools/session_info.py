@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel
 
-from core.tools.base import Tool, ToolContext
+from core.toolkit import Tool, ToolContext
 
 
 class SessionInfoArgs(BaseModel):

@@ -14,7 +14,7 @@ from core.search.engine import search_messages
 from core.search.grouping import group_hits, render_groups, render_message
 from core.sessions.transfer import parse_time
 from core.store.search import Filters
-from core.tools.base import Tool, ToolContext
+from core.toolkit import Tool, ToolContext
 
 log = logging.getLogger("iris.tools.session_search")
 

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from core.errors import ToolRetry
-from core.tools.base import Tool, ToolContext
+from core.toolkit import Tool, ToolContext
 
 Action = Literal["create", "patch", "edit", "delete", "write_file", "remove_file"]
 NEEDS = {

@@ -7,7 +7,7 @@ import difflib
 from pydantic import BaseModel, Field
 
 from core.errors import NotFound, ToolRetry
-from core.tools.base import Tool, ToolContext
+from core.toolkit import Tool, ToolContext
 
 
 class SkillViewArgs(BaseModel):

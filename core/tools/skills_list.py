@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from core.tools.base import Tool, ToolContext
+from core.toolkit import Tool, ToolContext
 
 MAX_LISTED = 150
 MATCHES = 15

@@ -8,7 +8,7 @@ from core.acting.output import format_exec
 from core.acting.tooling import sandbox_errors, workspaces
 from core.approvals import danger_of, hold_command, may_hold
 from core.errors import ToolRetry
-from core.tools.base import Tool, ToolContext
+from core.toolkit import Tool, ToolContext
 
 
 class TerminalArgs(BaseModel):

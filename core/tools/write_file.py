@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from core.acting.tooling import lock_key, sandbox_errors, workspaces
 from core.errors import ToolRetry
-from core.tools.base import Tool, ToolContext
+from core.toolkit import Tool, ToolContext
 
 
 class WriteFileArgs(BaseModel):

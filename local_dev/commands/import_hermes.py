@@ -26,7 +26,7 @@ def import_hermes_command(
 
     Example: iris import-hermes ~/.hermes --user telegram:42
     """
-    from core.memory.hermes import import_hermes
+    from core.migrate.hermes import import_hermes
 
     with opened() as (settings, store):
         user_id = resolve_user(store, user_ref, create=True)

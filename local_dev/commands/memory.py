@@ -119,8 +119,8 @@ def memory_restore(archive_ids: tuple[str, ...], user_ref: str | None) -> None:
 
     Example: iris memory restore arc_018c2f3a9b1e4d7a2c --user alice
     """
+    from core.memory.models import summary
     from core.memory.repository import Limits
-    from core.tools.memory import summary
 
     with opened() as (settings, store):
         user_id = resolve_user(store, user_ref)

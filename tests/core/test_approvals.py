@@ -3,9 +3,9 @@ import asyncio
 import pytest
 
 from core.acting.state import HeldCommands
-from core.approvals import approve_pending
 from core.clock import ManualClock
 from core.commands import CommandContext
+from core.commands.held import approve_pending
 from tests.clocks import NOW
 from tests.core.acting.support import call, make_ctx
 

@@ -6,7 +6,7 @@ import json
 import httpx
 
 from core.sessions.transfer import import_sessions, read_lines
-from core.tools.base import ToolContext
+from core.toolkit import ToolContext
 from core.tools.session_search import SessionSearch, SessionSearchArgs
 from functions.app import create_app
 from tests.fakes.server import serve

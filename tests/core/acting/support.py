@@ -10,8 +10,8 @@ from typing import Any
 
 from core.messages import ToolCall
 from core.services import Services
+from core.toolkit import Tool, ToolContext, Toolset
 from core.tools import default_toolset
-from core.tools.base import Tool, ToolContext, Toolset
 
 _ids = itertools.count(1)
 

@@ -10,7 +10,7 @@ from core.acting.mcp_tools import mcp_tools
 from core.config import load_settings
 from core.errors import ConfigError
 from core.messages import ToolCall
-from core.tools.base import Toolset
+from core.toolkit import Toolset
 from tests.core.acting.support import make_ctx
 from tests.fakes.server import serve
 

@@ -11,7 +11,7 @@ import core.security
 from core.config import load_settings
 from core.services import Services
 from core.store import open_store
-from core.tools.base import ToolContext
+from core.toolkit import ToolContext
 from core.tools.memory import Memory, MemoryArgs
 
 

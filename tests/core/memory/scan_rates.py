@@ -10,7 +10,7 @@ from pathlib import Path
 
 from core.messages import ToolCall
 from core.services import Services
-from core.tools.base import ToolContext, Toolset
+from core.toolkit import ToolContext, Toolset
 from core.tools.memory import Memory
 
 CORPUS = Path(__file__).parent / "corpus"

@@ -7,7 +7,7 @@ import json
 
 from core.dispatch import ChatRef
 from core.messages import InboundMessage, ToolCall
-from core.tools.base import ToolContext, Toolset
+from core.toolkit import ToolContext, Toolset
 from core.tools.cronjob import Cronjob
 from functions.worker import drain
 from tests.fakes.scripted_model import call, tool_calls

@@ -7,7 +7,7 @@ import pytest
 
 from core.messages import InboundMessage, ToolCall
 from core.services import Services
-from core.tools.base import ToolContext, Toolset
+from core.toolkit import ToolContext, Toolset
 from core.tools.memory import Memory
 
 

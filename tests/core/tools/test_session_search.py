@@ -2,7 +2,7 @@ import asyncio
 
 from core.messages import InboundMessage
 from core.store.transcripts import ImportedMessage
-from core.tools.base import ToolContext
+from core.toolkit import ToolContext
 from core.tools.session_search import SessionSearch, SessionSearchArgs
 from functions.ingress import receive
 from tests.fakes.scripted_model import call, tool_calls

@@ -8,8 +8,8 @@ from pydantic import BaseModel
 from core.acting.mcp_tools import McpServerTool
 from core.messages import ToolCall
 from core.services import Services
+from core.toolkit import Tool, ToolContext, Toolset
 from core.tools import default_tools
-from core.tools.base import Tool, ToolContext, Toolset
 
 OUTSIDE = {"terminal", "read_file", "search_files", "patch", "delegate_task"}
 OWN = {"clock", "memory", "session_info"}

@@ -3,7 +3,7 @@
 import pytest
 
 from core.errors import IrisUsageError
-from core.memory.hermes import hermes_model, import_hermes
+from core.migrate.hermes import hermes_model, import_hermes
 
 SKILL = """---
 name: {name}

@@ -160,7 +160,7 @@ def review_request(ctx: HookContext, messages: Sequence[Message]) -> list[Messag
 
 async def skill_review(hook: HookContext) -> ReviewResult | None:
     """The after-turn hook: run the review if this turn calls for one; returns what it did."""
-    from core.tools.base import ToolContext, Toolset
+    from core.toolkit import ToolContext, Toolset
     from core.tools.skill_manage import SkillManage
     from core.tools.skill_view import SkillView
 

@@ -105,7 +105,7 @@ class MemoryReviewer:
     async def review(
         self, user_id: str, session_id: str, *, chat_key: str, platform: str
     ) -> ReviewResult:
-        from core.tools.base import ToolContext
+        from core.toolkit import ToolContext
         from core.tools.memory import Memory, MemoryArgs, write_memory
 
         since = self.mark(user_id, session_id)

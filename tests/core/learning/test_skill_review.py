@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from core.learning.skill_review import render_transcript, skills_used, sounds_pleased
 from core.skills.library import SkillLibrary
-from core.skills.review import render_transcript, skills_used, sounds_pleased
 from tests.core.skills.conftest import PG, skill_md
 from tests.core.skills.turns import call, send
 from tests.fakes.scripted_model import call as clock_call

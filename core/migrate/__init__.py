@@ -1,0 +1,1 @@
+"""Bringing other agents' homes into Iris (Hermes Agent)."""

@@ -1,0 +1,3 @@
+from tests.core.memory.conftest import alice, bob, limits
+
+__all__ = ["alice", "bob", "limits"]
