@@ -10,6 +10,14 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 pytest_plugins = ["tests.fakes.s3"]
 
+# Property tests draw the same examples on every run, so CI never goes red on a lucky draw;
+# HYPOTHESIS_PROFILE=explore draws fresh ones (and more) to look for new failures.
+from hypothesis import settings as _hypothesis  # noqa: E402
+
+_hypothesis.register_profile("ci", derandomize=True)
+_hypothesis.register_profile("explore", max_examples=500)
+_hypothesis.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
 
 @pytest.fixture(autouse=True)
 def iris_home(tmp_path, monkeypatch):

@@ -24,7 +24,8 @@ MEDIA_ONLY = (
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+    # strict: the Bot API sends JSON numbers; "+0" or "7" for an id is not an update of theirs
+    model_config = ConfigDict(extra="ignore", populate_by_name=True, strict=True)
 
 
 class TgUser(_Model):
