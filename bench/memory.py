@@ -91,7 +91,7 @@ def writes(store, settings, count: int) -> None:
 
 
 def snapshot(store, settings) -> None:
-    from core.memory.repository import Limits
+    from core.memory.book import Limits
     from core.memory.snapshot import render_snapshot
 
     user = store.users.for_account("http:writer")
@@ -99,7 +99,7 @@ def snapshot(store, settings) -> None:
     samples = []
     for _ in range(200):
         started = time.perf_counter()
-        text = render_snapshot(store.memory, user, limits)
+        text = render_snapshot(store, user, limits)
         samples.append(time.perf_counter() - started)
     print(f"snapshot section (both stores, every entry re-scanned, {len(text):,} chars): "
           f"{summary(samples)}")
@@ -135,7 +135,7 @@ def archive_search(store, archived: int) -> None:
 
 def merge(store, settings, messages: int) -> None:
     from core.identity.merge import merge_users
-    from core.memory.repository import Limits
+    from core.memory.book import Limits
 
     keep = store.users.for_account("telegram:900")
     other = store.users.for_account("slack:T9/U900")

@@ -33,7 +33,7 @@ class Stopped:
 
 
 def request_stop(store: Store, user_id: str, message: InboundMessage) -> Stopped:
-    with store.db.transaction():
+    with store.transaction():
         existing = store.inbox.find(user_id, message.platform, message.platform_message_id)
         if existing is not None:
             return Stopped(existing.id, duplicate=True)

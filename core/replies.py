@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from core.platforms.registry import PLATFORMS
-from core.store import OutboundReply
+from core.turn_commit import OutboundReply
 
 if TYPE_CHECKING:
     from core.store.inbox import InboxEntry

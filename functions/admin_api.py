@@ -58,11 +58,12 @@ def _usage(usage: Any) -> dict[str, Any]:
 
 
 def build_admin_router(rt: Runtime) -> APIRouter:
-    from core.memory.repository import Limits
+    from core.memory.book import Limits, MemoryBook
 
     router = APIRouter()
     auth = Depends(require_api_key(rt))
     limits = Limits.from_settings(rt.settings)
+    book = MemoryBook(rt.store)
 
     def resolve(user: str) -> str:
         try:
@@ -72,7 +73,7 @@ def build_admin_router(rt: Runtime) -> APIRouter:
 
     def memory_body(user_id: str) -> dict[str, Any]:
         repo = rt.store.memory
-        usage, stores = repo.usage(user_id, limits), repo.snapshot(user_id)
+        usage, stores = book.usage(user_id, limits), repo.snapshot(user_id)
         return {
             "user_id": user_id,
             "stores": {
@@ -86,7 +87,7 @@ def build_admin_router(rt: Runtime) -> APIRouter:
     async def list_users() -> list[dict[str, Any]]:
         out = []
         for user in rt.store.users.list_all():
-            usage = rt.store.memory.usage(user.id, limits)
+            usage = book.usage(user.id, limits)
             out.append({
                 "id": user.id, "kind": user.kind, "display_name": user.display_name,
                 "is_owner": user.is_owner, "merged_into": user.merged_into,
@@ -113,7 +114,7 @@ def build_admin_router(rt: Runtime) -> APIRouter:
     async def restore(user: str, body: RestoreBody) -> dict[str, Any]:
         user_id = resolve(user)
         try:
-            result = rt.store.memory.restore(user_id, body.id, limits=limits, who="admin-api")
+            result = book.restore(user_id, body.id, limits=limits, who="admin-api")
         except NotFound as exc:
             raise ApiError(404, str(exc), code="not_found") from None
         except IrisUsageError as exc:
@@ -139,7 +140,7 @@ def build_admin_router(rt: Runtime) -> APIRouter:
             where = ".".join(str(p) for p in first["loc"]) or "body"
             raise ApiError(400, f"{where}: {first['msg']}", code="invalid_memory_write") from None
         try:
-            result = rt.store.memory.write(
+            result = book.write(
                 user_id, args.to_operations(), limits=limits,
                 author=Author(provenance="user", who="admin-api"),
             )

@@ -18,9 +18,9 @@ from core.ids import new_id
 from core.platforms.registry import PLATFORMS
 from core.platforms.typing import typing_while
 from core.replies import outbound_for
-from core.store import TurnAlreadyFinished, TurnRecord
 from core.store.inbox import InboxEntry
 from core.turn import TurnOutcome, run_turn
+from core.turn_commit import TurnAlreadyFinished, TurnRecord, commit_turn
 
 if TYPE_CHECKING:
     from functions.runtime import Runtime
@@ -73,7 +73,7 @@ async def process(rt: Runtime, entry: InboxEntry) -> TurnOutcome | None:
     turn_checkpoint = rt.checkpoint or (lambda step: None)
     turn_checkpoint("before_commit")
     try:
-        delivery_id = store.commit_turn(record)
+        delivery_id = commit_turn(store, record)
     except TurnAlreadyFinished:
         log.warning("inbox %s was finished by another worker; discarding this run", entry.id)
         rt.notifier.notify(entry.id)

@@ -98,7 +98,7 @@ def _check_store(report: Report, settings: Settings) -> None:
         report.add("error", "database", f"cannot open {settings.db_url}: {exc}", fix)
         return
     try:
-        applied = store.db.scalar("SELECT count(*) FROM _migrations")
+        applied = store.migrations_applied()
         report.add("ok", "database", f"{settings.db_url} opened, {applied} migrations applied")
         try:
             store.objects.check()

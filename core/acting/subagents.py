@@ -146,7 +146,7 @@ class SubagentRunner:
     ) -> None:
         store = deps.store
         at = store.clock.now()
-        with store.db.transaction():
+        with store.transaction():
             store.messages.insert(
                 parent.user_id, session_id, messages, at=at, author=parent.account,
                 inbox_id=parent.inbox_id,
@@ -155,8 +155,4 @@ class SubagentRunner:
                 store.usage.record(
                     parent.user_id, usage, session_id=session_id, inbox_id=parent.inbox_id
                 )
-            store.db.execute(
-                "UPDATE sessions SET last_active_at = ?, ended_at = ?, end_reason = ?"
-                " WHERE user_id = ? AND id = ?",
-                (at, at, f"subagent {status}", parent.user_id, session_id),
-            )
+            store.sessions.end(parent.user_id, session_id, at=at, reason=f"subagent {status}")

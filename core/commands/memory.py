@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 from core.commands import CommandContext, CommandResult, command
 from core.errors import IrisUsageError
+from core.memory.book import Limits, MemoryBook
 from core.memory.models import ArchivedEntry, clip, summary
-from core.memory.repository import Limits
 from core.memory.snapshot import render_store
 
 USAGE = "Usage: /memory | /memory archive [words] | /memory restore ID"
@@ -24,11 +24,12 @@ def archive_lines(found: list[ArchivedEntry]) -> str:
 @command("memory", "show your memory; /memory archive [words]; /memory restore ID")
 async def memory(ctx: CommandContext, args: str) -> CommandResult:
     repo, limits = ctx.store.memory, Limits.from_settings(ctx.settings)
+    book = MemoryBook(ctx.store)
     words = args.split(maxsplit=1)
     verb = words[0].lower() if words else ""
     rest = words[1].strip() if len(words) > 1 else ""
     if not verb:
-        usage, stores = repo.usage(ctx.user_id, limits), repo.snapshot(ctx.user_id)
+        usage, stores = book.usage(ctx.user_id, limits), repo.snapshot(ctx.user_id)
         parts = [render_store(usage[t], stores[t]) for t in ("memory", "user")]
         archived = repo.count_archive(ctx.user_id)
         if archived:
@@ -45,7 +46,7 @@ async def memory(ctx: CommandContext, args: str) -> CommandResult:
         return CommandResult(reply=archive_lines(found) + "\n\nRestore one with /memory restore ID")
     if verb == "restore" and rest:
         try:
-            result = repo.restore(ctx.user_id, rest, limits=limits, who=ctx.account)
+            result = book.restore(ctx.user_id, rest, limits=limits, who=ctx.account)
         except IrisUsageError as exc:
             return CommandResult(reply=f"Not restored: {exc}.")
         return CommandResult(reply=f"Restored {rest}. {summary(result)}")

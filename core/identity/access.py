@@ -53,7 +53,7 @@ def is_owner_account(settings: Settings, account: str) -> bool:
 def _allowed(store: Store, settings: Settings, message: InboundMessage) -> AccessDecision:
     user_id = store.users.for_account(message.account, display_name=message.display_name)
     if is_owner_account(settings, message.account):
-        store.db.execute("UPDATE users SET is_owner = 1 WHERE id = ? AND is_owner = 0", (user_id,))
+        store.users.make_owner(user_id)
     return AccessDecision(allowed=True, user_id=user_id)
 
 

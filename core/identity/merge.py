@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from core.errors import IrisUsageError
+from core.memory.book import MemoryBook
 from core.store.db import Database, DatabaseError
 
 if TYPE_CHECKING:
-    from core.memory.repository import Limits
+    from core.memory.book import Limits
     from core.store import Store
 
 HANDLED = frozenset({"memory_entries", "memory_versions", "leases"})
@@ -97,7 +98,7 @@ def merge_users(
     report = MergeReport(dest=dest, source=source)
     db = store.db
     with db.transaction():
-        report.memory = store.memory.absorb(source, dest, limits=limits, who=who)
+        report.memory = MemoryBook(store).absorb(source, dest, limits=limits, who=who)
         for table in user_tables(db):
             if table not in HANDLED:
                 _move_rows(db, table, dest, source, report)

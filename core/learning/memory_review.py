@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from core.errors import ProviderError, ToolRetry
-from core.memory.repository import Limits
+from core.memory.book import Limits
 from core.memory.snapshot import render_snapshot
 from core.messages import Message
 from core.security.untrusted import wrap_untrusted
@@ -78,29 +78,20 @@ class MemoryReviewer:
         self.services = services
 
     def mark(self, user_id: str, session_id: str) -> int:
-        return self.store.db.scalar(
-            "SELECT reviewed_message_id FROM memory_reviews WHERE user_id = ? AND session_id = ?",
-            (user_id, session_id),
-        ) or 0
+        return self.store.memory.reviewed_up_to(user_id, session_id)
 
     def unreviewed_turns(self, user_id: str, session_id: str) -> int:
-        return self.store.db.scalar(
-            "SELECT count(*) FROM messages WHERE user_id = ? AND session_id = ? AND role = 'user'"
-            " AND id > ?",
-            (user_id, session_id, self.mark(user_id, session_id)),
+        return self.store.messages.count_user_turns(
+            user_id, session_id, after_id=self.mark(user_id, session_id)
         )
 
     def ended_session(self, user_id: str, chat_key: str, current: str) -> str | None:
         """The chat's most recently ended session, if it still has turns worth reviewing."""
-        row = self.store.db.one(
-            "SELECT id FROM sessions WHERE user_id = ? AND chat_key = ? AND ended_at IS NOT NULL"
-            " AND id != ? ORDER BY ended_at DESC LIMIT 1",
-            (user_id, chat_key, current),
-        )
-        if row is None:
+        ended = self.store.sessions.last_ended(user_id, chat_key, other_than=current)
+        if ended is None:
             return None
-        enough = self.unreviewed_turns(user_id, row["id"]) >= self.settings.memory_review_min_turns
-        return row["id"] if enough else None
+        enough = self.unreviewed_turns(user_id, ended) >= self.settings.memory_review_min_turns
+        return ended if enough else None
 
     async def review(
         self, user_id: str, session_id: str, *, chat_key: str, platform: str
@@ -117,7 +108,7 @@ class MemoryReviewer:
             return result
         try:
             snapshot = render_snapshot(
-                self.store.memory, user_id, Limits.from_settings(self.settings)
+                self.store, user_id, Limits.from_settings(self.settings)
             )
             prompt = [
                 Message(role="system", content=REVIEW_PROMPT),
@@ -155,14 +146,7 @@ class MemoryReviewer:
         return result
 
     def _set_mark(self, user_id: str, session_id: str, message_id: int) -> None:
-        self.store.db.execute(
-            "INSERT INTO memory_reviews (user_id, session_id, reviewed_message_id, reviews,"
-            " reviewed_at) VALUES (?, ?, ?, 1, ?)"
-            " ON CONFLICT (user_id, session_id) DO UPDATE SET"
-            " reviewed_message_id = max(reviewed_message_id, excluded.reviewed_message_id),"
-            " reviews = reviews + 1, reviewed_at = excluded.reviewed_at",
-            (user_id, session_id, message_id, self.store.clock.now()),
-        )
+        self.store.memory.mark_reviewed(user_id, session_id, message_id)
 
 
 async def review_after_turn(ctx: HookContext) -> list[ReviewResult]:

@@ -1,4 +1,5 @@
-"""Memory's data: entries, archived entries, operations and the result of a write."""
+"""Memory's data: operations and the result of a write (entries and archived entries are the
+store's rows, re-exported here)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from core.store.db import Row
+from core.store.memory import TARGETS as TARGETS
+from core.store.memory import ArchivedEntry as ArchivedEntry
+from core.store.memory import MemoryEntry as MemoryEntry
+from core.store.memory import Target as Target
 
-Target = Literal["memory", "user"]
 Provenance = Literal["user", "agent", "review", "import"]
-TARGETS: tuple[Target, ...] = ("memory", "user")
 DELIMITER = "\n§\n"
 LABELS = {"memory": "MEMORY", "user": "USER PROFILE"}
 
@@ -41,45 +43,6 @@ class MemoryOperation(BaseModel):
         if self.action in ("replace", "remove") and not (self.old_text and self.old_text.strip()):
             raise ValueError(f"{self.action} needs 'old_text': a unique part of the entry")
         return self
-
-
-@dataclass
-class MemoryEntry:
-    id: str
-    user_id: str
-    target: Target
-    position: int
-    content: str
-    provenance: str
-    author: str | None
-    session_id: str | None
-    created_at: float
-    updated_at: float
-    last_used_at: float
-
-    @classmethod
-    def from_row(cls, row: Row) -> MemoryEntry:
-        return cls(**{name: row[name] for name in cls.__dataclass_fields__})
-
-
-@dataclass(frozen=True)
-class ArchivedEntry:
-    id: str
-    user_id: str
-    target: Target
-    content: str
-    reason: str
-    archived_at: float
-    archived_by: str | None
-    entry_id: str | None
-    provenance: str | None
-    created_at: float | None
-    restored_at: float | None
-    restored_as: str | None
-
-    @classmethod
-    def from_row(cls, row: Row) -> ArchivedEntry:
-        return cls(**{name: row[name] for name in cls.__dataclass_fields__})
 
 
 @dataclass(frozen=True)

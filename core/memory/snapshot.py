@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from core.memory.book import Limits, MemoryBook
 from core.memory.models import DELIMITER, TARGETS, MemoryEntry, Usage
-from core.memory.repository import Limits, MemoryRepository
 
 if TYPE_CHECKING:
     from core.context import PromptInputs
+    from core.store import Store
 
 INTRO = (
     "## Memory\n"
@@ -34,11 +35,11 @@ def render_store(usage: Usage, entries: Sequence[MemoryEntry]) -> str:
     return f"{usage.header()}\n{body}"
 
 
-def render_snapshot(repo: MemoryRepository, user_id: str, limits: Limits) -> str:
-    stores = repo.snapshot(user_id)
-    usage = repo.usage(user_id, limits)
+def render_snapshot(store: Store, user_id: str, limits: Limits) -> str:
+    stores = store.memory.snapshot(user_id)
+    usage = MemoryBook(store).usage(user_id, limits)
     parts = [INTRO, *(render_store(usage[t], stores[t]) for t in TARGETS)]
-    archived = repo.count_archive(user_id)
+    archived = store.memory.count_archive(user_id)
     if archived:
         parts.append(
             f"({archived} older entr{'y is' if archived == 1 else 'ies are'} archived; "
@@ -50,5 +51,5 @@ def render_snapshot(repo: MemoryRepository, user_id: str, limits: Limits) -> str
 def memory_section(inputs: PromptInputs) -> str:
     """The ``PromptSection`` for ``functions.runtime.default_sections()``."""
     return render_snapshot(
-        inputs.store.memory, inputs.user_id, Limits.from_settings(inputs.settings)
+        inputs.store, inputs.user_id, Limits.from_settings(inputs.settings)
     )

@@ -11,7 +11,7 @@ from core.memory.models import DELIMITER, MemoryEntry, MemoryOperation, Target, 
 from core.memory.ops import Author, MemoryRefused
 
 if TYPE_CHECKING:
-    from core.memory.repository import Limits, MemoryRepository
+    from core.memory.book import Limits, MemoryBook
 
 MAX_FILE_BYTES = 1_000_000
 
@@ -72,7 +72,7 @@ class ImportReport:
 
 
 def import_entries(
-    repo: MemoryRepository, user_id: str, target: Target, texts: list[str], *,
+    book: MemoryBook, user_id: str, target: Target, texts: list[str], *,
     limits: Limits, who: str,
 ) -> ImportReport:
     """Write each entry on its own (a refused one does not stop the others), provenance
@@ -81,7 +81,7 @@ def import_entries(
     author = Author(provenance="import", who=who)
     for text in texts:
         try:
-            result = repo.write(
+            result = book.write(
                 user_id, [MemoryOperation(action="add", target=target, content=text)],
                 limits=limits, author=author,
             )

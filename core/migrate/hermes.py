@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.errors import IrisUsageError
+from core.memory.book import Limits, MemoryBook
 from core.memory.models import TARGETS
 from core.memory.ops import MemoryRefused, check_content
-from core.memory.repository import Limits
 from core.memory.transfer import ImportReport, import_entries, parse_entries, read_memory_file
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ def _memories(
                     part.refused.append((text, str(exc)))
         else:
             part = import_entries(
-                store.memory, user_id, target, texts, limits=limits, who="import-hermes"
+                MemoryBook(store), user_id, target, texts, limits=limits, who="import-hermes"
             )
         report.memory.append(part)
         report.taken.append(f"memories/{FILES[target]}: {part.lines()[0]}")

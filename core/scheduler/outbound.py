@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from core.scheduler.targets import Target
-from core.store import OutboundReply
+from core.turn_commit import OutboundReply
 
 if TYPE_CHECKING:
     from core.messages import CronRun

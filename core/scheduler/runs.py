@@ -71,7 +71,7 @@ def claim_scheduled(
     text = run_text(store, settings, job, slot, "schedule")
     notify = _notify(store, job)
     try:
-        with store.db.transaction():
+        with store.transaction():
             fresh = store.cron.get(user_id, job_id, include_removed=True)
             if fresh.next_run_at != slot or fresh.updated_at != job.updated_at or not is_due(
                 fresh, at
@@ -98,7 +98,7 @@ def claim_manual(store: Store, settings: Settings, user_id: str, ref: str, *,
     slot = store.clock.now()
     text = run_text(store, settings, job, slot, "manual")
     notify = _notify(store, job)
-    with store.db.transaction():
+    with store.transaction():
         run_id = store.cron.add_run(user_id, job.id, scheduled_for=slot, trigger="manual",
                                     owner=owner)
         if run_id is None:

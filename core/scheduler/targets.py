@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from core.errors import IrisUsageError
 from core.platforms.registry import PLATFORMS
-from core.store.inbox import decode_inbound
 
 if TYPE_CHECKING:
     from core.messages import InboundMessage
@@ -88,12 +87,9 @@ def origin_of(store: Store, user_id: str, *, inbox_id: int | None = None,
     if inbox_id is not None:
         return target_of(store.inbox.get(user_id, inbox_id).message)
     if chat_key:
-        row = store.db.one(
-            "SELECT payload FROM inbox WHERE user_id = ? AND chat_key = ? ORDER BY id DESC LIMIT 1",
-            (user_id, chat_key),
-        )
-        if row:
-            return target_of(decode_inbound(row["payload"]))
+        latest = store.inbox.latest_messages(user_id, chat_key=chat_key, limit=1)
+        if latest:
+            return target_of(latest[0])
     return NO_TARGET
 
 
@@ -102,13 +98,7 @@ def latest_chat(store: Store, user_id: str, platforms: tuple[str, ...] | None = 
     """The user's most recent chat on one of ``platforms`` (default: every platform Iris can
     push to), a private one when there is any."""
     platforms = platforms or PLATFORMS.push_names()
-    marks = ",".join("?" for _ in platforms)
-    rows = store.db.query(
-        f"SELECT payload FROM inbox WHERE user_id = ? AND platform IN ({marks})"
-        " ORDER BY id DESC LIMIT ?",
-        (user_id, *platforms, SCAN_LIMIT),
-    )
-    messages = [decode_inbound(row["payload"]) for row in rows]
+    messages = store.inbox.latest_messages(user_id, platforms=platforms, limit=SCAN_LIMIT)
     if private_first:
         messages.sort(key=lambda m: m.is_group)  # stable: latest private chat first
     return target_of(messages[0]) if messages else None
@@ -149,12 +139,10 @@ def resolve_deliver(store: Store, user_id: str, deliver: str | None, *, origin: 
 
 def _known_chat(store: Store, user_id: str, wanted: Target) -> Target | None:
     """The user's own chat matching ``wanted``, with its full address; None if they have none."""
-    rows = store.db.query(
-        "SELECT payload FROM inbox WHERE user_id = ? AND platform = ? ORDER BY id DESC LIMIT ?",
-        (user_id, wanted.platform, SCAN_LIMIT),
-    )
-    for row in rows:
-        found = target_of(decode_inbound(row["payload"]))
+    for message in store.inbox.latest_messages(
+        user_id, platforms=(wanted.platform,), limit=SCAN_LIMIT
+    ):
+        found = target_of(message)
         same = PLATFORMS[wanted.platform].same_chat
         if same is not None and same(found.address, wanted.address):
             return found

@@ -151,7 +151,7 @@ def import_sessions(store: Store, lines: list[SessionLine], *, create_users: boo
     """Import validated lines in one transaction: a refused line leaves everything as it was."""
     users: dict[str, str] = {}
     created = skipped = count = 0
-    with store.db.transaction():
+    with store.transaction():
         for line in lines:
             if line.user not in users:
                 users[line.user] = resolve_import_user(store, line.user, create=create_users)

@@ -136,6 +136,22 @@ class Inbox:
         )
         return changed == 1
 
+    def latest_messages(
+        self, user_id: str, *, limit: int, chat_key: str | None = None,
+        platforms: tuple[str, ...] | None = None,
+    ) -> list[InboundMessage]:
+        """The user's latest inbound messages, newest first, from one chat or on some
+        platforms (where replies to them could be sent)."""
+        sql, params = "SELECT payload FROM inbox WHERE user_id = ?", [user_id]
+        if chat_key is not None:
+            sql += " AND chat_key = ?"
+            params.append(chat_key)
+        if platforms is not None:
+            sql += f" AND platform IN ({','.join('?' for _ in platforms)})"
+            params += platforms
+        rows = self.db.query(sql + " ORDER BY id DESC LIMIT ?", (*params, limit))
+        return [decode_inbound(row["payload"]) for row in rows]
+
     def stalled_chats(self, *, older_than: float) -> list[tuple[str, str]]:
         """System sweep: (user_id, chat_key) of chats with entries pending since before
         ``older_than``. Returns keys only, never message content."""

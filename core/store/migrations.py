@@ -33,6 +33,10 @@ def load(name: str) -> Callable[[Database], None]:
     return importlib.import_module(f"{schema.__name__}.{name}").migrate
 
 
+def applied_count(db: Database) -> int:
+    return int(db.scalar("SELECT count(*) FROM _migrations"))
+
+
 def migrate(db: Database) -> list[str]:
     """Apply every migration not yet recorded; returns the names applied now."""
     db.execute(

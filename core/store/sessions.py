@@ -118,6 +118,32 @@ class Sessions:
         )
         return self.get(user_id, session_id).system_prompt or system_prompt
 
+    def touch(self, user_id: str, session_id: str, *, at: float) -> None:
+        """Record activity in a session (inside the turn's transaction)."""
+        self.db.execute(
+            "UPDATE sessions SET last_active_at = ? WHERE user_id = ? AND id = ?",
+            (at, user_id, session_id),
+        )
+
+    def end(self, user_id: str, session_id: str, *, at: float, reason: str) -> None:
+        """Close a session after its last activity at ``at`` (a subagent's own session)."""
+        self.db.execute(
+            "UPDATE sessions SET last_active_at = ?, ended_at = ?, end_reason = ?"
+            " WHERE user_id = ? AND id = ?",
+            (at, at, reason, user_id, session_id),
+        )
+
+    def last_ended(self, user_id: str, chat_key: str, *, other_than: str) -> str | None:
+        """The id of the chat's most recently ended session other than ``other_than``."""
+        return self.db.scalar(
+            "SELECT id FROM sessions WHERE user_id = ? AND chat_key = ? AND ended_at IS NOT NULL"
+            " AND id != ? ORDER BY ended_at DESC LIMIT 1",
+            (user_id, chat_key, other_than),
+        )
+
+    def count(self, user_id: str) -> int:
+        return int(self.db.scalar("SELECT count(*) FROM sessions WHERE user_id = ?", (user_id,)))
+
     def list(self, user_id: str, *, limit: int = 50) -> list[Session]:
         rows = self.db.query(
             "SELECT * FROM sessions WHERE user_id = ? ORDER BY last_active_at DESC LIMIT ?",
@@ -153,6 +179,14 @@ class Messages:
             "SELECT count(*) FROM messages WHERE user_id = ? AND session_id = ?",
             (user_id, session_id),
         )
+
+    def count_user_turns(self, user_id: str, session_id: str, *, after_id: int = 0) -> int:
+        """The session's user messages with an id above ``after_id``."""
+        return int(self.db.scalar(
+            "SELECT count(*) FROM messages WHERE user_id = ? AND session_id = ? AND role = 'user'"
+            " AND id > ?",
+            (user_id, session_id, after_id),
+        ))
 
     def insert(
         self,

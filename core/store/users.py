@@ -105,6 +105,17 @@ class Users:
         )
         return [row["account"] for row in rows]
 
+    def attach(self, account: str, user_id: str) -> None:
+        """Record a new platform account as ``user_id``'s (the account must not exist)."""
+        platform, _ = split_account(account)
+        self.db.execute(
+            "INSERT INTO accounts (account, user_id, platform, created_at) VALUES (?, ?, ?, ?)",
+            (account, user_id, platform, self.db.clock.now()),
+        )
+
+    def make_owner(self, user_id: str) -> None:
+        self.db.execute("UPDATE users SET is_owner = 1 WHERE id = ? AND is_owner = 0", (user_id,))
+
     def set_model(self, user_id: str, model: str | None) -> None:
         self.db.execute("UPDATE users SET model = ? WHERE id = ?", (model, user_id))
 

@@ -9,9 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from core.errors import ToolRetry
 from core.llm import ToolSpec
+from core.memory.book import Limits, MemoryBook, MemoryBusy
 from core.memory.models import TARGETS, MemoryOperation, Target, summary
 from core.memory.ops import Author, MemoryRefused
-from core.memory.repository import Limits, MemoryBusy
 from core.toolkit import Tool, ToolContext
 
 MAX_OPERATIONS = 20
@@ -97,7 +97,7 @@ def write_memory(
     all-or-nothing, compare-and-set. Raises ToolRetry with the reason when refused."""
     author = Author(provenance=provenance, who=who or ctx.account, session_id=ctx.session_id)
     try:
-        result = ctx.store.memory.write(
+        result = MemoryBook(ctx.store).write(
             ctx.user_id, operations, limits=Limits.from_settings(ctx.settings), author=author
         )
     except (MemoryRefused, MemoryBusy) as exc:

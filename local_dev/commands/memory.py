@@ -45,13 +45,13 @@ def memory_show(user_ref: str | None, target: str | None, as_json: bool) -> None
 
     Example: iris memory show --user alice
     """
-    from core.memory.repository import Limits
+    from core.memory.book import Limits, MemoryBook
     from core.memory.snapshot import render_store
 
     with opened() as (settings, store):
         user_id = resolve_user(store, user_ref)
         limits = Limits.from_settings(settings)
-        usage, stores = store.memory.usage(user_id, limits), store.memory.snapshot(user_id)
+        usage, stores = MemoryBook(store).usage(user_id, limits), store.memory.snapshot(user_id)
         targets = [target] if target else ["memory", "user"]
         if as_json:
             from functions.admin_api import _entry, _usage
@@ -119,13 +119,13 @@ def memory_restore(archive_ids: tuple[str, ...], user_ref: str | None) -> None:
 
     Example: iris memory restore arc_018c2f3a9b1e4d7a2c --user alice
     """
+    from core.memory.book import Limits, MemoryBook
     from core.memory.models import summary
-    from core.memory.repository import Limits
 
     with opened() as (settings, store):
         user_id = resolve_user(store, user_ref)
         for archive_id in archive_ids:
-            result = store.memory.restore(
+            result = MemoryBook(store).restore(
                 user_id, archive_id, limits=Limits.from_settings(settings), who="cli"
             )
             click.echo(f"restored {archive_id}. {summary(result)}")
@@ -176,7 +176,7 @@ def memory_import(files: tuple[Path, ...], user_ref: str | None, target: str | N
 
     Example: iris memory import ~/.hermes/memories --user telegram:42
     """
-    from core.memory.repository import Limits
+    from core.memory.book import Limits, MemoryBook
     from core.memory.transfer import (
         import_entries,
         parse_entries,
@@ -199,7 +199,7 @@ def memory_import(files: tuple[Path, ...], user_ref: str | None, target: str | N
         for path, entries in texts.items():
             chosen: Any = target or target_for_filename(path.name)
             report = import_entries(
-                store.memory, user_id, chosen, entries,
+                MemoryBook(store), user_id, chosen, entries,
                 limits=Limits.from_settings(settings), who="cli import",
             )
             click.echo(f"{path}:")
@@ -218,9 +218,9 @@ def memory_edit(user_ref: str | None, target: str) -> None:
 
     Example: EDITOR=nano iris memory edit --target user --user alice
     """
+    from core.memory.book import Limits, MemoryBook
     from core.memory.models import MemoryOperation
     from core.memory.ops import Author, MemoryRefused
-    from core.memory.repository import Limits
     from core.memory.transfer import parse_entries, render_entries
 
     with opened() as (settings, store):
@@ -245,7 +245,7 @@ def memory_edit(user_ref: str | None, target: str) -> None:
             click.echo("only the order changed; memory keeps its own order (no changes)")
             return
         try:
-            result = store.memory.write(
+            result = MemoryBook(store).write(
                 user_id, ops, limits=Limits.from_settings(settings),
                 author=Author(provenance="user", who="cli edit"), expect=versions,
             )

@@ -14,10 +14,10 @@ from local_dev.clikit import friendly, opened, operator, resolve_user
 
 def _describe(store: Any, settings: Any, user: Any) -> dict[str, Any]:
     from core.identity.accounts import AccountAccess
-    from core.memory.repository import Limits
+    from core.memory.book import Limits, MemoryBook
 
     access = AccountAccess(store.db)
-    usage = store.memory.usage(user.id, Limits.from_settings(settings))
+    usage = MemoryBook(store).usage(user.id, Limits.from_settings(settings))
     accounts = []
     for account in store.users.accounts(user.id):
         state = access.state(account)
@@ -33,7 +33,7 @@ def _describe(store: Any, settings: Any, user: Any) -> dict[str, Any]:
         "created_at": user.created_at, "accounts": accounts,
         "memory": {t: u.header() for t, u in usage.items()},
         "archived": store.memory.count_archive(user.id),
-        "sessions": store.db.scalar("SELECT count(*) FROM sessions WHERE user_id = ?", (user.id,)),
+        "sessions": store.sessions.count(user.id),
         "messages": store.messages.count(user.id),
     }
 
@@ -114,8 +114,7 @@ def users_link(keep: str, other: str) -> None:
     """
     from core.identity.accounts import AccountAccess
     from core.identity.merge import merge_users
-    from core.memory.repository import Limits
-    from core.store.users import split_account
+    from core.memory.book import Limits
 
     with opened() as (settings, store):
         dest = resolve_user(store, keep)
@@ -124,12 +123,7 @@ def users_link(keep: str, other: str) -> None:
         except NotFound:
             if ":" not in other:
                 raise
-            platform, _ = split_account(other)
-            store.db.execute(
-                "INSERT INTO accounts (account, user_id, platform, created_at)"
-                " VALUES (?, ?, ?, ?)",
-                (other, dest, platform, store.clock.now()),
-            )
+            store.users.attach(other, dest)
             AccountAccess(store.db).approve(other, operator())
             click.echo(f"attached {other} to {dest}")
             return

@@ -4,8 +4,8 @@ user per call, bearer key required, bad input changes nothing."""
 import httpx
 import pytest
 
+from core.memory.book import Limits, MemoryBook
 from core.memory.ops import Author
-from core.memory.repository import Limits
 from functions.app import create_app
 from tests.core.memory.helpers import op
 from tests.fakes.server import serve
@@ -20,13 +20,14 @@ def api(runtime):
     alice = store.users.for_account("http:alice")
     bob = store.users.for_account("slack:T1/U9")
     author = Author(provenance="user", who="test")
-    store.memory.write(alice, [op("add", "Alice's codename is Falcon."),
+    MemoryBook(store).write(alice, [op("add", "Alice's codename is Falcon."),
                                op("add", "Alice likes tea.", target="user")],
                        limits=LIMITS, author=author)
-    store.memory.write(alice, [op("add", "Alice's old laptop was a ThinkPad.")], limits=LIMITS,
+    MemoryBook(store).write(alice, [op("add", "Alice's old laptop was a ThinkPad.")], limits=LIMITS,
                        author=author)
-    store.memory.write(alice, [op("remove", old_text="ThinkPad")], limits=LIMITS, author=author)
-    store.memory.write(bob, [op("add", "Bob uses Slack only.")], limits=LIMITS, author=author)
+    MemoryBook(store).write(alice, [op("remove", old_text="ThinkPad")], limits=LIMITS,
+                            author=author)
+    MemoryBook(store).write(bob, [op("add", "Bob uses Slack only.")], limits=LIMITS, author=author)
     with serve(create_app(runtime)) as server, httpx.Client(base_url=server.url) as client:
         yield client, alice, bob
 

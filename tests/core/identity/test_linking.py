@@ -9,8 +9,8 @@ from core.identity.access import check_access
 from core.identity.accounts import MAX_FAILURES
 from core.identity.linking import LINK_SECONDS, Links
 from core.identity.merge import merge_users
+from core.memory.book import Limits, MemoryBook
 from core.memory.ops import Author
-from core.memory.repository import Limits
 from tests.clocks import NOW
 from tests.core.identity.helpers import deliver, message
 from tests.core.memory.helpers import op
@@ -139,7 +139,7 @@ def test_merge_keeps_duplicates_and_overflow_in_the_archive(store):
                         (b, ["Shared fact about deploys.", "B's first fact about things.",
                              "B's second fact about more things."])):
         for text in texts:
-            store.memory.write(user, [op("add", text)], limits=small, author=author)
+            MemoryBook(store).write(user, [op("add", text)], limits=small, author=author)
     report = merge_users(store, a, b, limits=small, who="test")
     kept = {e.content for e in store.memory.entries(a)}
     archived = {(x.content, x.reason) for x in store.memory.list_archive(a, limit=50)}
@@ -148,7 +148,7 @@ def test_merge_keeps_duplicates_and_overflow_in_the_archive(store):
     assert kept | {c for c, _ in archived} == everything
     assert ("Shared fact about deploys.", "duplicate (account link)") in archived
     assert any(reason == "overflow (account link)" for _, reason in archived)
-    assert store.memory.usage(a, small)["memory"].chars <= 110
+    assert MemoryBook(store).usage(a, small)["memory"].chars <= 110
     assert report.memory == {"entries moved": 2, "duplicates archived": 1,
                              "overflow archived": report.memory["overflow archived"]}
     assert store.memory.versions(b) == {"memory": 0, "user": 0}

@@ -1,6 +1,6 @@
 import pytest
 
-from core.memory.repository import Limits
+from core.memory.book import Limits
 
 
 @pytest.fixture

@@ -2,8 +2,8 @@
 
 import pytest
 
+from core.memory.book import Limits
 from core.memory.ops import Author, MemoryRefused, apply_operations
-from core.memory.repository import Limits
 from tests.core.memory.helpers import AGENT, op
 
 LIMITS = Limits(memory=200, user=120).as_dict()

@@ -34,8 +34,8 @@ def test_a_flagged_stored_entry_is_withheld_on_load(store, alice, limits, text, 
     entry = MemoryEntry(id="mem_planted", user_id=alice, target="memory", position=1,
                         content=text, provenance="import", author=None, session_id=None,
                         created_at=1.0, updated_at=1.0, last_used_at=1.0)
-    store.memory._insert_entry(entry)  # as if written before a scanner rule existed
-    snapshot = render_snapshot(store.memory, alice, limits)
+    store.memory.insert(entry)  # as if written before a scanner rule existed
+    snapshot = render_snapshot(store, alice, limits)
     assert text not in snapshot
     assert f"[blocked: {reason}" in snapshot
     assert f"MEMORY [{round(100 * len(text) / 2200)}% — {len(text):,}/2,200 chars]" in snapshot

@@ -1,5 +1,6 @@
 """Hermes' MEMORY.md/USER.md format, and imports that keep going past refused entries."""
 
+from core.memory.book import MemoryBook
 from core.memory.transfer import import_entries, parse_entries, render_entries
 
 
@@ -16,7 +17,7 @@ def test_parse_and_render_round_trip():
 def test_import_reports_added_duplicates_and_refused(store, alice, limits):
     texts = ["Uses Arch Linux.", "Uses Arch Linux.", "sk-proj-7f3Kq9LmN2xR8vT4bW6yZ1aC5dE0gH key",
              "Likes long walks."]
-    report = import_entries(store.memory, alice, "memory", texts, limits=limits, who="test")
+    report = import_entries(MemoryBook(store), alice, "memory", texts, limits=limits, who="test")
     assert report.added == ["Uses Arch Linux.", "Likes long walks."]
     assert report.duplicates == ["Uses Arch Linux."]
     assert [t for t, _ in report.refused] == [texts[2]]

@@ -4,7 +4,7 @@ import pytest
 
 from core.errors import NotFound
 from core.messages import InboundMessage, Message, Usage
-from core.store import OutboundReply, TurnAlreadyFinished, TurnRecord
+from core.turn_commit import OutboundReply, TurnAlreadyFinished, TurnRecord, commit_turn
 
 
 def inbound(pmid="m1", text="hi", account="http:alice", chat="alice", platform="http"):
@@ -88,13 +88,13 @@ def test_commit_turn_is_all_or_nothing_and_only_once(store):
     entry_id = store.inbox.add(user, inbound())
     session = store.sessions.start(user, "http:alice", "http")
     record = _record(store, user, entry_id, session)
-    delivery_id = store.commit_turn(record)
+    delivery_id = commit_turn(store, record)
     assert store.inbox.get(user, entry_id).status == "done"
     assert store.messages.count(user, session.id) == 2
     assert store.usage.totals(user).prompt_tokens == 3
     assert store.deliveries.get(user, delivery_id).text == "hey"
     with pytest.raises(TurnAlreadyFinished):
-        store.commit_turn(record)
+        commit_turn(store, record)
     assert store.messages.count(user, session.id) == 2
     assert store.usage.totals(user).calls == 1
 
