@@ -20,7 +20,7 @@ from core.store.db import Row
 
 if TYPE_CHECKING:
     from core.hooks import HookContext
-    from core.memory.repository import Limits
+    from core.memory.book import Limits
     from core.store import Store
 
 LINK_SECONDS = 600.0
@@ -150,7 +150,7 @@ async def complete_links_after_turn(ctx: HookContext) -> list[MergeReport]:
     """The ``AfterTurn`` hook that runs merges confirmed by ``/link CODE`` (after the turn that
     confirmed them is committed), then drains chats whose pending messages moved."""
     from core.dispatch import ChatRef
-    from core.memory.repository import Limits
+    from core.memory.book import Limits
 
     links = Links(ctx.store)
     if not links.due(ctx.user_id):
