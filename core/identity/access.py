@@ -60,7 +60,7 @@ def _allowed(store: Store, settings: Settings, message: InboundMessage) -> Acces
 def _known_and_approved(store: Store, settings: Settings, account: str) -> bool:
     if is_owner_account(settings, account) or allow_listed(settings, account):
         return True
-    state = AccountAccess(store.db).state(account)
+    state = store.access.state(account)
     return state is not None and state.approved
 
 
@@ -90,7 +90,7 @@ def check_access(store: Store, settings: Settings, message: InboundMessage) -> A
         return _link_attempt(store, settings, message, normalize(link["code"]))
     if policy(settings, platform) == "allowlist":
         return AccessDecision(allowed=False, reply=NOT_ALLOWED)
-    state = AccountAccess(store.db).state(message.account)
+    state = store.access.state(message.account)
     if state and state.locked_until and state.locked_until > store.clock.now():
         return _locked(state.locked_until)
     try:
@@ -107,8 +107,8 @@ def _link_attempt(
     store: Store, settings: Settings, message: InboundMessage, code: str
 ) -> AccessDecision:
     store.users.for_account(message.account, display_name=message.display_name)
-    access = AccountAccess(store.db)
-    state = access.state(message.account)
+    access = AccountAccess(store)
+    state = store.access.state(message.account)
     if state and state.locked_until and state.locked_until > store.clock.now():
         return _locked(state.locked_until)
     if Links(store).is_valid(code):

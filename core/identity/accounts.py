@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from core.errors import IrisUsageError
-from core.store.db import Database
+from core.store.access import AccountState
+
+if TYPE_CHECKING:
+    from core.store import Store
+
+__all__ = ["AccountAccess", "AccountState", "LockedOut"]
 
 MAX_FAILURES = 5
 FAILURE_WINDOW = 3600.0
@@ -17,55 +22,20 @@ class LockedOut(IrisUsageError):
     """Too many failed code attempts from this account; it must wait."""
 
 
-@dataclass(frozen=True)
-class AccountState:
-    account: str
-    user_id: str
-    platform: str
-    approved_at: float | None
-    approved_by: str | None
-    failed_attempts: int
-    locked_until: float | None
-
-    @property
-    def approved(self) -> bool:
-        return self.approved_at is not None
-
-
 def clock(at: float) -> str:
     return datetime.fromtimestamp(at, UTC).strftime("%H:%M UTC")
 
 
 class AccountAccess:
-    def __init__(self, db: Database):
-        self.db = db
+    """The lockout rules over the store's account rows (``store.access``: approval, state)."""
 
-    def state(self, account: str) -> AccountState | None:
-        row = self.db.one(
-            "SELECT account, user_id, platform, approved_at, approved_by, failed_attempts,"
-            " locked_until FROM accounts WHERE account = ?",
-            (account,),
-        )
-        return AccountState(**row) if row else None
-
-    def approve(self, account: str, by: str) -> None:
-        self.db.execute(
-            "UPDATE accounts SET approved_at = coalesce(approved_at, ?), approved_by ="
-            " coalesce(approved_by, ?) WHERE account = ?",
-            (self.db.clock.now(), by, account),
-        )
-
-    def revoke(self, account: str) -> bool:
-        changed = self.db.execute(
-            "UPDATE accounts SET approved_at = NULL, approved_by = NULL WHERE account = ?"
-            " AND approved_at IS NOT NULL",
-            (account,),
-        )
-        return changed == 1
+    def __init__(self, store: Store):
+        self.rows = store.access
+        self.store = store
 
     def check_not_locked(self, account: str) -> None:
-        state = self.state(account)
-        if state and state.locked_until and state.locked_until > self.db.clock.now():
+        state = self.rows.state(account)
+        if state and state.locked_until and state.locked_until > self.store.clock.now():
             raise LockedOut(
                 f"too many failed code attempts from {account}; try again after "
                 f"{clock(state.locked_until)}"
@@ -73,35 +43,13 @@ class AccountAccess:
 
     def record_failure(self, account: str) -> int:
         """Count a failed attempt; returns the attempts left before the lockout (0: locked)."""
-        at = self.db.clock.now()
-        with self.db.transaction():
-            self.db.execute(
-                "UPDATE accounts SET"
-                " failed_attempts = CASE WHEN first_failed_at IS NULL OR first_failed_at < ?"
-                "   THEN 1 ELSE failed_attempts + 1 END,"
-                " first_failed_at = CASE WHEN first_failed_at IS NULL OR first_failed_at < ?"
-                "   THEN ? ELSE first_failed_at END"
-                " WHERE account = ?",
-                (at - FAILURE_WINDOW, at - FAILURE_WINDOW, at, account),
-            )
-            failures = self.db.scalar(
-                "SELECT failed_attempts FROM accounts WHERE account = ?", (account,)
-            ) or 0
+        at = self.store.clock.now()
+        with self.store.transaction():
+            failures = self.rows.count_failure(account, at=at, window=FAILURE_WINDOW)
             if failures < MAX_FAILURES:
                 return MAX_FAILURES - failures
-            self.db.execute(
-                "UPDATE accounts SET locked_until = ?, failed_attempts = 0, first_failed_at = NULL"
-                " WHERE account = ?",
-                (at + LOCKOUT_SECONDS, account),
-            )
+            self.rows.lock(account, until=at + LOCKOUT_SECONDS)
             return 0
-
-    def clear_failures(self, account: str) -> None:
-        self.db.execute(
-            "UPDATE accounts SET failed_attempts = 0, first_failed_at = NULL, locked_until = NULL"
-            " WHERE account = ?",
-            (account,),
-        )
 
     def fail(self, account: str, message: str) -> IrisUsageError:
         """Record a failure and build the error to raise, naming the attempts left."""

@@ -52,35 +52,26 @@ class LinkCode:
 class Links:
     def __init__(self, store: Store):
         self.store = store
-        self.db = store.db
-        self.access = AccountAccess(store.db)
+        self.rows = store.links
+        self.access = AccountAccess(store)
 
     def issue(self, user_id: str, account: str) -> LinkCode:
         """A fresh code for ``user_id`` (earlier unused codes of that user stop working)."""
         user = self.store.users.get(user_id)
         if user.kind != "person":
             raise IrisUsageError("/link works in a private chat with me, not in a group")
-        at = self.db.clock.now()
-        with self.db.transaction():
-            self.db.execute(
-                "UPDATE link_codes SET status = 'expired' WHERE user_id = ? AND status = 'pending'",
-                (user_id,),
-            )
+        at = self.store.clock.now()
+        code = new_code()
+        while not self.rows.issue(code, user_id=user_id, account=account, at=at,
+                                  expires_at=at + LINK_SECONDS):
             code = new_code()
-            while self.db.one("SELECT 1 AS x FROM link_codes WHERE code = ?", (code,)):
-                code = new_code()
-            self.db.execute(
-                "INSERT INTO link_codes (code, user_id, account, created_at, expires_at)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (code, user_id, account, at, at + LINK_SECONDS),
-            )
         found = self.get(code)
         assert found is not None
         return found
 
     def get(self, code: str) -> LinkCode | None:
-        row = self.db.one("SELECT * FROM link_codes WHERE code = ?", (normalize(code),))
-        return LinkCode.from_row(row, self.db.clock.now()) if row else None
+        row = self.rows.get(normalize(code))
+        return LinkCode.from_row(row, self.store.clock.now()) if row else None
 
     def is_valid(self, code: str) -> bool:
         found = self.get(code) if looks_like_code(code) else None
@@ -101,29 +92,20 @@ class Links:
         survivor = self.store.users.resolve(found.user_id)
         if survivor == self.store.users.resolve(user_id):
             raise IrisUsageError(f"{account} already belongs to the same user as {found.account}")
-        with self.db.transaction():
-            changed = self.db.execute(
-                "UPDATE link_codes SET status = 'confirmed', redeemed_by_user = ?,"
-                " redeemed_by_account = ?, redeemed_at = ? WHERE code = ? AND status = 'pending'"
-                " AND expires_at > ?",
-                (user_id, account, self.db.clock.now(), wanted, self.db.clock.now()),
-            )
-            if changed != 1:
+        with self.store.transaction():
+            if not self.rows.confirm(wanted, user_id=user_id, account=account,
+                                     at=self.store.clock.now()):
                 raise IrisUsageError(f"{wanted} was used a moment ago")
-            self.access.approve(account, f"link:{found.account}")
-        self.access.clear_failures(account)
+            self.store.access.approve(account, f"link:{found.account}")
+        self.store.access.clear_failures(account)
         confirmed = self.get(wanted)
         assert confirmed is not None
         return confirmed
 
     def due(self, user_id: str) -> list[LinkCode]:
         """Confirmed links involving ``user_id`` whose merge has not run yet."""
-        rows = self.db.query(
-            "SELECT * FROM link_codes WHERE status = 'confirmed' AND merged_at IS NULL"
-            " AND (redeemed_by_user = ? OR user_id = ?) ORDER BY redeemed_at",
-            (user_id, user_id),
-        )
-        return [LinkCode.from_row(row, self.db.clock.now()) for row in rows]
+        at = self.store.clock.now()
+        return [LinkCode.from_row(row, at) for row in self.rows.unmerged(user_id)]
 
     def complete(self, link: LinkCode, *, limits: Limits) -> MergeReport | None:
         """Run a confirmed link's merge (None when both sides are already one user)."""
@@ -135,11 +117,8 @@ class Links:
             report = merge_users(
                 self.store, dest, source, limits=limits, who=f"link:{link.account}"
             )
-        self.db.execute(
-            "UPDATE link_codes SET status = 'merged', merged_at = ?, merge_report = ?"
-            " WHERE code = ? AND merged_at IS NULL",
-            (self.db.clock.now(), json.dumps(report.lines() if report else []), link.code),
-        )
+        self.rows.mark_merged(link.code, at=self.store.clock.now(),
+                              report=json.dumps(report.lines() if report else []))
         return report
 
     def complete_for(self, user_id: str, *, limits: Limits) -> list[MergeReport]:

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 from core.errors import IrisUsageError
 from core.memory.book import MemoryBook
-from core.store.db import Database, DatabaseError
 
 if TYPE_CHECKING:
     from core.memory.book import Limits
@@ -55,33 +54,6 @@ class MergeReport:
         return out
 
 
-def user_tables(db: Database) -> list[str]:
-    """Ordinary tables with a ``user_id`` column (virtual FTS tables follow via triggers)."""
-    names = []
-    for row in db.query("SELECT name, sql FROM sqlite_master WHERE type = 'table'"):
-        name, sql = row["name"], (row["sql"] or "").upper()
-        if name.startswith("sqlite_") or sql.startswith("CREATE VIRTUAL"):
-            continue
-        columns = {c["name"] for c in db.query(f"PRAGMA table_info({name})")}
-        if "user_id" in columns:
-            names.append(name)
-    return sorted(names)
-
-
-def _move_rows(db: Database, table: str, dest: str, source: str, report: MergeReport) -> None:
-    try:
-        report.rows[table] = db.execute(
-            f"UPDATE {table} SET user_id = ? WHERE user_id = ?", (dest, source)
-        )
-    except DatabaseError:
-        report.rows[table] = db.execute(
-            f"UPDATE OR IGNORE {table} SET user_id = ? WHERE user_id = ?", (dest, source)
-        )
-        left = db.scalar(f"SELECT count(*) FROM {table} WHERE user_id = ?", (source,))
-        if left:
-            report.left_behind[table] = left
-
-
 def merge_users(
     store: Store, dest: str, source: str, *, limits: Limits, who: str
 ) -> MergeReport:
@@ -96,30 +68,18 @@ def merge_users(
         if user.merged_into:
             raise IrisUsageError(f"{user.id} was already merged into {user.merged_into}")
     report = MergeReport(dest=dest, source=source)
-    db = store.db
-    with db.transaction():
+    rows = store.rehoming
+    with store.transaction():
         report.memory = MemoryBook(store).absorb(source, dest, limits=limits, who=who)
-        for table in user_tables(db):
+        for table in rows.user_tables():
             if table not in HANDLED:
-                _move_rows(db, table, dest, source, report)
-        db.execute("DELETE FROM leases WHERE user_id = ? AND expires_at < ?",
-                   (source, db.clock.now()))
-        db.execute(
-            "UPDATE users SET is_owner = max(is_owner, ?), display_name = coalesce(display_name,"
-            " ?), timezone = coalesce(timezone, ?), model = coalesce(model, ?) WHERE id = ?",
-            (
-                int(absorbed.is_owner), absorbed.display_name, absorbed.timezone, absorbed.model,
-                dest,
-            ),
-        )
-        db.execute("UPDATE users SET merged_into = ? WHERE id = ?", (dest, source))
-        report.pending_chats = [
-            row["chat_key"]
-            for row in db.query(
-                "SELECT DISTINCT chat_key FROM inbox WHERE user_id = ? AND status = 'pending'",
-                (dest,),
-            )
-        ]
+                moved, left = rows.move_rows(table, dest, source)
+                report.rows[table] = moved
+                if left:
+                    report.left_behind[table] = left
+        rows.drop_expired_leases(source)
+        rows.fold_user(dest, absorbed)
+        report.pending_chats = store.inbox.pending_chats(dest)
     move_objects(store, source, dest, report)
     return report
 

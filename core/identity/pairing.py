@@ -62,23 +62,17 @@ class PairingFull(IrisUsageError):
 class Pairing:
     def __init__(self, store: Store):
         self.store = store
-        self.db = store.db
-        self.access = AccountAccess(store.db)
+        self.rows = store.pairing
+        self.access = AccountAccess(store)
+
+    def _request(self, row: Row | None) -> PairingRequest | None:
+        return PairingRequest.from_row(row, self.store.clock.now()) if row else None
 
     def pending_for(self, account: str) -> PairingRequest | None:
-        row = self.db.one(
-            "SELECT * FROM pairing_requests WHERE account = ? AND status = 'pending'"
-            " AND expires_at > ? ORDER BY created_at DESC LIMIT 1",
-            (account, self.db.clock.now()),
-        )
-        return PairingRequest.from_row(row, self.db.clock.now()) if row else None
+        return self._request(self.rows.pending_for(account, at=self.store.clock.now()))
 
     def pending_count(self, platform: str) -> int:
-        return self.db.scalar(
-            "SELECT count(*) FROM pairing_requests WHERE platform = ? AND status = 'pending'"
-            " AND expires_at > ?",
-            (platform, self.db.clock.now()),
-        )
+        return self.rows.pending_count(platform, at=self.store.clock.now())
 
     def request(self, message: InboundMessage) -> PairingRequest:
         """The account's pending code, or a new one. PairingFull when the platform has too many
@@ -86,7 +80,7 @@ class Pairing:
         existing = self.pending_for(message.account)
         if existing is not None:
             return existing
-        with self.db.transaction():
+        with self.store.transaction():
             if self.pending_count(message.platform) >= MAX_PENDING_PER_PLATFORM:
                 raise PairingFull(
                     f"{MAX_PENDING_PER_PLATFORM} pairing requests are already waiting on "
@@ -95,16 +89,11 @@ class Pairing:
             user_id = self.store.users.for_account(
                 message.account, display_name=message.display_name
             )
-            code, at = self._free_code(), self.db.clock.now()
-            self.db.execute(
-                "INSERT INTO pairing_requests (code, user_id, account, platform, chat_id,"
-                " thread_id, meta, display_name, created_at, expires_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    code, user_id, message.account, message.platform, message.chat_id,
-                    message.thread_id, json.dumps(message.meta), message.display_name, at,
-                    at + CODE_SECONDS,
-                ),
+            code, at = self._free_code(), self.store.clock.now()
+            self.rows.add(
+                code, user_id=user_id, account=message.account, platform=message.platform,
+                chat_id=message.chat_id, thread_id=message.thread_id, meta=message.meta,
+                display_name=message.display_name, at=at, expires_at=at + CODE_SECONDS,
             )
         found = self.get(code)
         assert found is not None
@@ -113,23 +102,16 @@ class Pairing:
     def _free_code(self) -> str:
         while True:
             code = new_code()
-            if not self.db.one("SELECT 1 AS x FROM pairing_requests WHERE code = ?", (code,)):
+            if not self.rows.code_taken(code):
                 return code
 
     def get(self, code: str) -> PairingRequest | None:
-        row = self.db.one("SELECT * FROM pairing_requests WHERE code = ?", (normalize(code),))
-        return PairingRequest.from_row(row, self.db.clock.now()) if row else None
+        return self._request(self.rows.get(normalize(code)))
 
     def list(self, *, include_all: bool = False) -> list[PairingRequest]:
-        if include_all:
-            rows = self.db.query("SELECT * FROM pairing_requests ORDER BY created_at DESC")
-        else:
-            rows = self.db.query(
-                "SELECT * FROM pairing_requests WHERE status = 'pending' AND expires_at > ?"
-                " ORDER BY created_at",
-                (self.db.clock.now(),),
-            )
-        return [PairingRequest.from_row(row, self.db.clock.now()) for row in rows]
+        at = self.store.clock.now()
+        rows = self.rows.all() if include_all else self.rows.pending(at=at)
+        return [PairingRequest.from_row(row, at) for row in rows]
 
     def is_pending_code(self, text: str) -> bool:
         found = self.get(text) if looks_like_code(text) else None
@@ -149,23 +131,18 @@ class Pairing:
                 "revoked": "was revoked",
             }.get(found.status if found else "", "is not a pending pairing code")
             raise self.access.fail(by, f"{wanted or code!r} {why}")
-        at = self.db.clock.now()
-        with self.db.transaction():
-            changed = self.db.execute(
-                "UPDATE pairing_requests SET status = 'approved', decided_at = ?, decided_by = ?"
-                " WHERE code = ? AND status = 'pending' AND expires_at > ?",
-                (at, by, wanted, at),
-            )
-            if changed != 1:
+        at = self.store.clock.now()
+        with self.store.transaction():
+            if not self.rows.approve(wanted, by=by, at=at):
                 raise IrisUsageError(f"{wanted} was decided by someone else just now")
-            self.access.approve(found.account, by)
+            self.store.access.approve(found.account, by)
             self.store.deliveries.add(
                 found.user_id, source=f"pairing:{wanted}", platform=found.platform,
                 chat_key=found.chat_key,
                 target={"chat_id": found.chat_id, "thread_id": found.thread_id, **found.meta},
                 text=APPROVED_TEXT,
             )
-        self.access.clear_failures(by)
+        self.store.access.clear_failures(by)
         approved = self.get(wanted)
         assert approved is not None
         return approved
@@ -173,35 +150,23 @@ class Pairing:
     def approve_account(self, account: str, *, by: str) -> str:
         """Approve an account directly (the operator knows it); returns its user id."""
         user_id = self.store.users.for_account(account)
-        self.access.approve(account, by)
-        self.db.execute(
-            "UPDATE pairing_requests SET status = 'approved', decided_at = ?, decided_by = ?"
-            " WHERE account = ? AND status = 'pending'",
-            (self.db.clock.now(), by, account),
-        )
+        self.store.access.approve(account, by)
+        self.rows.approve_account(account, by=by, at=self.store.clock.now())
         return user_id
 
     def revoke(self, code_or_account: str, *, by: str) -> str:
         """Cancel a pending code, or withdraw an account's approval. Returns what was done."""
+        at = self.store.clock.now()
         if ":" in code_or_account:
             account = code_or_account
-            if self.access.state(account) is None:
+            if self.store.access.state(account) is None:
                 raise NotFound(f"no account {account!r}")
-            cancelled = self.db.execute(
-                "UPDATE pairing_requests SET status = 'revoked', decided_at = ?, decided_by = ?"
-                " WHERE account = ? AND status = 'pending'",
-                (self.db.clock.now(), by, account),
-            )
-            withdrawn = self.access.revoke(account)
+            cancelled = self.rows.revoke_account(account, by=by, at=at)
+            withdrawn = self.store.access.revoke(account)
             if not (cancelled or withdrawn):
                 return f"{account} had no approval or pending code; nothing changed"
             return f"{account}: access withdrawn (its data is kept)"
         code = normalize(code_or_account)
-        changed = self.db.execute(
-            "UPDATE pairing_requests SET status = 'revoked', decided_at = ?, decided_by = ?"
-            " WHERE code = ? AND status = 'pending'",
-            (self.db.clock.now(), by, code),
-        )
-        if changed != 1:
+        if not self.rows.revoke(code, by=by, at=at):
             raise NotFound(f"{code!r} is not a pending pairing code")
         return f"pairing code {code} revoked"

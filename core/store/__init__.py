@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from core.store.access import AccountStates, PairingRequests
 from core.store.bots import BotIdentities
 from core.store.cancels import TurnCancels
 from core.store.compaction import Compaction
@@ -17,8 +18,10 @@ from core.store.db import Database
 from core.store.deliveries import Deliveries
 from core.store.inbox import Inbox
 from core.store.leases import Leases
+from core.store.links import LinkCodes
 from core.store.memory import MemoryRows
 from core.store.migrations import applied_count, migrate
+from core.store.rehoming import Rehoming
 from core.store.search import SearchIndex
 from core.store.sessions import Messages, Sessions
 from core.store.transcripts import Transcripts
@@ -53,6 +56,10 @@ class Store:
         self.vectors = Vectors(db)
         self.bots = BotIdentities(db)
         self.memory = MemoryRows(db)
+        self.access = AccountStates(db)
+        self.pairing = PairingRequests(db)
+        self.links = LinkCodes(db)
+        self.rehoming = Rehoming(db)
         self._objects_args = (objects_url, s3_endpoint_url, s3_region)
         self._objects: ObjectStore | None = None
         self._cron: CronJobs | None = None

@@ -152,6 +152,14 @@ class Inbox:
         rows = self.db.query(sql + " ORDER BY id DESC LIMIT ?", (*params, limit))
         return [decode_inbound(row["payload"]) for row in rows]
 
+    def pending_chats(self, user_id: str) -> list[str]:
+        """The user's chats with entries still waiting to run."""
+        rows = self.db.query(
+            "SELECT DISTINCT chat_key FROM inbox WHERE user_id = ? AND status = 'pending'",
+            (user_id,),
+        )
+        return [row["chat_key"] for row in rows]
+
     def stalled_chats(self, *, older_than: float) -> list[tuple[str, str]]:
         """System sweep: (user_id, chat_key) of chats with entries pending since before
         ``older_than``. Returns keys only, never message content."""

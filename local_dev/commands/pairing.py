@@ -103,13 +103,10 @@ def pairing_unlock(account: str) -> None:
     Example: iris pairing unlock slack:T1/U9
     """
     from core.errors import NotFound
-    from core.identity.accounts import AccountAccess
-
     with opened() as (_, store):
-        access = AccountAccess(store.db)
-        if access.state(account) is None:
+        if store.access.state(account) is None:
             raise NotFound(f"no account {account!r}")
-        access.clear_failures(account)
+        store.access.clear_failures(account)
         click.echo(f"{account} unlocked")
 
 

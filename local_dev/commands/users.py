@@ -13,14 +13,12 @@ from local_dev.clikit import friendly, opened, operator, resolve_user
 
 
 def _describe(store: Any, settings: Any, user: Any) -> dict[str, Any]:
-    from core.identity.accounts import AccountAccess
     from core.memory.book import Limits, MemoryBook
 
-    access = AccountAccess(store.db)
     usage = MemoryBook(store).usage(user.id, Limits.from_settings(settings))
     accounts = []
     for account in store.users.accounts(user.id):
-        state = access.state(account)
+        state = store.access.state(account)
         accounts.append({
             "account": account,
             "approved": bool(state and state.approved),
@@ -112,7 +110,6 @@ def users_link(keep: str, other: str) -> None:
 
     Example: iris users link telegram:42 slack:T1/U9
     """
-    from core.identity.accounts import AccountAccess
     from core.identity.merge import merge_users
     from core.memory.book import Limits
 
@@ -124,7 +121,7 @@ def users_link(keep: str, other: str) -> None:
             if ":" not in other:
                 raise
             store.users.attach(other, dest)
-            AccountAccess(store.db).approve(other, operator())
+            store.access.approve(other, operator())
             click.echo(f"attached {other} to {dest}")
             return
         if source == dest:

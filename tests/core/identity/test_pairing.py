@@ -6,7 +6,7 @@ import pytest
 from core.clock import ManualClock
 from core.errors import IrisUsageError
 from core.identity.access import check_access
-from core.identity.accounts import FAILURE_WINDOW, MAX_FAILURES, AccountAccess, LockedOut
+from core.identity.accounts import FAILURE_WINDOW, MAX_FAILURES, LockedOut
 from core.identity.pairing import APPROVED_TEXT, CODE_SECONDS, Pairing
 from tests.clocks import NOW
 from tests.core.identity.helpers import deliver, message
@@ -55,7 +55,7 @@ def test_five_wrong_codes_lock_the_approver_out(store, settings):
         pairing.approve(code, by="telegram:42")
     assert pairing.get(code).status == "pending"
     assert pairing.approve(code, by="cli:other-owner").status == "approved"
-    AccountAccess(store.db).clear_failures("telegram:42")
+    store.access.clear_failures("telegram:42")
     with pytest.raises(IrisUsageError, match="was already approved"):
         pairing.approve(code, by="telegram:42")
 
