@@ -6,7 +6,8 @@ from core.security.commands import (
     check_command,
     compile_patterns,
 )
-from core.security.scanner import Finding, describe, scan_script, scan_text
+from core.security.findings import Finding
+from core.security.scanner import describe, scan_script, scan_text
 from core.security.untrusted import wrap_untrusted
 
 __all__ = [

@@ -1,31 +1,39 @@
-"""Shell knowledge: commands that destroy or take over a machine, and commands that leak secrets."""
+"""Shell knowledge: commands that destroy or take over a machine, and commands that leak secrets.
+
+Every pattern here is linear-time (``core.security.linear``): a command or script of any length
+is checked without backtracking blow-ups.
+"""
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from core.security.scanner import Finding, clip
+from core.security import linear
+from core.security.findings import Finding, clip
+from core.security.linear import Match, Regex
 from core.security.untrusted import INVISIBLE
 
 
 @dataclass(frozen=True)
 class DangerousPattern:
-    pattern: re.Pattern[str]
+    pattern: Regex
     reason: str
+    accept: Callable[[Match], bool] | None = None  # a check RE2 cannot express
 
 
-def _danger(reason: str, *regexes: str) -> DangerousPattern:
-    return DangerousPattern(re.compile("|".join(regexes), re.I), reason)
+def _danger(reason: str, *regexes: str, accept: Callable[[Match], bool] | None = None
+            ) -> DangerousPattern:
+    return DangerousPattern(linear.compile("|".join(regexes), re.I), reason, accept)
 
 
 _START = r"(?:^|[;&|({`]\s*|\$\(\s*|\b(?:sudo|doas|exec|nohup|then|do|else)\s+(?:-\S+\s+)*)"
 _OPTS = r"(?:-[\w-]+\s+)*"
 _RECURSIVE = r"(?:-[a-z]*r[a-z]*|--recursive)\s+"
 _SYSTEM_DIR = r"(?:bin|boot|dev|etc|home|lib|lib64|opt|root|sbin|srv|sys|usr|var)"
-_ROOT_OR_HOME = rf"(?:/\*?|~/?\*?|\$\{{?home\}}?/?\*?|/{_SYSTEM_DIR}/?\*?)(?=\s|$|[;&|)])"
+_ROOT_OR_HOME = rf"(?:/\*?|~/?\*?|\$\{{?home\}}?/?\*?|/{_SYSTEM_DIR}/?\*?)(?:\s|$|[;&|)])"
 _DISK = r"/dev/(?:sd[a-z]|hd[a-z]|nvme\d|xvd[a-z]|vd[a-z]|mmcblk\d|disk\d|mapper/|md\d|dm-)"
 _WRITE_TO = (
     r"(?:>{1,2}\s*|\btee\s+(?:-a\s+)?|\bsed\s+-i\S*\s+\S+\s+|\b(?:cp|mv|ln\s+-\S+)\s+\S+\s+"
@@ -52,9 +60,13 @@ DEFAULT_DANGEROUS_PATTERNS: tuple[DangerousPattern, ...] = (
     _danger(
         "is a fork bomb",
         r":\s*\(\s*\)\s*\{[^}]*:\s*\|\s*:[^}]*\}",
-        r"\b(\w+)\s*\(\s*\)\s*\{\s*\1\s*\|\s*\1\s*&",
         r"\bwhile\b[^;]{0,40}\bfork\s*\(",
         r"\bfork\s+while\s+fork\b",
+    ),
+    _danger(  # f(){ f|f& }: a function piping itself into itself in the background
+        "is a fork bomb",
+        r"\b(\w+)\s*\(\s*\)\s*\{\s*(\w+)\s*\|\s*(\w+)\s*&",
+        accept=lambda m: m[1] == m[2] == m[3],
     ),
     _danger("formats a filesystem", rf"{_START}mkfs(?:\.\w+)?\b", r"\bmkswap\s+/dev/"),
     _danger(
@@ -66,7 +78,7 @@ DEFAULT_DANGEROUS_PATTERNS: tuple[DangerousPattern, ...] = (
     _danger(
         "opens up permissions or ownership of / or a system directory",
         rf"\bch(?:mod|own|grp)\s+{_OPTS}{_RECURSIVE}{_OPTS}\S+\s+{_ROOT_OR_HOME}",
-        r"\bchmod\s+(?:-\S+\s+)*[0-7]?777\s+(?:/|/\*|/(?:etc|bin|usr|root|var)\S*)(?=\s|$|[;&|])",
+        r"\bchmod\s+(?:-\S+\s+)*[0-7]?777\s+(?:/|/\*|/(?:etc|bin|usr|root|var)\S*)(?:\s|$|[;&|])",
         r"\bchmod\b[^;&|]*\s/etc/(?:shadow|gshadow|sudoers)\b",
     ),
     _danger(
@@ -131,7 +143,7 @@ def find_dangerous(
     text = normalise_command(script)
     found = []
     for danger in patterns:
-        if match := danger.pattern.search(text):
+        if match := linear.first(danger.pattern, text, danger.accept):
             found.append(Finding("dangerous_command", danger.reason, clip(text, *match.span())))
             if first_only:
                 break
@@ -139,13 +151,15 @@ def find_dangerous(
 
 
 def compile_patterns(extra: list[str]) -> tuple[DangerousPattern, ...]:
-    """The defaults plus user-configured patterns (regexes; invalid ones match literally)."""
+    """The defaults plus user-configured patterns: regexes in RE2 syntax (no look-arounds or
+    back-references, so none can stall the server); one that is not valid RE2 matches
+    literally."""
     compiled = []
     for source in extra:
         try:
-            pattern = re.compile(source, re.I)
-        except re.error:
-            pattern = re.compile(re.escape(source), re.I)
+            pattern = linear.compile(source, re.I)
+        except linear.PatternError:
+            pattern = linear.compile(re.escape(source), re.I)
         compiled.append(DangerousPattern(pattern, f"matches the configured pattern {source!r}"))
     return DEFAULT_DANGEROUS_PATTERNS + tuple(compiled)
 
@@ -163,52 +177,62 @@ def normalise_command(command: str) -> str:
 # -- exfiltration: reading credentials and sending secrets out -------------------------------
 
 _DIRS = r"(?:[\w.~${}%:-]*[/\\])*"
+# Three shapes of credential path, each in its own group (RE2 has no look-ahead: the character
+# after a key file's name is matched, outside the group, instead of looked at).
 _SENSITIVE_PATH = (
-    rf"(?P<path>{_DIRS}(?:\.ssh[/\\])?id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?(?![\w.])"
-    rf"|{_DIRS}(?:\.aws[/\\]credentials|\.(?:netrc|git-credentials|pgpass|npmrc|pypirc"
-    r"|vault-token)\b|\.docker[/\\]config\.json|\.kube[/\\]config\b|\.config[/\\]gh[/\\]hosts"
-    r"\.yml|\.gnupg[/\\]\S*|\.password-store\S*|\.ssh[/\\]?(?![\w./\\-]))|/etc/g?shadow\b"
+    rf"(?:(?P<key>{_DIRS}(?:\.ssh[/\\])?id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?)(?:[^\w.]|$)"
+    rf"|(?P<file>{_DIRS}(?:\.aws[/\\]credentials|\.(?:netrc|git-credentials|pgpass|npmrc"
+    r"|pypirc|vault-token)\b|\.docker[/\\]config\.json|\.kube[/\\]config\b|\.config[/\\]gh"
+    r"[/\\]hosts\.yml|\.gnupg[/\\]\S*|\.password-store\S*)|/etc/g?shadow\b"
     r"|/proc/(?:self|\d+|\*)/environ)"
+    rf"|(?P<sshdir>{_DIRS}\.ssh[/\\]?)(?:[^\w./\\-]|$))"
 )
-_READ_CREDENTIALS = re.compile(
+_READ_CREDENTIALS = linear.compile(
     r"(?:\b(?:cat|less|more|head|tail|base64|xxd|od|strings|cp|scp|rsync|tar|zip|gzip|"
     r"openssl|gpg|grep|awk|sed|get-content|read_text|read_bytes|readfile(?:sync)?|open|read|"
     r"print|show|display|dump|upload|send|post|copy|exfiltrate|leak|attach|e-?mail|paste|curl|"
     r"wget)\b[^\n]{0,80}?|@)" + _SENSITIVE_PATH
 )
-_SECRETS_FILE = re.compile(
+_SECRETS_FILE = linear.compile(
     r"(?:^|[\s\"'=@<(:/])(?P<path>(?:[\w.~-]*/)*(?:\.env(?:\.(?:local|prod|production|dev|"
     r"development|staging))?|\.(?:bash|zsh|sh|python|psql|mysql|node_repl)_history|"
-    r"credentials\.json|secrets\.(?:ya?ml|json|toml)|service[-_]?account[\w-]*\.json))(?![\w.-])"
+    r"credentials\.json|secrets\.(?:ya?ml|json|toml)|service[-_]?account[\w-]*\.json))"
+    r"(?:[^\w.-]|$)"
 )
-_NETWORK = re.compile(
+_NETWORK = linear.compile(
     r"\b(?:curl|wget|nc|ncat|netcat|socat|telnet|ftp|tftp|nslookup|dig|invoke-webrequest|"
     r"invoke-restmethod|iwr|irm|smtplib|sendmail|urlopen|urllib|aiohttp|axios|httpx)\b|"
     r"requests\.(?:get|post|put|patch|request)|\bfetch\(|/dev/(?:tcp|udp)/|\bmail -s\b"
 )
-_ENV_DUMP = re.compile(
-    r"(?:^|[|;&(`]|\$\()\s*(?:env|printenv|set|export -p|declare -x|compgen -v)\s*(?=[|)`>]|$)"
-    r"|\bprintenv \w+ ?\||os\.environ\b(?! ?(?:\[|\.get|\.setdefault))|process\.env\b(?! ?[.\[])"
+# The whole environment: `env`/`printenv` alone in a pipeline, or os.environ / process.env as a
+# whole (not one variable of it: the groups `one_os` / `one_js` catch `[`, `.get` and the like).
+_ENV_DUMP = linear.compile(
+    r"(?:^|[|;&(`]|\$\()\s*(?:env|printenv|set|export -p|declare -x|compgen -v)\s*(?:[|)`>]|$)"
+    r"|\bprintenv \w+ ?\||os\.environ\b(?P<one_os> ?(?:\[|\.get|\.setdefault))?"
+    r"|process\.env\b(?P<one_js> ?[.\[])?"
 )
-_PY_NETWORK = re.compile(r"\b(?:requests|httpx|aiohttp|urllib\.request)\.|\burlopen\(|\bfetch\(")
-_PY_ENV_DUMP = re.compile(
+_PY_NETWORK = linear.compile(
+    r"\b(?:requests|httpx|aiohttp|urllib\.request)\.|\burlopen\(|\bfetch\("
+)
+_PY_ENV_DUMP = linear.compile(
     r"dict\(os\.environ\)|os\.environ\.(?:copy|items)\(\)|\*\*os\.environ|json\.dumps\(os\.environ"
     r"|(?:data|json|params)=os\.environ|json\.stringify\(process\.env\)"
 )
-_REVERSE_SHELL = re.compile("|".join(_REVERSE_SHELLS))
-_AUTH_ARGS = re.compile(
+_REVERSE_SHELL = linear.compile("|".join(_REVERSE_SHELLS))
+_AUTH_ARGS = linear.compile(
     r"(?:-h|--header|-u|--user|--oauth2-bearer|--aws-sigv4)[=\s]\s*(?:\"[^\"]*\"|'[^']*'|\S+)"
     r"|headers ?= ?\{[^}]*\}|auth ?= ?\([^)]*\)|authorization: ?(?:bearer |token |basic )?\S+"
 )
+# A variable named for a credential: the word (key, token, …) whole, or joined by underscores.
 _NAME = (
-    r"([a-z0-9_]*(?<![a-z0-9])(?:api_?key|key|token|secret|password|passwd|pass|pwd|"
-    r"credentials?|cookie|auth)(?![a-z0-9])[a-z0-9_]*)"
+    r"((?:[a-z0-9_]*_)?(?:api_?key|key|token|secret|password|passwd|pass|pwd|credentials?"
+    r"|cookie|auth)(?:_[a-z0-9_]*)?)(?:[^a-z0-9_]|$)"
 )
-_SECRET_VAR = re.compile(
+_SECRET_VAR = linear.compile(
     rf"\$\{{?{_NAME}|os\.environ(?:\.get\(|\[) ?[\"']{_NAME}|os\.getenv\( ?[\"']{_NAME}"
     rf"|process\.env(?:\.|\[[\"']){_NAME}"
 )
-_HOST = re.compile(r"https?://([^/\s\"'?:$@]+)")
+_HOST = linear.compile(r"https?://([^/\s\"'?:$@]+)")
 _KNOWN_APIS = {  # a credential named for a service, sent to that service, is ordinary use
     "telegram.org": ("telegram", "tg", "bot"),
     "github.com": ("github", "gh"),
@@ -223,33 +247,66 @@ _KNOWN_APIS = {  # a credential named for a service, sent to that service, is or
 }
 
 
+MAX_PATHS_NAMED = 10  # distinct credential files named in findings; one is enough to refuse
+
+
 def find_exfiltration(folded: str) -> list[Finding]:
-    """Shell or Python lines that read credentials or send secrets out; input is `fold`ed."""
+    """Shell or Python lines that read credentials or send secrets out; input is `fold`ed.
+
+    The credential and reverse-shell patterns never cross a line, so each runs once over the
+    whole text; the checks for secrets sent out run only on lines that talk to the network.
+    """
     found: list[Finding] = []
 
-    def add(reason: str, text: str, match: re.Match[str]) -> None:
-        found.append(Finding("exfiltration", reason, clip(text, *match.span())))
+    def add(reason: str, match: Match) -> None:
+        line, offset = _line_of(folded, match.start())
+        start, end = match.start() - offset, match.end() - offset
+        found.append(Finding("exfiltration", reason, clip(line, start, min(end, len(line)))))
 
-    for line in folded.splitlines():
-        if match := _READ_CREDENTIALS.search(line):
-            add(f"reads a credential file ({match.group('path')})", line, match)
-        if match := _REVERSE_SHELL.search(line):
-            add("opens a reverse shell to a remote host", line, match)
-        if not _NETWORK.search(line):
-            continue
-        if match := _ENV_DUMP.search(line):
-            add("sends the whole environment over the network", line, match)
+    paths: set[str] = set()
+    for match in _READ_CREDENTIALS.finditer(folded):
+        path = match["key"] or match["file"] or match["sshdir"]
+        if path not in paths:
+            add(f"reads a credential file ({path})", match)
+            paths.add(path)
+            if len(paths) == MAX_PATHS_NAMED:
+                break
+    if match := _REVERSE_SHELL.search(folded):
+        add("opens a reverse shell to a remote host", match)
+    done_to = -1
+    for network in _NETWORK.finditer(folded):
+        if network.start() <= done_to:
+            continue  # a second network word on a line already checked
+        line, offset = _line_of(folded, network.start())
+        done_to = offset + len(line)
+        if match := linear.first(_ENV_DUMP, line, _whole_environment):
+            reason = "sends the whole environment over the network"
         elif match := _SECRETS_FILE.search(line):
-            add(f"sends a secrets file ({match.group('path')}) over the network", line, match)
+            reason = f"sends a secrets file ({match['path']}) over the network"
         elif match := _secret_sent_out(line):
             name = next(group for group in match.groups() if group)
-            add(f"sends a secret (${name.upper()}) to a remote host", line, match)
+            reason = f"sends a secret (${name.upper()}) to a remote host"
+        else:
+            continue
+        found.append(Finding("exfiltration", reason, clip(line, *match.span())))
     if _PY_NETWORK.search(folded) and (match := _PY_ENV_DUMP.search(folded)):
-        add("sends the whole environment over the network", folded, match)
+        found.append(Finding("exfiltration", "sends the whole environment over the network",
+                             clip(folded, *match.span())))
     return found
 
 
-def _secret_sent_out(line: str) -> re.Match[str] | None:
+def _line_of(text: str, index: int) -> tuple[str, int]:
+    """The line holding ``text[index]``, and where it starts."""
+    start = text.rfind("\n", 0, index) + 1
+    end = text.find("\n", index)
+    return text[start : end if end >= 0 else len(text)], start
+
+
+def _whole_environment(match: Match) -> bool:
+    return not (match["one_os"] or match["one_js"])
+
+
+def _secret_sent_out(line: str) -> Match | None:
     stripped = _AUTH_ARGS.sub(" ", line)
     hosts = _HOST.findall(stripped)
     for match in _SECRET_VAR.finditer(stripped):

@@ -8,41 +8,51 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-LONG_TOKEN = re.compile(r"(?<![\w/+=-])[A-Za-z0-9_\-+/=]{24,}")
+from core.security import linear
+from core.security.linear import Match, Regex
+
+# A run of token characters; the character before it (kept by the masking) is not one.
+LONG_TOKEN = linear.compile(r"(?P<pre>^|[^\w/+=-])(?P<token>[A-Za-z0-9_\-+/=]{24,})")
 
 
 @dataclass(frozen=True)
 class _Secret:
     reason: str
-    strict: re.Pattern[str]  # for NFKC text, case-sensitive
-    loose: re.Pattern[str]  # for excerpts, which may be casefolded
+    strict: Regex  # for NFKC text, case-sensitive
+    loose: Regex  # for excerpts, which may be casefolded
     keep: int  # characters left visible when masking; -1 keeps the whole match
-    valid: Callable[[re.Match[str]], bool]
+    valid: Callable[[Match], bool]
 
 
 def _secret(reason: str, regex: str, keep: int = 4, valid=None) -> _Secret:
-    strict, loose = re.compile(regex), re.compile(regex, re.I)
+    strict, loose = linear.compile(regex), linear.compile(regex, re.I)
     return _Secret(reason, strict, loose, keep, valid or _not_placeholder)
 
 
-def _not_placeholder(match: re.Match[str]) -> bool:
+def _not_placeholder(match: Match) -> bool:
     body = match.group(0)
     return Counter(body).most_common(1)[0][1] <= len(body) // 2
 
 
-def _letters_and_digits(match: re.Match[str]) -> bool:
+def _exactly(length: int) -> Callable[[Match], bool]:
+    """A token of exactly ``length`` characters: the pattern takes the whole run of token
+    characters, so a longer run (not this kind of token) is told apart here."""
+    return lambda match: len(match.group(0)) == length and _not_placeholder(match)
+
+
+def _letters_and_digits(match: Match) -> bool:
     body = match.group(0)[3:]
     mixed = any(c.isdigit() for c in body) and any(c.isalpha() for c in body)
     return mixed and _not_placeholder(match)
 
 
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER = linear.compile(
     r"your|example|change.?me|placeholder|redacted|dummy|sample|x{4}|\*{3}|\.\.\.|vault|keychain"
     r"|environ|getenv|secrets\."
 )
 
 
-def _secret_value(match: re.Match[str]) -> bool:
+def _secret_value(match: Match) -> bool:
     value = match.group("value")
     if re.search(r"[$<>{}\[\]()%]|://", value) or value[0] in "/~.":
         return False  # a reference, template or path, not the secret itself
@@ -64,8 +74,9 @@ SECRETS = (
     _secret("contains a GitLab token", r"\bglpat-[A-Za-z0-9_-]{20,}"),
     _secret("contains a Slack token", r"\bxox[abprs]-(?:[0-9]+-)+[A-Za-z0-9-]{8,}"),
     _secret("contains a Stripe secret key", r"\b[rs]k_live_[A-Za-z0-9]{20,}"),
-    _secret("contains a Telegram bot token", r"\b[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![\w-])"),
-    _secret("contains a Google API key", r"\bAIza[0-9A-Za-z_-]{35}(?![\w-])"),
+    _secret("contains a Telegram bot token", r"\b[0-9]{8,10}:AA[A-Za-z0-9_-]{33,}",
+            valid=lambda m: len(m[0].partition(":")[2]) == 35 and _not_placeholder(m)),
+    _secret("contains a Google API key", r"\bAIza[0-9A-Za-z_-]{35,}", valid=_exactly(39)),
     _secret(
         "contains a JSON Web Token",
         r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
@@ -84,23 +95,25 @@ SECRETS = (
 def mask_secrets(fragment: str) -> str:
     """Replace anything that looks like a credential with a short masked form."""
     for secret in SECRETS:
-        fragment = secret.loose.sub(lambda m, keep=secret.keep: _mask(m, keep), fragment)
+        fragment = secret.loose.sub(
+            lambda m, s=secret: _mask(m, s.keep, s.loose.groupindex.get("value")), fragment
+        )
     return LONG_TOKEN.sub(_mask_random, fragment)
 
 
-def _mask(match: re.Match[str], keep: int) -> str:
-    if "value" in match.re.groupindex:
-        if "****" in match["value"]:
+def _mask(match: Match, keep: int, value: int | None) -> str:
+    if value is not None:  # the number of the group holding the secret's value
+        if "****" in match[value]:
             return match[0]
-        return match[0][: match.start("value") - match.start()] + "****"
+        return match[0][: match.start(value) - match.start()] + "****"
     return match[0] if keep < 0 else match[0][:keep] + "****"
 
 
-def _mask_random(match: re.Match[str]) -> str:
-    token = match[0]
+def _mask_random(match: Match) -> str:
+    pre, token = match["pre"], match["token"]
     if token.count("/") > len(token) // 8 or not looks_random(token, 3.5):
-        return token
-    return token[:4] + "****"
+        return match[0]
+    return pre + token[:4] + "****"
 
 
 def looks_random(value: str, bits: float) -> bool:

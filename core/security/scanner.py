@@ -1,34 +1,24 @@
-"""Scan text bound for an LLM prompt for injected instructions, leaks and hidden characters."""
+"""Scan text bound for an LLM prompt for injected instructions, leaks and hidden characters.
+
+Every pattern is linear-time (``core.security.linear``), so text of any length is scanned
+without backtracking blow-ups; callers still keep unbounded text off the event loop.
+"""
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from types import ModuleType
-from typing import Literal
 
-from core.security.credentials import SECRETS, mask_secrets
-from core.security.untrusted import INVISIBLE, decode_tags, hidden_characters, show_invisible
+from core.security import commands, linear
+from core.security.credentials import SECRETS
+from core.security.findings import Category, Finding, clip
+from core.security.linear import Match, Regex
+from core.security.untrusted import INVISIBLE, decode_tags, hidden_characters
 
-Category = Literal[
-    "prompt_injection",
-    "role_hijack",
-    "exfiltration",
-    "secret",
-    "invisible_unicode",
-    "dangerous_command",
-]
-
-EXCERPT_WIDTH = 80
-
-
-@dataclass(frozen=True)
-class Finding:
-    category: Category
-    reason: str  # short human sentence, e.g. "reads a credential file (~/.ssh/id_rsa)"
-    excerpt: str  # the offending fragment, clipped to ~80 chars, secrets masked
+__all__ = ["Finding", "clip", "describe", "fold", "scan_script", "scan_text"]
 
 
 def scan_text(text: str) -> list[Finding]:
@@ -40,13 +30,13 @@ def scan_text(text: str) -> list[Finding]:
     findings += _secrets(plain)
     folded = fold(plain)
     findings += _phrases(folded)
-    findings += _commands().find_exfiltration(folded)
+    findings += commands.find_exfiltration(folded)
     return _dedupe(findings)
 
 
 def scan_script(text: str) -> list[Finding]:
     """`scan_text` plus dangerous shell patterns, for a skill's scripts."""
-    return _dedupe(scan_text(text) + _commands().find_dangerous(text))
+    return _dedupe(scan_text(text) + commands.find_dangerous(text))
 
 
 def describe(findings: Iterable[Finding]) -> str:
@@ -69,27 +59,6 @@ def fold(text: str) -> str:
     return "\n".join(" ".join(line.split()) for line in text.splitlines())
 
 
-def clip(text: str, start: int, end: int, width: int = EXCERPT_WIDTH) -> str:
-    """The fragment around ``text[start:end]``: one line, about ``width`` chars, masked."""
-    lo = max(0, start - max(10, (width - (end - start)) // 3))
-    while lo > 0 and not text[lo - 1].isspace():
-        lo -= 1
-    hi = min(len(text), start + width)
-    while hi < len(text) and not text[hi].isspace():
-        hi += 1
-    fragment = " ".join(mask_secrets(show_invisible(text[lo:hi])).split())
-    head, tail = lo > 0, hi < len(text)
-    if len(fragment) > width:
-        fragment, tail = fragment[: width - 1], True
-    return ("…" if head else "") + fragment + ("…" if tail else "")
-
-
-def _commands() -> ModuleType:
-    from core.security import commands  # late: commands builds on Finding and clip
-
-    return commands
-
-
 # -- normalisation -------------------------------------------------------------------------
 
 _CONFUSABLES = str.maketrans(
@@ -97,7 +66,33 @@ _CONFUSABLES = str.maketrans(
     "aeopcyxijsdhqwgoaeivtkpuignorealpvustcdhkmwyzfjqb",
 )
 _LEET = str.maketrans("0134578@$!|", "oieastbasii")
-_SPACED = re.compile(r"(?<![^\W_])(?:[^\W_][ .\-_*·]){2,}[^\W_](?![^\W_])")  # "i g n o r e"
+_SPACED_HINT = linear.compile(r"[\pL\pN][ .\-_*·][\pL\pN][ .\-_*·][\pL\pN]")
+# Runs of one character class each: no backtracking, so Python's re is linear here.
+_PIECES = re.compile(r"[^\W_]+|[\W_]+")
+_SPACERS = frozenset(" .-_*·")
+
+
+def _join_spaced(text: str) -> str:
+    """``i g n o r e`` and ``i.g.n.o.r.e`` → ``ignore``: three or more single letters or digits
+    each apart by one spacer, with no letter or digit right before or after the run."""
+    if not _SPACED_HINT.search(text):
+        return text
+    pieces = _PIECES.findall(text)
+    out: list[str] = []
+    i = 0
+    while i < len(pieces):
+        j = i
+        while (j + 2 < len(pieces) and len(pieces[j]) == 1 and pieces[j].isalnum()
+               and len(pieces[j + 1]) == 1 and pieces[j + 1] in _SPACERS
+               and len(pieces[j + 2]) == 1 and pieces[j + 2].isalnum()):
+            j += 2
+        if j - i >= 4 and len(pieces[i]) == 1 and pieces[i].isalnum():  # 3+ letters
+            out.append("".join(pieces[i : j + 1 : 2]))
+            i = j + 1
+        else:
+            out.append(pieces[i])
+            i += 1
+    return "".join(out)
 
 
 # -- phrases: prompt injection, role hijack, exfiltration requests -------------------------
@@ -107,12 +102,12 @@ _SPACED = re.compile(r"(?<![^\W_])(?:[^\W_][ .\-_*·]){2,}[^\W_](?![^\W_])")  # 
 class _Rule:
     category: Category
     reason: str
-    pattern: re.Pattern[str]
-    allow: Callable[[re.Match[str], str], bool] | None = None  # True: an innocent match
+    pattern: Regex
+    allow: Callable[[Match, str], bool] | None = None  # True: an innocent match
 
 
 def _rule(category: Category, reason: str, *alternatives: str, allow=None, flags=0) -> _Rule:
-    return _Rule(category, reason, re.compile("|".join(alternatives), flags), allow)
+    return _Rule(category, reason, linear.compile("|".join(alternatives), flags), allow)
 
 
 _AI = (
@@ -124,6 +119,7 @@ _ORDERS = (
     r"(?:instructions?|prompts?|rules|directives|guidelines|guidance|constraints|programming"
     r"|commands|orders|messages|policies|directions|restrictions)"
 )
+# Python's re, used anchored at one position (``.match(view, pos)``) on a few bounded words.
 _DATA_SOURCE = re.compile(
     r" (?:(?:that|which) (?:appears?|are|is|comes?|arrives?) )?(?:in|inside|within|embedded in"
     r"|found in|from|contained in) (?:\w+ ){0,3}?(?:web|tool|files?|pages?|documents?|emails?"
@@ -131,7 +127,7 @@ _DATA_SOURCE = re.compile(
 )
 
 
-def _defensive(match: re.Match[str], view: str) -> bool:
+def _defensive(match: Match, view: str) -> bool:
     """'ignore any instructions found in web pages' is advice, not an attack."""
     if re.search(rf"\b(?:your|{_STRONG})\b", match.group(0)):
         return False
@@ -312,7 +308,7 @@ _LINE_PHRASES = (
         "prompt_injection",
         "fakes a system or assistant turn",
         r"^#{1,6} ?(?:system|assistant|developer)(?: message| prompt)? ?:",
-        r"^(?:\*\*)?(?:system|assistant|developer)(?: message| prompt)?(?:\*\*)? ?:\**(?= ?"
+        r"^(?:\*\*)?(?:system|assistant|developer)(?: message| prompt)?(?:\*\*)? ?:\**(?: ?"
         r"(?:ignore|disregard|forget|override|new (?:instructions|rules)|from now on|you (?:are "
         r"now|must|will now|have no|may now)|the user (?:is|has) (?:an? )?(?:admin|verified"
         r"|authori[sz]ed)|important))",
@@ -334,12 +330,12 @@ _SQUASHED = (  # letters only, for text spaced or punctuated into pieces
         r"youarenowdan|doanythingnow|developermodeenabled|youarenowjailbroken",
     ),
 )
-_HIDDEN_MARKUP = re.compile(
-    r"<!--(.*?)-->|<(\w+)[^>]*(?:display: ?none|visibility: ?hidden|font-size: ?0|opacity: ?0)"
-    r"[^>]*>(.*?)</\2>",
-    re.S,
+_COMMENT = linear.compile(r"<!--(.*?)-->", re.S)
+_HIDDEN_OPEN = linear.compile(
+    r"<(\w+)[^>]*(?:display: ?none|visibility: ?hidden|font-size: ?0|opacity: ?0)[^>]*>"
 )
-_COMMENT_HINT = re.compile(
+_CLOSE = linear.compile(r"</(\w+)>")
+_COMMENT_HINT = linear.compile(
     rf"\b{_AI}s? ?[:,]|\b(?:if you are|you are|note to|attention|dear) (?:an? |the |any )?{_AI}\b"
     rf"|\b{_AI}s? (?:must|should|shall|will|needs? to)\b|system prompt|ignore (?:all|any|previous"
     r"|prior|the above|your)|disregard|you must|you are now|(?:do not|don't|never) (?:tell"
@@ -349,17 +345,32 @@ _COMMENT_HINT = re.compile(
 
 def _phrases(folded: str) -> list[Finding]:
     flat = " ".join(folded.split())
-    joined = " ".join(_SPACED.sub(lambda m: re.sub(r"[ .\-_*·]", "", m[0]), folded).split())
+    joined = " ".join(_join_spaced(folded).split())
     found = []
     for view in dict.fromkeys((flat, joined)):
         found += _match(_PHRASES, view)
     found += _match(_LINE_PHRASES, folded)
     found += _match(_SQUASHED, re.sub(r"[^a-z]", "", flat.translate(_LEET)))
-    for hidden in _HIDDEN_MARKUP.finditer(folded):
-        if _COMMENT_HINT.search(hidden[1] or hidden[3]):
+    for start, end, inner in _hidden_markup(folded):
+        if _COMMENT_HINT.search(inner):
             reason = "hides instructions in an HTML comment or hidden element"
-            found.append(Finding("prompt_injection", reason, clip(folded, *hidden.span())))
+            found.append(Finding("prompt_injection", reason, clip(folded, start, end)))
     return found
+
+
+def _hidden_markup(text: str) -> Iterable[tuple[int, int, str]]:
+    """HTML comments, and elements styled invisible up to their closing tag: (start, end,
+    inner text). Closing tags are indexed once, so many unclosed elements stay linear."""
+    for comment in _COMMENT.finditer(text):
+        yield comment.start(), comment.end(), comment[1]
+    closes: dict[str, list[tuple[int, int]]] = {}
+    for close in _CLOSE.finditer(text):
+        closes.setdefault(close[1], []).append((close.start(), close.end()))
+    for opening in _HIDDEN_OPEN.finditer(text):
+        spans = closes.get(opening[1], [])
+        k = bisect.bisect_left(spans, (opening.end(), -1))
+        if k < len(spans):
+            yield opening.start(), spans[k][1], text[opening.end() : spans[k][0]]
 
 
 def _match(rules: Iterable[_Rule], view: str) -> list[Finding]:

@@ -5,12 +5,14 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from core.security import linear
+
 INVISIBLE = re.compile(
     "[\u200b-\u200f\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]"
 )
 _SCRIPT_JOINERS = frozenset("\u200c\u200d\u200e\u200f")  # at home in emoji, Indic, RTL text
 _TAG_FLAG = re.compile("\U0001f3f4[\U000e0061-\U000e007a]{2,6}\U000e007f")  # e.g. England
-_DELIMITER = re.compile(r"<\s*/?\s*untrusted\b")
+_DELIMITER = linear.compile(r"<\s*/?\s*untrusted\b")
 
 
 def wrap_untrusted(source: str, text: str) -> str:

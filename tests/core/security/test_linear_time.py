@@ -1,0 +1,130 @@
+"""Every pattern in core/security runs in linear time: 100 kB of its worst input in under 50 ms.
+
+The inputs are repetitions of fragments each pattern half-matches (path segments, command
+words, quotes, markup openers, key prefixes): the shapes that made the backtracking patterns
+take 17 s on ``"cat/" * 1000``.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from core.security import (
+    commands,
+    credentials,
+    linear,
+    scan_script,
+    scan_text,
+    scanner,
+    untrusted,
+    wrap_untrusted,
+)
+from core.security.commands import check_command, compile_patterns, find_exfiltration
+from core.security.credentials import mask_secrets
+
+SIZE = 100_000
+FRAGMENTS = [
+    "cat/", "a/", "~/", ".ssh/", "id_", "cat id_rsa ", "cat ~/.ssh/id_rsa\n", "/proc/1/",
+    "curl ", "curl -H x $a_key ", "nc -e sh ", "/dev/tcp/a/1 ", "rm -rf ", "chmod ", "f(){ f|",
+    ":(){ :|", "$", "${", "$key_", "key_", "a_", "os.environ", "headers={", "auth=(", "-H ",
+    "https://", "<", "< ", "<!--", "<b style=display:none>", "</b>", "![x](http://a?",
+    "ignore ", "ignore all ", "ignore all previous ", "you are now ", "developer mode ",
+    "[system]", "ai must ", "send memory ", "a ", "a.", "a:", "@", "print ", "a\n", "\n", " ",
+    "x", "-", "=", "'", '"', "\\", "password=", "sk-a", "eyJ", "AIza", "1234567890:AA",
+]
+
+
+def _patterns() -> dict[str, linear.Regex]:
+    found: dict[str, linear.Regex] = {}
+    for module in (commands, credentials, scanner, untrusted):
+        for name, value in vars(module).items():
+            if type(value).__module__.startswith("re2"):
+                found[f"{module.__name__}.{name}"] = value
+    for i, danger in enumerate(commands.DEFAULT_DANGEROUS_PATTERNS):
+        found[f"danger[{i}] {danger.reason}"] = danger.pattern
+    rules = scanner._PHRASES + scanner._LINE_PHRASES + scanner._SQUASHED
+    for i, rule in enumerate(rules):
+        found[f"rule[{i}] {rule.reason}"] = rule.pattern
+    for i, secret in enumerate(credentials.SECRETS):
+        found[f"secret[{i}] {secret.reason}"] = secret.strict
+        found[f"secret[{i}] {secret.reason} (any case)"] = secret.loose
+    return found
+
+
+PATTERNS = _patterns()
+INPUTS = [(fragment * (SIZE // len(fragment) + 1))[:SIZE] for fragment in FRAGMENTS]
+
+
+def _best_of(runs: int, work) -> float:
+    """The fastest of a few runs: a busy machine can slow one run, not the algorithm."""
+    best = float("inf")
+    for _ in range(runs):
+        started = time.perf_counter()
+        work()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def test_every_pattern_is_compiled_for_linear_time():
+    assert len(PATTERNS) > 40  # the walk above found them (a rename would hide them)
+    leftovers = {
+        value.pattern
+        for module in (commands, credentials, scanner, untrusted)
+        for value in vars(module).values()
+        if isinstance(value, re.Pattern)
+    }
+    # Python's re is kept only where backtracking cannot happen: a single character class,
+    # runs of one class each, or a match anchored at one position over a few bounded words.
+    assert leftovers == {untrusted.INVISIBLE.pattern, untrusted._TAG_FLAG.pattern,
+                         scanner._PIECES.pattern, scanner._DATA_SOURCE.pattern}
+
+
+@pytest.mark.parametrize("name", sorted(PATTERNS))
+def test_each_pattern_scans_100_kb_of_its_worst_input_in_under_50_ms(name):
+    pattern = PATTERNS[name]
+    slowest = max(INPUTS, key=lambda text: _best_of(1, lambda: pattern.search(text)))
+    elapsed = _best_of(3, lambda: pattern.search(slowest))
+    assert elapsed < 0.05, f"{name}: {elapsed * 1000:.0f} ms on {slowest[:24]!r}…"
+
+
+@pytest.mark.parametrize(
+    "scan",
+    [scan_text, scan_script, check_command, mask_secrets,
+     lambda text: find_exfiltration(scanner.fold(text)),
+     lambda text: wrap_untrusted("web", text)],
+    ids=["scan_text", "scan_script", "check_command", "mask_secrets", "find_exfiltration",
+         "wrap_untrusted"],
+)
+def test_whole_scans_of_100_kb_stay_linear(scan):
+    # Measured at 10-80 ms per 100 kB; ten times that still proves no quadratic path (the
+    # backtracking scanner took 17 s on 4 kB).
+    worst = max(_best_of(2, lambda text=text: scan(text)) for text in INPUTS)
+    assert worst < 0.8
+
+
+def test_python_word_classes_keep_their_unicode_meaning():
+    assert linear.compile(r"\w+").search("żółw abc")[0] == "żółw"
+    assert linear.compile(r"[\w.]+").search("— naïve.txt")[0] == "naïve.txt"
+    assert linear.compile(r"\W").search("żółw abc")[0] == " "
+    assert linear.unicode_words(r"[^\]\w]") == r"[^\]\pL\pN_]"
+    with pytest.raises(linear.PatternError):
+        linear.compile(r"(?<!a)b")
+
+
+def test_a_configured_pattern_with_a_look_around_matches_literally():
+    (configured,) = compile_patterns([r"(?!x)drop table"])[-1:]
+    assert configured.pattern.search("(?!x)drop table users")
+    assert not configured.pattern.search("drop table users")
+
+
+@pytest.mark.parametrize(
+    ("command", "bomb"),
+    [("f(){ f|f& };f", True), ("bomb(){ bomb | bomb & }; bomb", True),
+     ("f(){ g|h& }", False)],
+)
+def test_the_fork_bomb_check_compares_the_function_names(command, bomb):
+    finding = check_command(command)
+    assert (finding is not None and "fork bomb" in finding.reason) is bomb
