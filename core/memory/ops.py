@@ -70,14 +70,14 @@ def check_content(content: str, target: Target, limit: int, scan: Scanner = defa
         raise MemoryRefused("the entry is empty")
     if any(line.strip() == "§" for line in text.splitlines()):
         raise MemoryRefused("an entry cannot contain a line holding only '§' (the separator)")
-    findings = scan(text)
-    if findings:
-        raise MemoryRefused(f"not saved — {describe(findings)}")
-    if len(text) > limit:
+    if len(text) > limit:  # before the scan: nothing unbounded is scanned
         raise MemoryRefused(
             f"the entry is {len(text):,} characters; the {target} store holds at most "
             f"{limit:,}. Shorten it or split it into smaller facts."
         )
+    findings = scan(text)
+    if findings:
+        raise MemoryRefused(f"not saved — {describe(findings)}")
     return text
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -63,17 +65,17 @@ class SkillManage(Tool):
             note=ctx.review_note,
         )
         name = args.name.strip()
-        if args.action == "create":
-            outcome = editor.create(name, args.content or "")
-        elif args.action == "edit":
-            outcome = editor.edit(name, args.content or "")
-        elif args.action == "patch":
-            outcome = editor.patch(name, args.old_string or "", args.new_string or "",
-                                   file_path=args.file_path, replace_all=args.replace_all)
-        elif args.action == "write_file":
-            outcome = editor.write_file(name, args.file_path or "", args.file_content or "")
-        elif args.action == "remove_file":
-            outcome = editor.remove_file(name, args.file_path or "")
-        else:
-            outcome = editor.delete(name)
+        actions = {
+            "create": lambda: editor.create(name, args.content or ""),
+            "edit": lambda: editor.edit(name, args.content or ""),
+            "patch": lambda: editor.patch(name, args.old_string or "", args.new_string or "",
+                                          file_path=args.file_path, replace_all=args.replace_all),
+            "write_file": lambda: editor.write_file(name, args.file_path or "",
+                                                    args.file_content or ""),
+            "remove_file": lambda: editor.remove_file(name, args.file_path or ""),
+            "delete": lambda: editor.delete(name),
+        }
+        # A skill's files (up to 1 MiB each) are scanned before they are stored: a thread's
+        # work, not the event loop's.
+        outcome = await asyncio.to_thread(actions[args.action])
         return outcome.message

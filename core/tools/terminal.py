@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from pydantic import BaseModel, Field
 
 from core.acting.output import format_exec
@@ -11,8 +13,14 @@ from core.errors import ToolRetry
 from core.toolkit import Tool, ToolContext
 
 
+MAX_COMMAND_CHARS = 32_000
+
+
 class TerminalArgs(BaseModel):
-    command: str = Field(min_length=1, description="A bash command line, e.g. 'ls -la'.")
+    command: str = Field(
+        min_length=1, max_length=MAX_COMMAND_CHARS,
+        description="A bash command line, e.g. 'ls -la' (write long text with write_file).",
+    )
     timeout: float | None = Field(
         default=None, gt=0,
         description="Seconds before the command is stopped (default 60; at most the "
@@ -41,7 +49,7 @@ class Terminal(Tool):
         limit = settings.sandbox_max_timeout
         if args.timeout is not None and args.timeout > limit:
             raise ToolRetry(f"timeout may be at most {limit:g} seconds")
-        reason = danger_of(settings, args.command)
+        reason = await asyncio.to_thread(danger_of, settings, args.command)  # off the loop
         if reason is not None:
             if not may_hold(ctx):
                 raise ToolRetry(
