@@ -198,8 +198,8 @@ def main() -> None:
     from core.skills.index import index_for, select, skill_cosines
     from core.skills.library import Change, SkillLibrary
     from core.skills.semantic import BACKFILL_SECONDS, skill_vectors
-    from core.skills.vectors import SYSTEM_SCOPE, SkillVectors
     from core.store import open_store
+    from core.store.skill_vectors import SYSTEM_SCOPE
 
     settings = load_settings()
     store = open_store(settings)
@@ -242,13 +242,13 @@ def main() -> None:
     print(f"  hybrid {summary(hybrid_times)}")
     if semantic:
         print(f"  hybrid in a new process: {cold_first_ranking(user)}")
-        SkillVectors(store.db).delete(user)
-        SkillVectors(store.db).delete(SYSTEM_SCOPE)
+        store.skill_vectors.delete(user)
+        store.skill_vectors.delete(SYSTEM_SCOPE)
         semantic_module._cache.clear()  # as in a new process: nothing to reuse
         rounds, started = [], time.perf_counter()
         while True:
             t0 = time.perf_counter()
-            ready = skill_vectors(store.db, user, entries) is not None
+            ready = skill_vectors(store.skill_vectors, user, entries) is not None
             rounds.append(time.perf_counter() - t0)
             if ready or len(rounds) == 100:
                 break

@@ -14,8 +14,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from core.acting.state import HeldCommand, HeldCommands
 from core.platforms.registry import PLATFORMS
+from core.store.acting import HeldCommand
 
 if TYPE_CHECKING:
     from core.config import Settings
@@ -49,7 +49,7 @@ def may_hold(ctx: ToolContext) -> bool:
 def hold_command(
     ctx: ToolContext, command: str, *, workdir: str | None, timeout: float | None, reason: str
 ) -> HeldCommand:
-    return HeldCommands(ctx.store.db).hold(
+    return ctx.store.held.hold(
         ctx.user_id, chat_key=ctx.chat_key, session_id=ctx.session_id, command=command,
         workdir=workdir, timeout=timeout, reason=reason, ttl=ctx.settings.approval_minutes * 60,
     )

@@ -16,8 +16,6 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from core.acting.state import SandboxStates
-
 if TYPE_CHECKING:
     from core.config import Settings
     from core.hooks import HookContext
@@ -65,7 +63,7 @@ class Workspaces:
 
     def __init__(self, settings: Settings, store: Store, *, opener: Opener | None = None):
         self.settings = settings
-        self.state = SandboxStates(store.db)
+        self.state = store.sandbox_states
         self.hibernate_after_turn = hibernates_after_turn(settings)
         self._opener = opener or self._open
         self._open_boxes: OrderedDict[str, Sandbox] = OrderedDict()

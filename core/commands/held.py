@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 
-from core.acting.state import HeldCommand, HeldCommands
 from core.commands import CommandContext, CommandResult
 from core.platforms.registry import PLATFORMS
+from core.store.acting import HeldCommand, HeldCommands
 
 RESULT_CHARS = 4_000
 _NUMBER = re.compile(r"#?(\d{1,9})")
@@ -35,7 +35,7 @@ async def approve_pending(ctx: CommandContext, arg: str) -> CommandResult | None
     bare ``/approve`` while nothing is held), so the caller can try pairing codes instead.
     """
     words = arg.strip().split()
-    held = HeldCommands(ctx.store.db)
+    held = ctx.store.held
     pending = held.pending(ctx.user_id)
     if not words:
         if not pending:

@@ -113,7 +113,7 @@ def skill_cosines(library: SkillLibrary, user_id: str, entries: Sequence[SkillEn
     try:
         from core.skills.semantic import similarities
 
-        return similarities(library.store.db, user_id, entries, query)
+        return similarities(library.store.skill_vectors, user_id, entries, query)
     except Exception:
         log.exception("semantic skill routing failed for %s; ranking by words", user_id)
         return None

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 from core.errors import IrisUsageError, NotFound
 from core.skills.blobs import Manifest, SkillObjects, digest
 from core.skills.bundled import BundledSkill, load_bundled
-from core.skills.catalog import IndexRow, SkillCatalog
 from core.skills.paths import MAX_FILES, MAX_SKILL_BYTES
 from core.skills.records import SkillEntry, SkillUsage, SkillVersion
+from core.store.skills import IndexRow
 
 if TYPE_CHECKING:
     from core.config import Settings
@@ -94,7 +94,7 @@ class SkillLibrary:
     def __init__(self, store: Store, settings: Settings):
         self.store = store
         self.settings = settings
-        self.catalog = SkillCatalog(store.db)
+        self.catalog = store.skills
         self._objects: SkillObjects | None = None
 
     @property
@@ -209,7 +209,7 @@ class SkillLibrary:
             return
         from core.skills.semantic import refresh_quietly
 
-        refresh_quietly(self.store.db, user_id, [entry])
+        refresh_quietly(self.store.skill_vectors, user_id, [entry])
 
     def rollback(
         self, user_id: str, name: str, version: int | None = None, *, provenance: str = "user"

@@ -27,8 +27,7 @@ import numpy as np
 
 from core.search import embed
 from core.skills.records import SkillEntry
-from core.skills.vectors import SYSTEM_SCOPE, SkillVectors, StoredVectors
-from core.store.db import Database
+from core.store.skill_vectors import SYSTEM_SCOPE, SkillVectors, StoredVectors
 
 log = logging.getLogger("iris.skills.semantic")
 
@@ -122,19 +121,18 @@ def _usable(found: StoredVectors | None, entry: SkillEntry, digest: str) -> np.n
     return embed.dequantise(found.blobs, dim)
 
 
-def refresh(db: Database, user_id: str, entries: Sequence[SkillEntry]) -> int:
+def refresh(repo: SkillVectors, user_id: str, entries: Sequence[SkillEntry]) -> int:
     """Compute and store the vectors of ``entries`` (the user's skills, or bundled ones).
     Returns how many skills got vectors."""
-    return len(_compute(db, user_id, [e for e in entries if e.status != "archived"]))
+    return len(_compute(repo, user_id, [e for e in entries if e.status != "archived"]))
 
 
-def _compute(db: Database, user_id: str, entries: Sequence[SkillEntry]) -> list[np.ndarray]:
+def _compute(repo: SkillVectors, user_id: str, entries: Sequence[SkillEntry]) -> list[np.ndarray]:
     """Encode and store ``entries``' vectors; returns them as read back (unit rows)."""
     if not entries:
         return []
     if any(not e.bundled for e in entries) and not user_id:
         raise ValueError("a library skill's vectors need its owner")
-    repo = SkillVectors(db)
     digests = []
     groups: dict[str, list[str]] = {}
     for entry in entries:
@@ -148,23 +146,22 @@ def _compute(db: Database, user_id: str, entries: Sequence[SkillEntry]) -> list[
     return [encoded[digest].matrix for digest in digests]
 
 
-def refresh_quietly(db: Database, user_id: str, entries: Sequence[SkillEntry]) -> None:
+def refresh_quietly(repo: SkillVectors, user_id: str, entries: Sequence[SkillEntry]) -> None:
     """``refresh`` after a write: a failure is logged, never raised (the skill is stored; its
     vectors are recomputed on the next ranking)."""
     try:
         if available():
-            refresh(db, user_id, entries)
+            refresh(repo, user_id, entries)
     except Exception:
         log.exception("skill vectors for %s not refreshed; they will be computed lazily",
                       user_id)
 
 
-def skill_vectors(db: Database, user_id: str, entries: Sequence[SkillEntry], *,
+def skill_vectors(repo: SkillVectors, user_id: str, entries: Sequence[SkillEntry], *,
                   seconds: float = BACKFILL_SECONDS) -> dict[str, np.ndarray] | None:
     """Each entry's vectors (unit rows), computing the missing ones for up to ``seconds``.
     None when some are still missing: rank by words alone this time rather than favour the
     skills that happen to have vectors."""
-    repo = SkillVectors(db)
     own = repo.load(user_id, MODEL) if user_id else {}
     system: dict[str, StoredVectors] | None = None
     found: dict[str, np.ndarray] = {}
@@ -187,7 +184,7 @@ def skill_vectors(db: Database, user_id: str, entries: Sequence[SkillEntry], *,
     started = time.perf_counter()
     while missing and time.perf_counter() - started < seconds:
         batch, missing = missing[:BATCH_SKILLS], missing[BATCH_SKILLS:]
-        for entry, matrix in zip(batch, _compute(db, user_id, batch), strict=True):
+        for entry, matrix in zip(batch, _compute(repo, user_id, batch), strict=True):
             found[entry.name] = matrix
     if missing:
         log.info("%d skills of %s still have no vectors; ranking by words", len(missing),
@@ -196,13 +193,13 @@ def skill_vectors(db: Database, user_id: str, entries: Sequence[SkillEntry], *,
     return found
 
 
-def similarities(db: Database, user_id: str, entries: Sequence[SkillEntry], query: str
+def similarities(repo: SkillVectors, user_id: str, entries: Sequence[SkillEntry], query: str
                  ) -> dict[str, float] | None:
     """Cosine similarity of ``query`` to each entry (its closest vector), by skill name; None
     when the model is not installed, the query has no words, or vectors are not ready."""
     if not entries or not _HAS_WORD.search(query) or not available():
         return None
-    vectors = skill_vectors(db, user_id, entries)
+    vectors = skill_vectors(repo, user_id, entries)
     if vectors is None:
         return None
     names = list(vectors)

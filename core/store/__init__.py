@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from core.store.access import AccountStates, PairingRequests
+from core.store.acting import HeldCommands, SandboxStates
 from core.store.bots import BotIdentities
 from core.store.cancels import TurnCancels
 from core.store.compaction import Compaction
@@ -24,6 +25,8 @@ from core.store.migrations import applied_count, migrate
 from core.store.rehoming import Rehoming
 from core.store.search import SearchIndex
 from core.store.sessions import Messages, Sessions
+from core.store.skill_vectors import SkillVectors
+from core.store.skills import SkillCatalog
 from core.store.transcripts import Transcripts
 from core.store.usage import UsageLog
 from core.store.users import Users
@@ -60,6 +63,10 @@ class Store:
         self.pairing = PairingRequests(db)
         self.links = LinkCodes(db)
         self.rehoming = Rehoming(db)
+        self.skills = SkillCatalog(db)
+        self.skill_vectors = SkillVectors(db)
+        self.sandbox_states = SandboxStates(db)
+        self.held = HeldCommands(db)
         self._objects_args = (objects_url, s3_endpoint_url, s3_region)
         self._objects: ObjectStore | None = None
         self._cron: CronJobs | None = None

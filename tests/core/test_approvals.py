@@ -2,7 +2,6 @@ import asyncio
 
 import pytest
 
-from core.acting.state import HeldCommands
 from core.clock import ManualClock
 from core.commands import CommandContext
 from core.commands.held import approve_pending
@@ -50,7 +49,7 @@ def test_approve_runs_the_held_command_once_and_continues_the_turn(alice, worksp
     assert "approved held command #1 (`touch marker-1 && echo made it`)" in result.extra_context
     assert "exit code 0" in result.extra_context and "made it" in result.extra_context
     assert '<untrusted source="terminal">' in result.extra_context
-    held = HeldCommands(alice.store.db).get(alice.user_id, 1)
+    held = alice.store.held.get(alice.user_id, 1)
     assert (held.status, held.exit_code) == ("done", 0)
 
     (workspace / "marker-1").unlink()
@@ -96,13 +95,13 @@ def test_another_user_cannot_approve_it(store, alice, workspace):
     assert approve(bob, "1").reply == "There is no held command #1."
     assert approve(bob, "") is None
     assert not (workspace / "marker-f").exists()
-    assert HeldCommands(store.db).get(alice.user_id, 1).status == "pending"
+    assert store.held.get(alice.user_id, 1).status == "pending"
 
 
 def test_a_cron_job_cannot_approve(alice, workspace):
     call(alice, "terminal", command="touch marker-g")
     assert "only be approved by a person" in approve(alice, "1", platform="cron").reply
-    assert HeldCommands(alice.store.db).get(alice.user_id, 1).status == "pending"
+    assert alice.store.held.get(alice.user_id, 1).status == "pending"
     assert not (workspace / "marker-g").exists()
 
 
@@ -110,7 +109,7 @@ def test_a_cron_job_cannot_approve(alice, workspace):
 def test_other_arguments_are_left_to_the_caller(alice, arg):
     call(alice, "terminal", command="touch marker-h")
     assert approve(alice, arg) is None
-    assert HeldCommands(alice.store.db).get(alice.user_id, 1).status == "pending"
+    assert alice.store.held.get(alice.user_id, 1).status == "pending"
 
 
 def test_numbers_are_per_user(store, alice):

@@ -1,10 +1,8 @@
 import pytest
 
-from core.acting.state import HeldCommands, SandboxStates
-
 
 def test_sandbox_state_round_trip_per_user_and_backend(store):
-    states = SandboxStates(store.db)
+    states = store.sandbox_states
     assert states.get_sandbox_state("u1", "modal") is None
     states.put_sandbox_state("u1", "modal", {"image_id": "im-1"})
     states.put_sandbox_state("u1", "modal", {"image_id": "im-2"})
@@ -15,7 +13,7 @@ def test_sandbox_state_round_trip_per_user_and_backend(store):
 
 
 def test_bad_state_is_refused_and_changes_nothing(store):
-    states = SandboxStates(store.db)
+    states = store.sandbox_states
     states.put_sandbox_state("u1", "modal", {"image_id": "im-1"})
     with pytest.raises(ValueError, match="strings to strings"):
         states.put_sandbox_state("u1", "modal", {"image_id": 3})
@@ -23,7 +21,7 @@ def test_bad_state_is_refused_and_changes_nothing(store):
 
 
 def test_held_commands_claim_once(store):
-    held = HeldCommands(store.db)
+    held = store.held
     first = held.hold("u1", chat_key="http:a", session_id=None, command="x", workdir=None,
                       timeout=None, reason="r", ttl=60)
     assert first.number == 1 and first.status == "pending"

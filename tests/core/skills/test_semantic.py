@@ -14,7 +14,7 @@ from core.skills import semantic
 from core.skills.index import index_for, skill_cosines
 from core.skills.manage import SkillEditor
 from core.skills.ranking import lexical_scores
-from core.skills.vectors import SYSTEM_SCOPE, SkillVectors
+from core.store.skill_vectors import SYSTEM_SCOPE
 from tests.core.skills.conftest import skill_md
 
 SKILLS = {
@@ -46,7 +46,7 @@ def order(library, user, text, **kwargs):
 
 
 def stored(store, user):
-    return SkillVectors(store.db).load(user, semantic.MODEL)
+    return store.skill_vectors.load(user, semantic.MODEL)
 
 
 def own(library, user):
@@ -157,12 +157,12 @@ def test_imported_skills_get_vectors(library, store, alice, tmp_path):
 
 def test_missing_or_malformed_vectors_are_computed_lazily(library, store, alice):
     install(library, alice)
-    repo = SkillVectors(store.db)
+    repo = store.skill_vectors
     repo.delete(alice, "pg-backup")
     good = stored(store, alice)["image-resize"]
     repo.put(alice, semantic.MODEL, "image-resize", good.version, good.digest, [b"\x01\x02"])
     entries = own(library, alice)
-    assert semantic.skill_vectors(store.db, alice, entries, seconds=0.0) is None
+    assert semantic.skill_vectors(store.skill_vectors, alice, entries, seconds=0.0) is None
     text = "my snapshots from the trip are huge, make them smaller"
     assert order(library, alice, text)[0] == "image-resize"  # computed within the budget
     after = stored(store, alice)
@@ -178,7 +178,7 @@ def test_one_users_vectors_never_rank_anothers_skills(library, store, alice, bob
     text = "what should we cook for dinner this week"
     mine = skill_cosines(library, bob, own(library, bob), text)
     assert mine["helper"] < mine["meal-planning"]
-    repo = SkillVectors(store.db)
+    repo = store.skill_vectors
     query = embed.quantise(embed.encoder(semantic.MODEL).encode([text]))
     for user in (alice, bob):
         row = stored(store, user)["helper"]
@@ -214,7 +214,7 @@ def test_bundled_skills_are_shared_but_a_users_copy_is_theirs(library, store, al
 
 
 def test_vector_rows_need_an_owner_and_content(store):
-    repo = SkillVectors(store.db)
+    repo = store.skill_vectors
     with pytest.raises(ValueError):
         repo.put("", semantic.MODEL, "x", 1, "d", [b"\x00" * 384])
     with pytest.raises(ValueError):
@@ -253,7 +253,7 @@ def test_similarities_match_a_direct_encoding(library, store, alice):
 
 def test_routing_modules_stay_off_the_webhook_path():
     code = ("import sys, functions.app, functions.http_api, core.skills.index, "
-            "core.skills.ranking, core.skills.fusion, core.skills.vectors;"
+            "core.skills.ranking, core.skills.fusion, core.store.skill_vectors;"
             "print('numpy' in sys.modules, 'core.skills.semantic' in sys.modules,"
             " 'tokenizers' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

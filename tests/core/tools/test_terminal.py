@@ -2,7 +2,6 @@ import time
 
 import pytest
 
-from core.acting.state import HeldCommands
 from core.approvals import danger_of
 from tests.core.acting.support import call, make_ctx
 
@@ -80,7 +79,7 @@ def test_a_dangerous_command_is_held_for_approval_and_not_run(ctx, iris_home):
     assert out.startswith("Error: not run yet: this command matches the configured pattern")
     assert "held as #1" in out and "/approve 1" in out
     assert not (iris_home / "workspaces" / ctx.user_id / "xfile").exists()
-    [held] = HeldCommands(ctx.store.db).pending(ctx.user_id)
+    [held] = ctx.store.held.pending(ctx.user_id)
     assert (held.number, held.command, held.chat_key) == (1, "touch xfile", ctx.chat_key)
     again = call(ctx, "terminal", command="history -c")
     assert "covers its tracks" in again and "held as #2" in again
@@ -91,13 +90,13 @@ def test_without_a_person_to_ask_dangerous_commands_are_refused(store, settings,
     ctx = make_ctx(store, settings, platform=platform)
     out = call(ctx, "terminal", command="history -c")
     assert out.startswith("Error: refused: this command covers its tracks")
-    assert HeldCommands(store.db).pending(ctx.user_id) == []
+    assert store.held.pending(ctx.user_id) == []
 
 
 def test_refuse_mode_never_holds(ctx):
     ctx.settings = ctx.settings.model_copy(update={"dangerous_commands": "refuse"})
     assert call(ctx, "terminal", command="history -c").startswith("Error: refused:")
-    assert HeldCommands(ctx.store.db).pending(ctx.user_id) == []
+    assert ctx.store.held.pending(ctx.user_id) == []
 
 
 def test_users_have_separate_workspaces(store, settings):

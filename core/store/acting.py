@@ -1,4 +1,5 @@
-"""Stored state of acting: each user's sandbox state per backend, and held commands."""
+"""Stored state of acting (``core.acting``): each user's sandbox state per backend, and
+commands held for the user's approval."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The skill index in the database: one row per library skill and version, usage counters.
+"""The skill index in the database: one row per library skill and version, usage counters,
+and the records it reads them into (``core.skills.records`` re-exports them).
 
 Every method takes the owning user. The one exception, ``users_with_skills``, is the named sweep
 ``iris skills curate`` starts from; it returns user ids only.
@@ -8,10 +9,67 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from core.skills.records import SkillEntry, SkillUsage, SkillVersion
 from core.store.db import Database, Row
+
+
+@dataclass(frozen=True)
+class SkillUsage:
+    shown: int = 0
+    used: int = 0
+    patched: int = 0
+    last_shown_at: float | None = None
+    last_used_at: float | None = None
+    last_patched_at: float | None = None
+
+
+@dataclass(frozen=True)
+class SkillEntry:
+    """A skill as the index sees it: a bundled skill, or the head of a user's library skill."""
+
+    name: str
+    description: str
+    tags: tuple[str, ...]
+    category: str | None
+    origin: str  # provenance of the first version: bundled (a user copy), imported, agent, user
+    provenance: str  # provenance of the current version
+    version: int  # 0 for a bundled skill
+    files: tuple[str, ...]
+    search_text: str = ""
+    status: str = "active"
+    source: str | None = None
+    created_at: float = 0.0
+    updated_at: float = 0.0
+    stale_at: float | None = None
+    archived_at: float | None = None
+    usage: SkillUsage = field(default_factory=SkillUsage)
+
+    @property
+    def bundled(self) -> bool:
+        return self.version == 0
+
+    @property
+    def kind(self) -> str:
+        """How a person would name where it came from."""
+        if self.bundled:
+            return "bundled"
+        if self.origin == "bundled":
+            return "your copy of a bundled skill"
+        if self.origin == "imported":
+            return "imported" if self.provenance == "imported" else "imported, since edited"
+        return {"agent": "written by Iris", "user": "yours"}.get(self.origin, self.origin)
+
+
+@dataclass(frozen=True)
+class SkillVersion:
+    name: str
+    version: int
+    provenance: str
+    action: str
+    note: str | None
+    archived: bool
+    created_at: float
 
 
 @dataclass(frozen=True)
