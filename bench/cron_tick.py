@@ -21,6 +21,8 @@ from pathlib import Path
 
 from _common import ROOT, summary
 
+from core.scheduler.jobs import CronJobs
+
 START = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)
 DUE = START + timedelta(minutes=5)
 
@@ -64,7 +66,7 @@ def child(go: str, ready: str) -> None:
     from functions.cron import tick
 
     rt = runtime(Recorder())
-    rt.store.cron.due(0.0)
+    CronJobs(rt.store).due(0.0)
     Path(ready).touch()
     while not Path(go).exists():
         time.sleep(0.0005)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from core.dispatch import ChatRef
 from core.ids import new_id
+from core.scheduler.jobs import CronJobs
 from functions.runtime import Runtime
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ async def tick(rt: Runtime, *, now: datetime | None = None) -> CronTickReport:
     at = (now or rt.store.clock.utcnow()).astimezone(UTC)
     owner = new_id("tick")
     store = rt.store
-    due = store.cron.due(at.timestamp(), limit=MAX_CLAIMS_PER_TICK)
+    due = CronJobs(store).due(at.timestamp(), limit=MAX_CLAIMS_PER_TICK)
     report = CronTickReport(at=at.isoformat(), due=len(due))
     for user_id, job_id in due:
         try:
@@ -106,5 +107,5 @@ async def _dispatch(rt: Runtime, claimed: Claimed, report: CronTickReport) -> No
         log.exception("could not dispatch %s; the sweeper will", claimed.chat_key)
         problem = f"{type(exc).__name__}: {exc}"
         report.errors.append(f"dispatch {claimed.chat_key}: {problem}")
-        rt.store.cron.note(claimed.user_id, claimed.run_id,
+        CronJobs(rt.store).note(claimed.user_id, claimed.run_id,
                            f"dispatch failed ({problem}); the next tick's sweep starts it")

@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from core.scheduler.jobs import CronJobs
 from tests.fakes.llm_server import ScriptedLLM
 from tests.fakes.server import serve
 from tests.fakes.stack import emulator_stack
@@ -72,7 +73,7 @@ def test_a_job_made_in_chat_runs_on_the_tick_answers_there_and_pauses(stack):
     wait(lambda: texts(telegram))
     assert texts(telegram) == ["Done: I will say hi every minute."]
     user = rt.store.users.resolve("telegram:4242")
-    (job,) = rt.store.cron.list(user)
+    (job,) = CronJobs(rt.store).list(user)
     assert job.target.label == "telegram:4242"
 
     llm.reply("hi Ada!")
@@ -107,11 +108,11 @@ def test_the_emulators_ticker_runs_due_jobs(stack):
     user = rt.store.users.for_account("telegram:4242")
     cli("cron", "add", "--user", "telegram:4242", "--schedule", "every 5m", "--prompt",
         "Say hi.", "--name", "hi", "--deliver", "telegram:4242")
-    (job,) = rt.store.cron.list(user)
+    (job,) = CronJobs(rt.store).list(user)
     rt.store.db.execute("UPDATE cron_jobs SET next_run_at = ? WHERE id = ?",
                         (time.time() - 1, job.id))  # as if five minutes had gone by
     wait(lambda: texts(telegram) == ["⏰ hi\n\nhi from the ticker"])
-    (run,) = rt.store.cron.runs(user, job.id)
+    (run,) = CronJobs(rt.store).runs(user, job.id)
     assert (run.trigger, run.status, run.delivery.status) == ("schedule", "ok", "sent")
     time.sleep(0.6)  # more ticks: the next run is minutes away, nothing runs twice
-    assert len(rt.store.cron.runs(user, job.id)) == 1 and len(llm.requests) == 1
+    assert len(CronJobs(rt.store).runs(user, job.id)) == 1 and len(llm.requests) == 1

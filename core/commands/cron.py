@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from core.commands import CommandContext, CommandResult, command
 from core.errors import IrisUsageError
 from core.platforms.registry import PLATFORMS
+
+if TYPE_CHECKING:
+    from core.scheduler.jobs import CronJobs
+    from core.store import Store
 
 USAGE = (
     "Usage: /cron — list your jobs\n"
@@ -26,16 +32,23 @@ async def cron(ctx: CommandContext, args: str) -> CommandResult:
         return CommandResult(reply=f"{exc}")
 
 
+def _jobs(store: Store) -> CronJobs:
+    """The store's jobs (the scheduler, and croniter with it, is imported on first use)."""
+    from core.scheduler.jobs import CronJobs
+
+    return CronJobs(store)
+
+
 async def _handle(ctx: CommandContext, verb: str, rest: str) -> str:
     from core.scheduler import manage
     from core.scheduler.render import job_detail, job_line, run_line
 
     store, user_id = ctx.store, ctx.user_id
     if verb == "list":
-        jobs = store.cron.list(user_id)
+        jobs = _jobs(store).list(user_id)
         if not jobs:
             return "No scheduled jobs. Ask me to schedule something, or /cron add."
-        last = store.cron.last_runs(user_id)
+        last = _jobs(store).last_runs(user_id)
         return "\n".join(job_line(job, last.get(job.id)) for job in jobs)
     if verb == "add":
         schedule, sep, prompt = rest.partition("|")
@@ -47,10 +60,10 @@ async def _handle(ctx: CommandContext, verb: str, rest: str) -> str:
     if verb not in ("show", "runs", "pause", "resume", "remove", "run") or not rest:
         return USAGE
     if verb == "show":
-        return job_detail(store.cron.get(user_id, rest, include_removed=True))
+        return job_detail(_jobs(store).get(user_id, rest, include_removed=True))
     if verb == "runs":
-        job = store.cron.get(user_id, rest, include_removed=True)
-        runs = store.cron.runs(user_id, job.id, limit=RUNS_SHOWN)
+        job = _jobs(store).get(user_id, rest, include_removed=True)
+        runs = _jobs(store).runs(user_id, job.id, limit=RUNS_SHOWN)
         if not runs:
             return f"{job.id} has not run yet."
         return "\n".join(run_line(run, job.timezone) for run in runs)
@@ -82,6 +95,6 @@ async def _run_now(ctx: CommandContext, ref: str) -> str:
         return "A scheduled run cannot start other runs."
     claimed = claim_manual(ctx.store, ctx.settings, ctx.user_id, ref, owner=new_id("cmd"))
     await ctx.services.dispatcher.drain(ChatRef(ctx.user_id, claimed.chat_key))
-    job = ctx.store.cron.get(ctx.user_id, claimed.job_id)
+    job = _jobs(ctx.store).get(ctx.user_id, claimed.job_id)
     return f"Running {job.id} “{job.name}” now ({claimed.run_id}); the answer goes to " \
         f"{job.target.label}."

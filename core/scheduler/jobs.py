@@ -1,5 +1,6 @@
-"""The cron jobs and runs repository. Every method touching a job takes its owner's user id; the
-tick's ``due`` sweep and the operator's ``owner_of`` return keys only, never content."""
+"""Cron jobs and runs as the scheduler sees them (schedules, targets, run states), read from and
+written to the store's rows (``core.store.cron``). Every method touching a job takes its owner's
+user id; the tick's ``due`` sweep and the operator's ``owner_of`` return keys only."""
 
 from __future__ import annotations
 
@@ -7,17 +8,17 @@ import json
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.errors import IrisUsageError, NotFound
 from core.scheduler.schedule import Schedule
 from core.scheduler.targets import Target
-from core.store.db import Database, Row
+from core.store.cron import UPDATABLE
+from core.store.db import Row
 
-UPDATABLE = frozenset({
-    "name", "prompt", "schedule", "schedule_text", "timezone", "target", "skills", "model",
-    "repeat", "runs_done", "next_run_at", "enabled",
-})
+if TYPE_CHECKING:
+    from core.store import Store
+
 
 
 def instant(at: float | None) -> datetime | None:
@@ -122,40 +123,35 @@ class Run:
 
 
 class CronJobs:
-    def __init__(self, db: Database):
-        self.db = db
+    """A user's jobs and runs as the scheduler sees them, over the store's rows
+    (``store.cron``)."""
+
+    def __init__(self, store: Store):
+        self.rows = store.cron
 
     def create(
         self, user_id: str, *, name: str, prompt: str, schedule: Schedule, schedule_text: str,
         target: Target, skills: list[str], model: str | None, repeat: int | None,
         next_run_at: float | None, created_by: str,
     ) -> Job:
-        at = self.db.clock.now()
+        values = {
+            "name": name, "prompt": prompt, "schedule": schedule.to_json(),
+            "schedule_text": schedule_text, "timezone": schedule.timezone,
+            "target": target.to_json(), "skills": json.dumps(skills), "model": model,
+            "repeat": repeat, "next_run_at": next_run_at, "created_by": created_by,
+        }
         for _ in range(5):
             job_id = f"job_{secrets.token_hex(4)}"
-            row = self.db.one(
-                "INSERT INTO cron_jobs (id, user_id, name, prompt, schedule, schedule_text,"
-                " timezone, target, skills, model, repeat, next_run_at, created_by, created_at,"
-                " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT (id) DO NOTHING RETURNING id",
-                (job_id, user_id, name, prompt, schedule.to_json(), schedule_text,
-                 schedule.timezone, target.to_json(), json.dumps(skills), model, repeat,
-                 next_run_at, created_by, at, at),
-            )
-            if row:
+            if self.rows.insert_job(user_id, job_id, values):
                 return self.get(user_id, job_id)
         raise RuntimeError("could not allocate a job id")
 
     def get(self, user_id: str, ref: str, *, include_removed: bool = False) -> Job:
         """A job by id or (case-insensitive) name."""
         ref = ref.strip()
-        row = self.db.one("SELECT * FROM cron_jobs WHERE user_id = ? AND id = ?", (user_id, ref))
+        row = self.rows.job_row(user_id, ref)
         if row is None:
-            rows = self.db.query(
-                "SELECT * FROM cron_jobs WHERE user_id = ? AND lower(name) = lower(?)"
-                " AND removed_at IS NULL ORDER BY created_at",
-                (user_id, ref),
-            )
+            rows = self.rows.job_rows_named(user_id, ref)
             if len(rows) > 1:
                 ids = ", ".join(r["id"] for r in rows)
                 raise IrisUsageError(f"{len(rows)} jobs are named {ref!r} ({ids}); use an id")
@@ -165,16 +161,11 @@ class CronJobs:
         return Job.from_row(row)
 
     def list(self, user_id: str, *, include_removed: bool = False) -> list[Job]:
-        removed = "" if include_removed else " AND removed_at IS NULL"
-        rows = self.db.query(
-            f"SELECT * FROM cron_jobs WHERE user_id = ?{removed} ORDER BY created_at", (user_id,)
-        )
+        rows = self.rows.job_rows(user_id, include_removed=include_removed)
         return [Job.from_row(row) for row in rows]
 
     def count(self, user_id: str) -> int:
-        return self.db.scalar(
-            "SELECT count(*) FROM cron_jobs WHERE user_id = ? AND removed_at IS NULL", (user_id,)
-        )
+        return self.rows.count_jobs(user_id)
 
     def update(self, user_id: str, job_id: str, **changes: Any) -> Job:
         unknown = set(changes) - UPDATABLE
@@ -183,25 +174,13 @@ class CronJobs:
         encoded = {k: _encode(k, v) for k, v in changes.items()}
         if "schedule" in changes:
             encoded["timezone"] = changes["schedule"].timezone
-        sets = ", ".join(f"{name} = ?" for name in encoded)
-        changed = self.db.execute(
-            f"UPDATE cron_jobs SET {sets}, updated_at = ? WHERE user_id = ? AND id = ?"
-            " AND removed_at IS NULL",
-            (*encoded.values(), self.db.clock.now(), user_id, job_id),
-        )
-        if changed != 1:
+        if not self.rows.update_job(user_id, job_id, encoded):
             raise NotFound(f"no job {job_id!r}")
         return self.get(user_id, job_id)
 
     def remove(self, user_id: str, job_id: str) -> Job:
         """Retire a job: it never runs again; it and its run history stay readable."""
-        at = self.db.clock.now()
-        changed = self.db.execute(
-            "UPDATE cron_jobs SET removed_at = ?, enabled = 0, updated_at = ?"
-            " WHERE user_id = ? AND id = ? AND removed_at IS NULL",
-            (at, at, user_id, job_id),
-        )
-        if changed != 1:
+        if not self.rows.retire_job(user_id, job_id):
             raise NotFound(f"no job {job_id!r}")
         return self.get(user_id, job_id, include_removed=True)
 
@@ -210,104 +189,55 @@ class CronJobs:
         runs_done: int, last_run_at: float,
     ) -> bool:
         """Compare-and-set the next run: only the claimant that saw ``expected`` moves it on."""
-        changed = self.db.execute(
-            "UPDATE cron_jobs SET next_run_at = ?, runs_done = ?, last_run_at = ?"
-            " WHERE user_id = ? AND id = ? AND next_run_at = ? AND enabled = 1"
-            " AND removed_at IS NULL",
-            (next_run_at, runs_done, last_run_at, user_id, job_id, expected),
-        )
-        return changed == 1
+        return self.rows.advance_job(user_id, job_id, expected=expected, next_run_at=next_run_at,
+                                     runs_done=runs_done, last_run_at=last_run_at)
 
     def due(self, at: float, *, limit: int = 500) -> list[tuple[str, str]]:
         """System sweep: (user_id, job_id) of enabled jobs whose next run is at or before ``at``,
         earliest first. Keys only."""
-        rows = self.db.query(
-            "SELECT user_id, id FROM cron_jobs WHERE enabled = 1 AND removed_at IS NULL"
-            " AND next_run_at IS NOT NULL AND next_run_at <= ? ORDER BY next_run_at LIMIT ?",
-            (at, limit),
-        )
-        return [(row["user_id"], row["id"]) for row in rows]
+        return self.rows.due_jobs(at, limit=limit)
 
     def owner_of(self, job_id: str) -> str | None:
         """Operator lookup (``iris cron pause JOB``): the owning user's id, nothing else."""
-        return self.db.scalar("SELECT user_id FROM cron_jobs WHERE id = ?", (job_id.strip(),))
+        return self.rows.job_owner(job_id.strip())
 
     def add_run(
         self, user_id: str, job_id: str, *, scheduled_for: float, trigger: str, owner: str,
     ) -> str | None:
         """Record a claimed run; None when this (job, instant) was claimed already."""
         run_id = f"run_{secrets.token_hex(6)}"
-        row = self.db.one(
-            "INSERT INTO cron_runs (id, user_id, job_id, scheduled_for, trigger, claimed_by,"
-            " claimed_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT (job_id, scheduled_for) DO NOTHING RETURNING id",
-            (run_id, user_id, job_id, scheduled_for, trigger, owner, self.db.clock.now()),
-        )
-        return row["id"] if row else None
+        claimed = self.rows.insert_run(user_id, job_id, run_id, scheduled_for=scheduled_for,
+                                       trigger=trigger, owner=owner)
+        return run_id if claimed else None
 
     def attach_inbox(self, user_id: str, run_id: str, inbox_id: int) -> None:
-        self.db.execute(
-            "UPDATE cron_runs SET inbox_id = ? WHERE user_id = ? AND id = ?",
-            (inbox_id, user_id, run_id),
-        )
+        self.rows.attach_inbox(user_id, run_id, inbox_id)
 
     def note(self, user_id: str, run_id: str, text: str) -> None:
         """A note on a run not started yet (its dispatch failed: the sweeper starts it)."""
-        self.db.execute(
-            "UPDATE cron_runs SET error = ? WHERE user_id = ? AND id = ?", (text, user_id, run_id)
-        )
+        self.rows.note_run(user_id, run_id, text)
 
     def unfinished_run(self, user_id: str, job_id: str) -> str | None:
         """The id of a run of this job whose turn has not finished yet, if any."""
-        return self.db.scalar(
-            "SELECT r.id FROM cron_runs r JOIN inbox i ON i.id = r.inbox_id"
-            " WHERE r.user_id = ? AND r.job_id = ? AND i.user_id = r.user_id"
-            " AND i.status = 'pending' ORDER BY r.scheduled_for LIMIT 1",
-            (user_id, job_id),
-        )
+        return self.rows.unfinished_run(user_id, job_id)
 
     def runs(self, user_id: str, job_id: str, *, limit: int = 20) -> list[Run]:
         """The job's latest runs, newest first, with their turn and delivery state."""
-        rows = self.db.query(
-            f"{_RUN_SELECT} WHERE r.user_id = ? AND r.job_id = ?"
-            " ORDER BY r.scheduled_for DESC, r.claimed_at DESC LIMIT ?",
-            (user_id, job_id, limit),
-        )
-        return [_run(row) for row in rows]
+        return [_run(row) for row in self.rows.run_rows(user_id, job_id, limit=limit)]
 
     def recent_runs(self, user_id: str, *, limit: int = 20) -> list[Run]:
         """The latest runs of all the user's jobs, newest first."""
-        rows = self.db.query(
-            f"{_RUN_SELECT} WHERE r.user_id = ? ORDER BY r.claimed_at DESC LIMIT ?",
-            (user_id, limit),
-        )
-        return [_run(row) for row in rows]
+        return [_run(row) for row in self.rows.recent_run_rows(user_id, limit=limit)]
 
     def run(self, user_id: str, run_id: str) -> Run:
-        row = self.db.one(f"{_RUN_SELECT} WHERE r.user_id = ? AND r.id = ?", (user_id, run_id))
+        row = self.rows.run_row(user_id, run_id)
         if row is None:
             raise NotFound(f"no run {run_id!r}")
         return _run(row)
 
     def last_runs(self, user_id: str) -> dict[str, Run]:
         """Each of the user's jobs' latest run, by job id."""
-        rows = self.db.query(
-            f"{_RUN_SELECT} WHERE r.user_id = ? AND r.claimed_at = (SELECT max(claimed_at)"
-            " FROM cron_runs x WHERE x.user_id = r.user_id AND x.job_id = r.job_id)",
-            (user_id,),
-        )
-        return {row["job_id"]: _run(row) for row in rows}
-
-
-_RUN_SELECT = (
-    "SELECT r.*, i.status AS inbox_status, i.attempts AS inbox_attempts, i.reply AS inbox_reply,"
-    " i.session_id AS inbox_session, i.done_at AS inbox_done_at, i.error AS inbox_error,"
-    " d.status AS d_status, d.platform AS d_platform, d.attempts AS d_attempts,"
-    " d.last_error AS d_error, d.sent_at AS d_sent_at, d.next_attempt_at AS d_next"
-    " FROM cron_runs r"
-    " LEFT JOIN inbox i ON i.id = r.inbox_id AND i.user_id = r.user_id"
-    " LEFT JOIN deliveries d ON d.source = 'inbox:' || r.inbox_id AND d.user_id = r.user_id"
-)
+        return {row["job_id"]: _run(row) for row in self.rows.last_run_rows(user_id)}
 
 
 def _run(row: Row) -> Run:

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from core.errors import IrisError, IrisUsageError, NotFound
-from core.scheduler.jobs import Job
+from core.scheduler.jobs import CronJobs, Job
 from core.scheduler.schedule import Schedule, ScheduleError, next_run, validate_timezone
 from core.scheduler.targets import NO_TARGET, Target, resolve_deliver
 from core.scheduler.understand import understand_schedule
@@ -62,7 +62,7 @@ async def create_job(
     if not schedule or not schedule.strip():
         raise IrisUsageError("a job needs a schedule, e.g. \"every 15m\" or \"daily at 09:00\"")
     text = _prompt(settings, prompt)
-    if store.cron.count(actor.user_id) >= MAX_JOBS_PER_USER:
+    if CronJobs(store).count(actor.user_id) >= MAX_JOBS_PER_USER:
         raise IrisUsageError(f"you have {MAX_JOBS_PER_USER} jobs, the most allowed; remove one "
                              "first")
     title = _name(name, text)
@@ -74,7 +74,7 @@ async def create_job(
     target = resolve_deliver(store, actor.user_id, deliver, origin=actor.origin,
                              privileged=actor.privileged)
     first = _first_run(parsed, now)
-    return store.cron.create(
+    return CronJobs(store).create(
         actor.user_id, name=title, prompt=text, schedule=parsed,
         schedule_text=" ".join(schedule.split()), target=target,
         skills=_skills(store, settings, actor.user_id, skills), model=_model(model),
@@ -89,7 +89,7 @@ async def update_job(
     timezone: str | None = None,
 ) -> Job:
     """Change what is given; a new schedule or repeat count restarts the job's run plan."""
-    job = store.cron.get(actor.user_id, ref)
+    job = CronJobs(store).get(actor.user_id, ref)
     changes: dict[str, object] = {}
     if prompt is not None:
         changes["prompt"] = _prompt(settings, prompt)
@@ -116,19 +116,19 @@ async def update_job(
     if not changes:
         raise IrisUsageError("nothing to change: give prompt, schedule, name, repeat, deliver, "
                              "skills, model or timezone")
-    return store.cron.update(actor.user_id, job.id, **changes)
+    return CronJobs(store).update(actor.user_id, job.id, **changes)
 
 
 def pause_job(store: Store, user_id: str, ref: str) -> Job:
-    job = store.cron.get(user_id, ref)
+    job = CronJobs(store).get(user_id, ref)
     if job.state == "paused":
         return job
-    return store.cron.update(user_id, job.id, enabled=False)
+    return CronJobs(store).update(user_id, job.id, enabled=False)
 
 
 def resume_job(store: Store, user_id: str, ref: str) -> Job:
     """Run again from now on: slots missed while paused are skipped."""
-    job = store.cron.get(user_id, ref)
+    job = CronJobs(store).get(user_id, ref)
     if job.state == "active":
         return job
     if job.repeat is not None and job.runs_done >= job.repeat:
@@ -138,12 +138,12 @@ def resume_job(store: Store, user_id: str, ref: str) -> Job:
     if upcoming is None:
         raise IrisUsageError(f"{job.id} was a one-time job and its time has passed; give it a "
                              "new schedule to run it again")
-    return store.cron.update(user_id, job.id, enabled=True, next_run_at=upcoming.timestamp())
+    return CronJobs(store).update(user_id, job.id, enabled=True, next_run_at=upcoming.timestamp())
 
 
 def remove_job(store: Store, user_id: str, ref: str) -> Job:
     """The job stops for good; it and its runs stay in the history."""
-    return store.cron.remove(user_id, store.cron.get(user_id, ref).id)
+    return CronJobs(store).remove(user_id, CronJobs(store).get(user_id, ref).id)
 
 
 async def _schedule(text: str, zone: str, actor: Actor, now: datetime) -> Schedule:
@@ -197,7 +197,7 @@ def _name(name: str | None, prompt: str) -> str:
 
 def _unique_name(store: Store, user_id: str, name: str) -> None:
     try:
-        existing = store.cron.get(user_id, name)
+        existing = CronJobs(store).get(user_id, name)
     except NotFound:
         return
     except IrisUsageError:

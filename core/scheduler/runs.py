@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 
 from core.errors import IrisUsageError
 from core.messages import CronRun, InboundMessage
-from core.scheduler.jobs import Job
+from core.scheduler.jobs import CronJobs, Job
 from core.scheduler.outbound import SILENT
 from core.scheduler.schedule import next_run
 from core.scheduler.targets import latest_chat
@@ -57,10 +57,11 @@ def claim_scheduled(
 ) -> Claimed | str | None:
     """Claim the job's due run. None: not due (any more), or someone else claimed it; WAITING:
     its previous run is still going."""
-    job = store.cron.get(user_id, job_id, include_removed=True)
+    jobs = CronJobs(store)
+    job = jobs.get(user_id, job_id, include_removed=True)
     if not is_due(job, at) or job.next_run_at is None:
         return None
-    if store.cron.unfinished_run(user_id, job_id) is not None:
+    if jobs.unfinished_run(user_id, job_id) is not None:
         return WAITING
     slot = job.next_run_at
     runs_done = job.runs_done + 1
@@ -72,17 +73,17 @@ def claim_scheduled(
     notify = _notify(store, job)
     try:
         with store.transaction():
-            fresh = store.cron.get(user_id, job_id, include_removed=True)
+            fresh = jobs.get(user_id, job_id, include_removed=True)
             if fresh.next_run_at != slot or fresh.updated_at != job.updated_at or not is_due(
                 fresh, at
             ):
                 return None
-            run_id = store.cron.add_run(user_id, job_id, scheduled_for=slot, trigger="schedule",
+            run_id = jobs.add_run(user_id, job_id, scheduled_for=slot, trigger="schedule",
                                         owner=owner)
             if run_id is None:
                 raise _Lost
             inbox_id = _enqueue(store, job, run_id, slot, "schedule", text, notify)
-            if not store.cron.advance(user_id, job_id, expected=slot, next_run_at=following,
+            if not jobs.advance(user_id, job_id, expected=slot, next_run_at=following,
                                       runs_done=runs_done, last_run_at=at.timestamp()):
                 raise _Lost
     except _Lost:
@@ -94,12 +95,13 @@ def claim_manual(store: Store, settings: Settings, user_id: str, ref: str, *,
                  owner: str) -> Claimed:
     """A run now, on request (``run``): any job that is not removed, paused ones included. It
     does not change the schedule or count towards ``repeat``."""
-    job = store.cron.get(user_id, ref)
+    jobs = CronJobs(store)
+    job = jobs.get(user_id, ref)
     slot = store.clock.now()
     text = run_text(store, settings, job, slot, "manual")
     notify = _notify(store, job)
     with store.transaction():
-        run_id = store.cron.add_run(user_id, job.id, scheduled_for=slot, trigger="manual",
+        run_id = jobs.add_run(user_id, job.id, scheduled_for=slot, trigger="manual",
                                     owner=owner)
         if run_id is None:
             raise IrisUsageError(f"a run of {job.id} was started at this very moment; try again")
@@ -168,5 +170,5 @@ def _enqueue(store: Store, job: Job, run_id: str, slot: float, trigger: str, tex
     inbox_id = store.inbox.add(job.user_id, message)
     if inbox_id is None:
         raise RuntimeError(f"run {run_id} already has an inbox entry")
-    store.cron.attach_inbox(job.user_id, run_id, inbox_id)
+    CronJobs(store).attach_inbox(job.user_id, run_id, inbox_id)
     return inbox_id

@@ -15,6 +15,7 @@ from core.store.acting import HeldCommands, SandboxStates
 from core.store.bots import BotIdentities
 from core.store.cancels import TurnCancels
 from core.store.compaction import Compaction
+from core.store.cron import CronTables
 from core.store.db import Database
 from core.store.deliveries import Deliveries
 from core.store.inbox import Inbox
@@ -35,7 +36,6 @@ from core.store.vectors import Vectors
 if TYPE_CHECKING:
     from core.clock import Clock
     from core.config import Settings
-    from core.scheduler.jobs import CronJobs
     from core.store.objects import ObjectStore
 
 
@@ -67,9 +67,9 @@ class Store:
         self.skill_vectors = SkillVectors(db)
         self.sandbox_states = SandboxStates(db)
         self.held = HeldCommands(db)
+        self.cron = CronTables(db)
         self._objects_args = (objects_url, s3_endpoint_url, s3_region)
         self._objects: ObjectStore | None = None
-        self._cron: CronJobs | None = None
 
     @property
     def clock(self) -> Clock:
@@ -95,15 +95,6 @@ class Store:
                 raise RuntimeError("this store was opened without an object store")
             self._objects = open_object_store(url, s3_endpoint_url=endpoint, s3_region=region)
         return self._objects
-
-    @property
-    def cron(self) -> CronJobs:
-        """Scheduled jobs and their runs (``core.scheduler``; croniter stays off the ack path)."""
-        from core.scheduler.jobs import CronJobs
-
-        if self._cron is None:
-            self._cron = CronJobs(self.db)
-        return self._cron
 
     def close(self) -> None:
         self.db.close()

@@ -13,7 +13,9 @@ from core.platforms.registry import PLATFORMS
 from core.toolkit import Tool, ToolContext
 
 if TYPE_CHECKING:
+    from core.scheduler.jobs import CronJobs
     from core.scheduler.manage import Actor
+    from core.store import Store
 
 log = logging.getLogger("iris.cron")
 
@@ -66,6 +68,13 @@ def actor_for(ctx: ToolContext) -> Actor:
     )
 
 
+def _jobs(store: Store) -> CronJobs:
+    """The store's jobs (the scheduler, and croniter with it, is imported on first use)."""
+    from core.scheduler.jobs import CronJobs
+
+    return CronJobs(store)
+
+
 class Cronjob(Tool):
     name = "cronjob"
     description = (
@@ -99,10 +108,10 @@ class Cronjob(Tool):
 
         store, user_id = ctx.store, ctx.user_id
         if args.action == "list":
-            jobs = store.cron.list(user_id)
+            jobs = _jobs(store).list(user_id)
             if not jobs:
                 return "No scheduled jobs."
-            last = store.cron.last_runs(user_id)
+            last = _jobs(store).last_runs(user_id)
             return "\n".join(job_line(job, last.get(job.id)) for job in jobs)
         in_run = PLATFORMS[ctx.platform].unattended
         if args.action == "create":
@@ -146,6 +155,6 @@ async def start_run(ctx: ToolContext, ref: str) -> str:
 
     claimed = claim_manual(ctx.store, ctx.settings, ctx.user_id, ref, owner=new_id("tool"))
     await ctx.services.dispatcher.drain(ChatRef(ctx.user_id, claimed.chat_key))
-    job = ctx.store.cron.get(ctx.user_id, claimed.job_id)
-    run = ctx.store.cron.run(ctx.user_id, claimed.run_id)
+    job = _jobs(ctx.store).get(ctx.user_id, claimed.job_id)
+    run = _jobs(ctx.store).run(ctx.user_id, claimed.run_id)
     return f"Started {run_line(run, job.timezone)}; the answer goes to {job.target.label}."

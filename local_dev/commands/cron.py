@@ -8,7 +8,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -22,10 +22,20 @@ from local_dev.clikit import (
     settings_or_exit,
 )
 
+if TYPE_CHECKING:
+    from core.scheduler.jobs import CronJobs
+
 JOB_USER_HELP = "The job's owner (needed only to name a job by its name instead of its id)."
 DELIVER_HELP = ("Where results go: none, telegram, slack (the user's latest chat there), "
                 "telegram:<chat_id>, slack:[<team>:]<channel> [default: the user's latest "
                 "Telegram/Slack chat, else none].")
+
+
+def _jobs(store: Any) -> CronJobs:
+    """The store's jobs (the scheduler, and croniter with it, is imported on first use)."""
+    from core.scheduler.jobs import CronJobs
+
+    return CronJobs(store)
 
 
 @click.group("cron")
@@ -50,7 +60,7 @@ def cron_group() -> None:
 def _owner(store: Any, job_ref: str, user_ref: str | None) -> str:
     if user_ref:
         return resolve_user(store, user_ref)
-    owner = store.cron.owner_of(job_ref)
+    owner = _jobs(store).owner_of(job_ref)
     if owner is None:
         raise IrisUsageError(f"no job with id {job_ref!r}; to name a job by its name, "
                              "give --user")
@@ -79,9 +89,9 @@ def cron_list(user_ref: str | None, all_users: bool, removed: bool, as_json: boo
             resolve_user(store, user_ref)]
         found = []
         for user_id in users:
-            last = store.cron.last_runs(user_id)
+            last = _jobs(store).last_runs(user_id)
             found += [(job, last.get(job.id))
-                      for job in store.cron.list(user_id, include_removed=removed)]
+                      for job in _jobs(store).list(user_id, include_removed=removed)]
         if as_json:
             _echo_json([job_json(job, run) for job, run in found])
             return
@@ -184,8 +194,8 @@ def cron_show(job: str, user_ref: str | None, as_json: bool) -> None:
 
     with opened() as (_, store):
         user_id = _owner(store, job, user_ref)
-        found = store.cron.get(user_id, job, include_removed=True)
-        last = store.cron.last_runs(user_id).get(found.id)
+        found = _jobs(store).get(user_id, job, include_removed=True)
+        last = _jobs(store).last_runs(user_id).get(found.id)
         click.echo(json.dumps(job_json(found, last), indent=2) if as_json else job_detail(found))
 
 
@@ -229,12 +239,12 @@ def cron_runs(job: str | None, user_ref: str | None, limit: int, as_json: bool) 
 
     with opened() as (_, store):
         if job is None:
-            runs = store.cron.recent_runs(resolve_user(store, user_ref), limit=limit)
+            runs = _jobs(store).recent_runs(resolve_user(store, user_ref), limit=limit)
             empty = "no runs yet"
         else:
             user_id = _owner(store, job, user_ref)
-            found = store.cron.get(user_id, job, include_removed=True)
-            runs = store.cron.runs(user_id, found.id, limit=limit)
+            found = _jobs(store).get(user_id, job, include_removed=True)
+            runs = _jobs(store).runs(user_id, found.id, limit=limit)
             empty = f"{found.id} has not run yet"
         zone = found.timezone if job is not None else "UTC"
         if as_json:
@@ -285,13 +295,13 @@ def cron_run(job: str, user_ref: str | None, as_json: bool) -> None:
         async def go() -> Any:
             claimed = await run_now(rt, user_id, job)
             await rt.dispatcher.idle()
-            return rt.store.cron.run(user_id, claimed.run_id)
+            return _jobs(rt.store).run(user_id, claimed.run_id)
 
         run = asyncio.run(go())
         if as_json:
             _echo_json(run_json(run))
         else:
-            click.echo(run_line(run, rt.store.cron.get(user_id, run.job_id,
+            click.echo(run_line(run, _jobs(rt.store).get(user_id, run.job_id,
                                                        include_removed=True).timezone))
         if run.status == "failed":
             sys.exit(1)
@@ -341,7 +351,7 @@ def _print_tick(store: Any, report: Any, as_json: bool) -> None:
     from core.scheduler.render import run_json, run_line
 
     cron_report = report.cron
-    runs = [store.cron.run(c.user_id, c.run_id) for c in cron_report.claimed] \
+    runs = [_jobs(store).run(c.user_id, c.run_id) for c in cron_report.claimed] \
         if cron_report else []
     swept = report.sweep
     if as_json:

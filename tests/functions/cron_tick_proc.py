@@ -12,6 +12,7 @@ from pathlib import Path
 
 from core.clock import ManualClock
 from core.config import load_settings
+from core.scheduler.jobs import CronJobs
 from functions.cron import tick
 from functions.runtime import compose
 from tests.fakes.scripted_model import FixedRouter, ScriptedModel
@@ -29,7 +30,7 @@ def main(at: str, ready: str, go: str) -> None:
     settings = load_settings()
     rt = compose(settings, clock=ManualClock(datetime.fromisoformat(at)),
                  dispatcher=RecordingDispatcher(), router=FixedRouter(ScriptedModel()))
-    rt.store.cron.due(0.0)  # warm up: open the database, import the scheduler
+    CronJobs(rt.store).due(0.0)  # warm up: open the database, import the scheduler
     Path(ready).touch()
     deadline = time.monotonic() + 30
     while not Path(go).exists():

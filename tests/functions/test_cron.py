@@ -20,6 +20,7 @@ from core.clock import ManualClock
 from core.dispatch import ChatRef
 from core.errors import ProviderError
 from core.messages import InboundMessage
+from core.scheduler.jobs import CronJobs
 from functions import cron
 from functions.dispatch import LocalDispatcher
 from functions.runtime import compose
@@ -115,7 +116,7 @@ def test_a_due_job_runs_in_its_own_session_and_its_answer_reaches_the_chat(rt, s
     assert [c.job_id for c in report.claimed] == [job.id]
     assert sent(fake) == ["⏰ greeter\n\nhi there"]
 
-    (run,) = rt.store.cron.runs(job.user_id, job.id)
+    (run,) = CronJobs(rt.store).runs(job.user_id, job.id)
     assert (run.status, run.delivery.status, run.delivery.attempts) == ("ok", "sent", 1)
     session = rt.store.sessions.get(job.user_id, run.session_id)
     assert session.chat_key == f"cron:{job.id}" and session.platform == "cron"
@@ -129,7 +130,7 @@ def test_a_due_job_runs_in_its_own_session_and_its_answer_reaches_the_chat(rt, s
     scripted.then("hi again")
     tick_at(rt, NOW + 10 * MINUTE)
     assert sent(fake)[-1] == "⏰ greeter\n\nhi again"
-    assert len(rt.store.cron.runs(job.user_id, job.id)) == 2
+    assert len(CronJobs(rt.store).runs(job.user_id, job.id)) == 2
 
 
 def test_silent_answers_are_stored_but_not_sent(rt, scripted, telegram):
@@ -139,7 +140,7 @@ def test_silent_answers_are_stored_but_not_sent(rt, scripted, telegram):
                    deliver="telegram", prompt="tell me only if the build broke")
     scripted.then(" [SILENT]\n")
     tick_at(rt, NOW + 5 * MINUTE)
-    (run,) = rt.store.cron.runs(job.user_id, job.id)
+    (run,) = CronJobs(rt.store).runs(job.user_id, job.id)
     assert (run.status, run.delivery) == ("silent", None)
     assert rt.store.messages.count(job.user_id, run.session_id) == 2
     scripted.then("The build broke. [SILENT] is not the whole answer, so this is sent.")
@@ -157,7 +158,7 @@ def test_a_busy_chat_does_not_hold_up_a_jobs_delivery(rt, scripted, telegram):
     scripted.then("pong")
     tick_at(rt, NOW + 5 * MINUTE)
     assert sent(fake) == ["⏰ ping\n\npong"]
-    assert rt.store.cron.runs(job.user_id, job.id)[0].delivery.status == "sent"
+    assert CronJobs(rt.store).runs(job.user_id, job.id)[0].delivery.status == "sent"
 
 
 def test_a_delivery_failing_twice_then_succeeding_is_delivered_exactly_once(rt, scripted,
@@ -169,7 +170,7 @@ def test_a_delivery_failing_twice_then_succeeding_is_delivered_exactly_once(rt, 
     fake.fail_next("sendMessage", times=2)
     scripted.then("the report")
     tick_at(rt, NOW + 5 * MINUTE)
-    (run,) = rt.store.cron.runs(job.user_id, job.id)
+    (run,) = CronJobs(rt.store).runs(job.user_id, job.id)
     assert run.status == "ok" and run.delivery.status == "pending"
     assert run.delivery.attempts == 1 and run.delivery.last_error
     for attempt in (2, 3):
@@ -179,7 +180,7 @@ def test_a_delivery_failing_twice_then_succeeding_is_delivered_exactly_once(rt, 
         assert rt.store.clock.now() < retry_at < (NOW + 10 * MINUTE).timestamp()
         rt.store.clock.set(retry_at)
         assert full_tick(rt).cron.claimed == []
-        (run,) = rt.store.cron.runs(job.user_id, job.id)
+        (run,) = CronJobs(rt.store).runs(job.user_id, job.id)
         assert run.delivery.attempts == attempt
     assert run.delivery.status == "sent"
     rt.store.clock.advance(3600)  # an hour on: the job runs again, the sent reply never does
@@ -196,12 +197,12 @@ def test_a_failed_turn_is_recorded_and_the_owner_is_told(rt, scripted, telegram)
                    deliver="telegram", name="digest")
     scripted.then(ProviderError("rate_limit", "429 slow down", retryable=True))
     tick_at(rt, NOW + 5 * MINUTE)
-    (run,) = rt.store.cron.runs(job.user_id, job.id)
+    (run,) = CronJobs(rt.store).runs(job.user_id, job.id)
     assert run.status == "failed" and "rate_limit: 429 slow down" in run.error
     assert run.delivery.status == "sent"
     (told,) = sent(fake)
     assert told.startswith("⚠️ Scheduled job “digest”") and "rate-limiting" in told
-    assert rt.store.cron.get(job.user_id, job.id).state == "active"  # later runs still happen
+    assert CronJobs(rt.store).get(job.user_id, job.id).state == "active"  # later runs still happen
 
 
 def test_a_history_only_jobs_failure_goes_to_the_owners_latest_chat(rt, scripted, telegram):
@@ -211,7 +212,7 @@ def test_a_history_only_jobs_failure_goes_to_the_owners_latest_chat(rt, scripted
                    deliver="none")
     scripted.then("fine")
     tick_at(rt, NOW + 5 * MINUTE)
-    assert sent(fake) == [] and rt.store.cron.runs(job.user_id, job.id)[0].status == "ok"
+    assert sent(fake) == [] and CronJobs(rt.store).runs(job.user_id, job.id)[0].status == "ok"
     scripted.then(ProviderError("auth", "bad key", retryable=False))
     tick_at(rt, NOW + 10 * MINUTE)
     (told,) = fake.sent_messages()
@@ -230,7 +231,7 @@ def test_a_run_that_keeps_crashing_is_given_up_recorded_and_reported(rt, scripte
     scripted.then(*[crash] * MAX_ATTEMPTS)
     tick_at(rt, NOW + 5 * MINUTE)
     for _ in range(MAX_ATTEMPTS):
-        (run,) = rt.store.cron.runs(job.user_id, job.id)
+        (run,) = CronJobs(rt.store).runs(job.user_id, job.id)
         assert run.status == "running"
         rt.store.clock.advance(60)  # past the sweeper's grace period
 
@@ -239,7 +240,7 @@ def test_a_run_that_keeps_crashing_is_given_up_recorded_and_reported(rt, scripte
             await rt.dispatcher.idle()
 
         asyncio.run(swept())
-    (run,) = rt.store.cron.runs(job.user_id, job.id)
+    (run,) = CronJobs(rt.store).runs(job.user_id, job.id)
     assert run.status == "failed" and f"gave up after {MAX_ATTEMPTS} attempts" in run.error
     (told,) = sent(fake)
     assert "“flaky”" in told and "failed" in told
@@ -259,7 +260,7 @@ def test_a_jobs_model_override_reaches_the_router(rt, scripted):
     scripted.then("ok")
     tick_at(rt, NOW + 5 * MINUTE)
     assert seen == ["openai/gpt-4o-mini"]
-    assert rt.store.cron.runs(job.user_id, job.id)[0].status == "ok"
+    assert CronJobs(rt.store).runs(job.user_id, job.id)[0].status == "ok"
 
 
 def test_a_jobs_skills_are_loaded_into_its_runs(rt, scripted):
@@ -282,7 +283,7 @@ def test_a_failed_dispatch_loses_nothing_the_sweeper_starts_the_run(rt, scripted
     rt.dispatcher = Down()
     report = asyncio.run(cron.tick(rt, now=NOW + 5 * MINUTE))
     assert len(report.claimed) == 1 and "modal is unreachable" in report.errors[0]
-    (queued,) = rt.store.cron.runs(job.user_id, job.id)
+    (queued,) = CronJobs(rt.store).runs(job.user_id, job.id)
     assert queued.status == "queued" and "dispatch failed" in queued.error
     rt.dispatcher = working
     rt.store.clock.advance(60)  # past the sweeper's grace period
@@ -293,7 +294,7 @@ def test_a_failed_dispatch_loses_nothing_the_sweeper_starts_the_run(rt, scripted
         await rt.dispatcher.idle()
 
     asyncio.run(swept())
-    (run,) = rt.store.cron.runs(job.user_id, job.id)
+    (run,) = CronJobs(rt.store).runs(job.user_id, job.id)
     assert (run.status, run.reply, run.error) == ("ok", "late but done", None)
 
 
@@ -304,7 +305,7 @@ def test_run_tick_runs_the_cron_tick_and_then_sweeps(rt, scripted):
     report = full_tick(rt)
     assert report.cron_ran and [c.job_id for c in report.cron.claimed] == [job.id]
     assert report.sweep is not None
-    assert rt.store.cron.runs(job.user_id, job.id)[0].reply == "ran"
+    assert CronJobs(rt.store).runs(job.user_id, job.id)[0].reply == "ran"
 
 
 def many_jobs(store, settings, count):
@@ -348,7 +349,7 @@ def test_two_ticks_at_the_same_moment_run_each_job_once(rt, scripted):
     asyncio.run(drain_all())
     assert len(scripted.requests) == len(jobs)
     for job in jobs:
-        (run,) = rt.store.cron.runs(job.user_id, job.id)
+        (run,) = CronJobs(rt.store).runs(job.user_id, job.id)
         assert run.status == "ok"
 
 
@@ -383,5 +384,5 @@ def test_two_tick_processes_at_the_same_moment_run_each_job_once(rt, tmp_path):
     assert db.scalar("SELECT count(DISTINCT job_id) FROM cron_runs") == len(jobs)
     assert db.scalar("SELECT count(*) FROM inbox WHERE platform = 'cron'") == len(jobs)
     for job in jobs:
-        assert rt.store.cron.get(job.user_id, job.id).next_run_at == (
+        assert CronJobs(rt.store).get(job.user_id, job.id).next_run_at == (
             NOW + 10 * MINUTE).timestamp()

@@ -6,6 +6,7 @@ import asyncio
 
 from core.dispatch import ChatRef
 from core.messages import InboundMessage
+from core.scheduler.jobs import CronJobs
 from functions.worker import drain
 
 
@@ -34,7 +35,7 @@ def test_cron_in_a_chat(runtime, scripted):
     chat = Chat(runtime)
     assert chat.say("/cron").startswith("No scheduled jobs")
     added = chat.say("/cron add weekdays at 9 | Summarise my open issues")
-    (job,) = runtime.store.cron.list(chat.user_id)
+    (job,) = CronJobs(runtime.store).list(chat.user_id)
     assert added.startswith("Scheduled:") and job.id in added
     assert job.target.chat_key == "telegram:4242" and job.schedule.expr == "0 9 * * 1-5"
     listed = chat.say("/cron")
@@ -43,7 +44,7 @@ def test_cron_in_a_chat(runtime, scripted):
     assert "delivers to: telegram:4242" in chat.say(f"/cron show {job.id}")
     assert chat.say(f"/cron runs {job.id}") == f"{job.id} has not run yet."
     assert "paused" in chat.say(f"/cron pause {job.id}")
-    assert runtime.store.cron.get(chat.user_id, job.id).state == "paused"
+    assert CronJobs(runtime.store).get(chat.user_id, job.id).state == "paused"
     assert "next" in chat.say(f"/cron resume {job.id}")
 
     scripted.then("3 open issues")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime, timedelta
 
-from core.scheduler.jobs import Job
+from core.scheduler.jobs import CronJobs, Job
 from core.scheduler.manage import Actor, create_job
 from core.scheduler.runs import Claimed, claim_scheduled
 
@@ -40,7 +40,7 @@ def tick_through(store, settings, start: datetime, end: datetime, *,
     at = start
     while at <= end:
         store.clock.set(at)
-        for user_id, job_id in store.cron.due(at.timestamp()):
+        for user_id, job_id in CronJobs(store).due(at.timestamp()):
             claimed = claim_scheduled(store, settings, user_id, job_id, at=at, owner="test")
             if isinstance(claimed, Claimed):
                 ran.append((job_id, at))

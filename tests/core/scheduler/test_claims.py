@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 
 from core.errors import IrisUsageError
+from core.scheduler.jobs import CronJobs
 from core.scheduler.manage import pause_job, resume_job
 from core.scheduler.runs import WAITING, Claimed, claim_manual, claim_scheduled
 from tests.clocks import NOW
@@ -46,7 +47,7 @@ def test_every_schedule_form_runs_at_its_times(store, settings, schedule, hours,
     job = make_job(store, settings, schedule=schedule, at=NOW)
     ran = tick_through(store, settings, NOW, NOW + timedelta(hours=hours))
     assert times(ran) == expected
-    runs = store.cron.runs(job.user_id, job.id, limit=100)
+    runs = CronJobs(store).runs(job.user_id, job.id, limit=100)
     assert [r.scheduled_for for r in reversed(runs)] == [t.timestamp() for t in expected]
 
 
@@ -98,7 +99,7 @@ def test_a_one_shot_fires_once_and_finishes(store, settings):
     job = make_job(store, settings, schedule="in 5 minutes", at=NOW)
     ran = tick_through(store, settings, NOW, NOW + timedelta(days=2))
     assert times(ran) == [NOW + 5 * MINUTE]
-    done = store.cron.get(job.user_id, job.id)
+    done = CronJobs(store).get(job.user_id, job.id)
     assert done.state == "finished" and done.next_run_at is None and done.runs_done == 1
     with pytest.raises(IrisUsageError, match="one-time job"):
         resume_at(store, job, NOW + timedelta(days=3))
@@ -108,7 +109,7 @@ def test_repeat_count_stops_the_job(store, settings):
     job = make_job(store, settings, schedule="every hour", at=NOW, repeat=3)
     ran = times(tick_through(store, settings, NOW, NOW + timedelta(hours=10)))
     assert ran == [NOW + timedelta(hours=h) for h in (1, 2, 3)]
-    done = store.cron.get(job.user_id, job.id)
+    done = CronJobs(store).get(job.user_id, job.id)
     assert (done.state, done.runs_done, done.repeat) == ("finished", 3, 3)
     with pytest.raises(IrisUsageError, match="3 of 3"):
         resume_at(store, job, NOW + timedelta(hours=11))
@@ -132,9 +133,9 @@ def test_a_job_missed_while_nothing_ticked_runs_once(store, settings):
     late = utc(2026, 11, 27, 15)  # four 09:00 slots went by without a tick
     ran = tick_through(store, settings, late, late)
     assert times(ran) == [late]
-    (run,) = store.cron.runs(job.user_id, job.id)
+    (run,) = CronJobs(store).runs(job.user_id, job.id)
     assert run.scheduled_for == utc(2026, 11, 24, 9).timestamp()  # the first missed slot
-    assert store.cron.get(job.user_id, job.id).next_run_at == utc(2026, 11, 28, 9).timestamp()
+    assert CronJobs(store).get(job.user_id, job.id).next_run_at == utc(2026, 11, 28, 9).timestamp()
 
 
 def test_a_run_still_going_makes_the_next_one_wait_then_run_once(store, settings):
@@ -144,12 +145,12 @@ def test_a_run_still_going_makes_the_next_one_wait_then_run_once(store, settings
     waiting = claim_scheduled(store, settings, job.user_id, job.id, at=NOW + 6 * MINUTE,
                               owner="t")
     assert waiting == WAITING
-    (first,) = store.cron.runs(job.user_id, job.id)
+    (first,) = CronJobs(store).runs(job.user_id, job.id)
     assert first.status == "queued"
     store.inbox.finish(job.user_id, first.inbox_id, status="done", session_id=None, reply="x")
     again = tick_through(store, settings, NOW + 7 * MINUTE, NOW + 7 * MINUTE)
     assert times(again) == [NOW + 7 * MINUTE]
-    assert len(store.cron.runs(job.user_id, job.id)) == 2
+    assert len(CronJobs(store).runs(job.user_id, job.id)) == 2
 
 
 def test_the_same_slot_is_claimed_once(store, settings):
@@ -167,9 +168,9 @@ def test_a_manual_run_leaves_the_schedule_and_repeat_count_alone(store, settings
     pause_job(store, job.user_id, job.id)
     claimed = claim_manual(store, settings, job.user_id, job.id, owner="cli")
     finish(store, claimed)
-    after = store.cron.get(job.user_id, job.id)
+    after = CronJobs(store).get(job.user_id, job.id)
     assert (after.state, after.runs_done, after.next_run_at) == ("paused", 0, job.next_run_at)
-    (run,) = store.cron.runs(job.user_id, job.id)
+    (run,) = CronJobs(store).runs(job.user_id, job.id)
     assert (run.trigger, run.status) == ("manual", "ok")
 
 
@@ -217,7 +218,7 @@ def test_a_slash_command_prompt_runs_as_that_command(store, settings):
 def test_removed_jobs_never_run_and_keep_their_history(store, settings):
     job = make_job(store, settings, schedule="every minute", at=NOW)
     tick_through(store, settings, NOW, NOW + MINUTE)
-    store.cron.remove(job.user_id, job.id)
+    CronJobs(store).remove(job.user_id, job.id)
     assert tick_through(store, settings, NOW + 2 * MINUTE, NOW + 10 * MINUTE) == []
-    assert len(store.cron.runs(job.user_id, job.id)) == 1
-    assert store.cron.get(job.user_id, job.id, include_removed=True).state == "removed"
+    assert len(CronJobs(store).runs(job.user_id, job.id)) == 1
+    assert CronJobs(store).get(job.user_id, job.id, include_removed=True).state == "removed"

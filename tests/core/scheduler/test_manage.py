@@ -10,6 +10,7 @@ import pytest
 from core.errors import IrisUsageError, NotFound
 from core.messages import InboundMessage
 from core.scheduler import manage
+from core.scheduler.jobs import CronJobs
 from core.scheduler.manage import Actor, create_job, pause_job, update_job
 from core.scheduler.targets import NO_TARGET, latest_chat, origin_of
 from tests.clocks import NOW
@@ -138,7 +139,7 @@ def test_latest_chat_prefers_private_chats(store):
 
 def test_names_are_unique_and_name_jobs(store, settings):
     job = create(store, settings, schedule="daily at 9", name="Morning brief")
-    assert store.cron.get(job.user_id, "morning BRIEF").id == job.id
+    assert CronJobs(store).get(job.user_id, "morning BRIEF").id == job.id
     with pytest.raises(IrisUsageError, match="already have a job named"):
         create(store, settings, schedule="daily at 10", name="morning brief")
     with pytest.raises(IrisUsageError, match="look like an id"):
@@ -177,15 +178,15 @@ def test_update_changes_only_what_is_given_and_replans(store, settings):
         asyncio.run(update_job(store, settings, who, job.id))
     with pytest.raises(IrisUsageError, match="can't understand"):
         asyncio.run(update_job(store, settings, who, job.id, schedule="now and then"))
-    assert store.cron.get(job.user_id, job.id).schedule == forever.schedule
+    assert CronJobs(store).get(job.user_id, job.id).schedule == forever.schedule
 
 
 def test_another_user_cannot_see_or_touch_a_job(store, settings):
     job = create(store, settings, schedule="daily at 9")
     bob = store.users.for_account("http:bob")
     with pytest.raises(NotFound):
-        store.cron.get(bob, job.id)
+        CronJobs(store).get(bob, job.id)
     with pytest.raises(NotFound):
         pause_job(store, bob, job.id)
-    assert store.cron.list(bob) == [] and store.cron.runs(bob, job.id) == []
-    assert store.cron.get(job.user_id, job.id).state == "active"
+    assert CronJobs(store).list(bob) == [] and CronJobs(store).runs(bob, job.id) == []
+    assert CronJobs(store).get(job.user_id, job.id).state == "active"

@@ -7,6 +7,7 @@ import json
 
 from core.dispatch import ChatRef
 from core.messages import InboundMessage, ToolCall
+from core.scheduler.jobs import CronJobs
 from core.toolkit import ToolContext, Toolset
 from core.tools.cronjob import Cronjob
 from functions.worker import drain
@@ -55,7 +56,7 @@ def test_a_job_created_in_a_chat_delivers_to_that_chat(runtime, scripted):
     entry = telegram_turn(runtime, "every minute say hi")
     assert entry.reply == "Done: I will say hi every minute."
     (result,) = tool_results(runtime, entry)
-    (job,) = runtime.store.cron.list(entry.user_id)
+    (job,) = CronJobs(runtime.store).list(entry.user_id)
     assert result.startswith("Created:") and job.id in result and "next run" in result
     assert (job.name, job.prompt, job.schedule.expr) == ("hello", "Say hi to Ada.", "every 1m")
     assert job.target.chat_key == "telegram:4242" and job.created_by == "telegram:4242"
@@ -70,7 +71,7 @@ def test_plain_language_schedules_ask_the_side_model(runtime, scripted):
         "Scheduled.",
     )
     entry = telegram_turn(runtime, "remind me of standup each workday morning at nine sharp")
-    (job,) = runtime.store.cron.list(entry.user_id)
+    (job,) = CronJobs(runtime.store).list(entry.user_id)
     assert job.schedule.expr == "0 9 * * 1-5"
     assert "5-field cron" in scripted.requests[1][0].content
 
@@ -79,21 +80,21 @@ def test_every_action(runtime, scripted):
     ctx = context(runtime)
     created = use(runtime, ctx, action="create", prompt="Check the build", schedule="every 2h",
                   name="build", deliver="none")
-    job = runtime.store.cron.get(ctx.user_id, "build")
+    job = CronJobs(runtime.store).get(ctx.user_id, "build")
     assert created.startswith("Created:") and "every 2 hours" in created
     assert use(runtime, ctx, action="list").startswith(f"{job.id} “build”: every 2 hours")
     updated = use(runtime, ctx, action="update", job_id="build", schedule="daily at 07:30",
                   repeat=3)
     assert "at 07:30 every day" in updated and "runs: 0 of 3" in updated
     assert "paused" in use(runtime, ctx, action="pause", job_id=job.id)
-    assert runtime.store.cron.get(ctx.user_id, job.id).state == "paused"
+    assert CronJobs(runtime.store).get(ctx.user_id, job.id).state == "paused"
     assert "next" in use(runtime, ctx, action="resume", job_id=job.id)
     scripted.then("build is green")
     started = use(runtime, ctx, action="run", job_id=job.id)
     assert started.startswith("Started run_") and "nowhere" in started
     # the tool dispatched the run's chat on its own loop (asyncio.run above); drain it here
     asyncio.run(drain(runtime, ChatRef(ctx.user_id, job.chat_key)))
-    (run,) = runtime.store.cron.runs(ctx.user_id, job.id)
+    (run,) = CronJobs(runtime.store).runs(ctx.user_id, job.id)
     assert (run.trigger, run.status, run.reply) == ("manual", "ok", "build is green")
     assert "run history is kept" in use(runtime, ctx, action="remove", job_id=job.id)
     assert use(runtime, ctx, action="list") == "No scheduled jobs."
