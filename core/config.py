@@ -42,6 +42,7 @@ class Settings(BaseModel):
     temperature: float | None = Field(default=None, ge=0, le=2)
 
     api_key: SecretStr | None = None
+    admin_api_key: SecretStr | None = None  # the admin and search APIs (/api/…)
     public_url: str | None = None
 
     db_url: str = ""

@@ -119,7 +119,9 @@ def update_dotenv(path: Path, updates: Mapping[str, str]) -> bool:
 
 def write_private(path: Path, text: str) -> None:
     """Replace ``path`` atomically with ``text``, readable and writable by its owner only."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    from core.private import private_dir
+
+    private_dir(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

@@ -1,4 +1,4 @@
-"""Admin API for users and memory (bearer ``IRIS_API_KEY``).
+"""Admin API for users and memory (bearer ``IRIS_ADMIN_API_KEY``).
 
 - ``GET  /api/users``: every user with its accounts and memory use.
 - ``GET  /api/users/{user}/memory``: both stores, entry by entry, with provenance and the
@@ -7,19 +7,21 @@
 - ``POST /api/users/{user}/memory``: ``{"operations": [...]}`` or one ``action``; all or none.
 - ``POST /api/users/{user}/memory/restore``: ``{"id": "arc_…"}``.
 
-``{user}`` is a user id or any linked account (``telegram:42``, ``slack:T1/U9``, ``http:alice``)
-or an HTTP API user name (``alice``). Each call reads or writes that one user only.
+``{user}`` is a user id (``usr_…``), a linked account (``telegram:42``, ``slack:T1/U9``,
+``http:alice``) or an HTTP API user name (``alice``, which means ``http:alice`` and nothing
+else). Each call reads or writes that one user only.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.errors import IrisUsageError, NotFound
-from functions.auth import ApiError, require_api_key
+from core.ids import is_user_id, looks_like_user_id
+from functions.auth import ApiError
 from functions.runtime import Runtime
 
 MAX_LIMIT = 200
@@ -57,19 +59,29 @@ def _usage(usage: Any) -> dict[str, Any]:
             "entries": usage.entries, "header": usage.header()}
 
 
+def api_user(rt: Runtime, ref: str) -> str:
+    """The user ``ref`` names: an internal id, an account, or an HTTP API user name."""
+    if is_user_id(ref) or ":" in ref:
+        name = ref
+    elif looks_like_user_id(ref):
+        raise ApiError(400, f"{ref!r} is neither a user id nor a user name", code="bad_user")
+    else:
+        name = f"http:{ref}"
+    try:
+        return rt.store.users.resolve(name)
+    except NotFound:
+        raise ApiError(404, f"no user or account {ref!r}", code="user_not_found") from None
+
+
 def build_admin_router(rt: Runtime) -> APIRouter:
     from core.memory.book import Limits, MemoryBook
 
     router = APIRouter()
-    auth = Depends(require_api_key(rt))
     limits = Limits.from_settings(rt.settings)
     book = MemoryBook(rt.store)
 
     def resolve(user: str) -> str:
-        try:
-            return rt.store.users.resolve(user)
-        except NotFound:
-            raise ApiError(404, f"no user or account {user!r}", code="user_not_found") from None
+        return api_user(rt, user)
 
     def memory_body(user_id: str) -> dict[str, Any]:
         repo = rt.store.memory
@@ -83,7 +95,7 @@ def build_admin_router(rt: Runtime) -> APIRouter:
             "archived": repo.count_archive(user_id),
         }
 
-    @router.get("/api/users", dependencies=[auth])
+    @router.get("/api/users")
     async def list_users() -> list[dict[str, Any]]:
         out = []
         for user in rt.store.users.list_all():
@@ -96,7 +108,7 @@ def build_admin_router(rt: Runtime) -> APIRouter:
             })
         return out
 
-    @router.get("/api/users/{user:path}/memory/archive", dependencies=[auth])
+    @router.get("/api/users/{user:path}/memory/archive")
     async def archive(
         user: str, q: str | None = Query(default=None, max_length=2000),
         limit: int = Query(default=50, ge=1, le=MAX_LIMIT),
@@ -110,7 +122,7 @@ def build_admin_router(rt: Runtime) -> APIRouter:
         )
         return [_archived(a) for a in found]
 
-    @router.post("/api/users/{user:path}/memory/restore", dependencies=[auth])
+    @router.post("/api/users/{user:path}/memory/restore")
     async def restore(user: str, body: RestoreBody) -> dict[str, Any]:
         user_id = resolve(user)
         try:
@@ -121,11 +133,11 @@ def build_admin_router(rt: Runtime) -> APIRouter:
             raise ApiError(409, str(exc), code="memory_refused") from None
         return {"notes": result.notes, **memory_body(user_id)}
 
-    @router.get("/api/users/{user:path}/memory", dependencies=[auth])
+    @router.get("/api/users/{user:path}/memory")
     async def memory(user: str) -> dict[str, Any]:
         return memory_body(resolve(user))
 
-    @router.post("/api/users/{user:path}/memory", dependencies=[auth])
+    @router.post("/api/users/{user:path}/memory")
     async def write(user: str, body: dict[str, Any]) -> dict[str, Any]:
         from pydantic import ValidationError
 

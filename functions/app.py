@@ -11,8 +11,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from core.config import Settings
 from core.platforms.registry import PLATFORMS
-from functions.auth import ApiError
+from functions.auth import ApiError, check_key, door_for
 from functions.runtime import Runtime
 
 log = logging.getLogger("iris.app")
@@ -29,22 +30,68 @@ def _validation_message(exc: RequestValidationError) -> tuple[str, str | None]:
     return f"{param or 'body'}: {first.get('msg', 'invalid request')}", param
 
 
-class BodyLimit:
-    """413 for a declared body over MAX_BODY_BYTES. A plain ASGI middleware: the decorator
-    form (BaseHTTPMiddleware) costs about a millisecond per request on the webhook ack path."""
+class BodyTooLarge(StarletteHTTPException):
+    """A body that passed MAX_BODY_BYTES while it streamed in."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self) -> None:
+        super().__init__(413, f"request body over {MAX_BODY_BYTES} bytes")
+
+
+class Guard:
+    """Every request, before any route sees it: the API key of its door (``functions.auth``)
+    is checked on the headers alone, then the body is counted as it arrives, declared
+    (``Content-Length``) or chunked, and cut off past MAX_BODY_BYTES with a 413. A plain ASGI
+    middleware: the decorator form (BaseHTTPMiddleware) costs about a millisecond per request
+    on the webhook ack path."""
+
+    def __init__(self, app: Any, settings: Settings) -> None:
         self.app = app
+        self.settings = settings
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        try:
+            if door := door_for(scope["path"]):
+                check_key(self.settings, door, scope["headers"])
             for name, value in scope["headers"]:
                 if name == b"content-length" and value.isdigit() and int(value) > MAX_BODY_BYTES:
-                    error = ApiError(413, f"request body over {MAX_BODY_BYTES} bytes",
-                                     code="body_too_large")
-                    await JSONResponse(error.body(), status_code=413)(scope, receive, send)
-                    return
-        await self.app(scope, receive, send)
+                    raise BodyTooLarge()
+        except (ApiError, BodyTooLarge) as refused:
+            await _refuse(refused, scope, receive, send)
+            return
+        received = 0
+        started = False
+
+        async def counted() -> Any:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > MAX_BODY_BYTES:
+                    raise BodyTooLarge()
+            return message
+
+        async def watched(message: Any) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted, watched)
+        except BodyTooLarge as refused:  # raised outside a route's own error handling
+            if not started:
+                await _refuse(refused, scope, receive, send)
+
+
+async def _refuse(refused: Exception, scope: Any, receive: Any, send: Any) -> None:
+    error = refused if isinstance(refused, ApiError) else _too_large()
+    await JSONResponse(error.body(), status_code=error.status)(scope, receive, send)
+
+
+def _too_large() -> ApiError:
+    return ApiError(413, f"request body over {MAX_BODY_BYTES} bytes", code="body_too_large")
 
 
 def create_app(rt: Runtime, *, lifespan: Any = None) -> FastAPI:
@@ -55,7 +102,7 @@ def create_app(rt: Runtime, *, lifespan: Any = None) -> FastAPI:
     )
     app.state.runtime = rt
 
-    app.add_middleware(BodyLimit)
+    app.add_middleware(Guard, settings=rt.settings)
 
     @app.exception_handler(ApiError)
     async def api_error(request: Request, exc: ApiError) -> JSONResponse:
@@ -68,6 +115,9 @@ def create_app(rt: Runtime, *, lifespan: Any = None) -> FastAPI:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if isinstance(exc, BodyTooLarge):
+            error = _too_large()
+            return JSONResponse(error.body(), status_code=error.status)
         error = ApiError(exc.status_code, str(exc.detail), code=f"http_{exc.status_code}")
         return JSONResponse(error.body(), status_code=exc.status_code)
 

@@ -15,14 +15,15 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-from fastapi import APIRouter, Depends, Header, Request
+from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.errors import NotFound
+from core.ids import USER_ID_PREFIXES, looks_like_user_id
 from core.messages import InboundMessage
 from core.store.inbox import InboxEntry
-from functions.auth import ApiError, require_api_key
+from functions.auth import ApiError
 from functions.ingress import receive
 from functions.runtime import Runtime
 
@@ -82,6 +83,10 @@ def inbound_from(rt: Runtime, body: ChatCompletionRequest, *, idempotency_key: s
         raise ApiError(413, f"message is {len(text)} characters; the limit is {limit}",
                        code="message_too_large")
     user = body.user or "default"
+    if looks_like_user_id(user):
+        raise ApiError(400, f"user names starting with {' or '.join(USER_ID_PREFIXES)} are "
+                       "reserved for Iris' internal ids; pick another name", param="user",
+                       code="reserved_user_name")
     account = f"http:{user}"
     if idempotency_key is not None and not 1 <= len(idempotency_key) <= 200:
         raise ApiError(400, "Idempotency-Key must be 1-200 characters", code="bad_idempotency_key")
@@ -177,16 +182,15 @@ async def stream_events(rt: Runtime, user_id: str, entry_id: int) -> AsyncIterat
 
 def build_router(rt: Runtime) -> APIRouter:
     router = APIRouter()
-    auth = Depends(require_api_key(rt))
 
-    @router.get("/v1/models", dependencies=[auth])
+    @router.get("/v1/models")
     async def models() -> dict[str, Any]:
         name = rt.settings.model or "iris"
         entry = {"id": name, "object": "model", "owned_by": "iris",
                  "iris_embedded_demo": rt.embedded_model}
         return {"object": "list", "data": [entry]}
 
-    @router.post("/v1/chat/completions", dependencies=[auth])
+    @router.post("/v1/chat/completions")
     async def chat_completions(
         body: ChatCompletionRequest,
         request: Request,

@@ -1,7 +1,8 @@
 """Admin search API: ``GET /api/users/{user}/sessions/search?q=…&limit=…`` (bearer
-``IRIS_API_KEY``) returns a flat, ranked JSON list of message hits for one user.
+``IRIS_ADMIN_API_KEY``) returns a flat, ranked JSON list of message hits for one user.
 
-``user`` is a user id, an account (``telegram:42``) or an HTTP API user name (``alice``).
+``user`` is a user id, an account (``telegram:42``) or an HTTP API user name (``alice``, only
+ever ``http:alice``).
 """
 
 from __future__ import annotations
@@ -9,12 +10,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Query
 
-from core.errors import NotFound
 from core.sessions.transfer import parse_time
 from core.store.search import Filters
-from functions.auth import ApiError, require_api_key
+from functions.admin_api import api_user
+from functions.auth import ApiError
 from functions.runtime import Runtime
 
 MAX_LIMIT = 100
@@ -22,9 +23,8 @@ MAX_LIMIT = 100
 
 def build_search_router(rt: Runtime) -> APIRouter:
     router = APIRouter()
-    auth = Depends(require_api_key(rt))
 
-    @router.get("/api/users/{user}/sessions/search", dependencies=[auth])
+    @router.get("/api/users/{user}/sessions/search")
     async def search_sessions(
         user: str,
         q: str = Query(min_length=1, max_length=2000),
@@ -36,10 +36,7 @@ def build_search_router(rt: Runtime) -> APIRouter:
     ) -> list[dict[str, Any]]:
         from core.search.engine import search_messages
 
-        try:
-            user_id = rt.store.users.resolve(user)
-        except NotFound:
-            raise ApiError(404, f"no user or account {user!r}", code="user_not_found") from None
+        user_id = api_user(rt, user)
         try:
             start = parse_time(since, field="since") if since else None
             end = parse_time(until, field="until") if until else None

@@ -21,11 +21,16 @@ USER_HELP = "User id or any linked account (telegram:42, slack:T1/U9, http:alice
 
 
 def settings_or_exit() -> Settings:
+    """The settings, with IRIS_HOME created private (0700) when missing; a bad setting exits."""
+    from core.private import private_dir
+
     try:
-        return load_settings()
+        settings = load_settings()
     except ConfigError as exc:
         click.echo(f"config error: {exc}", err=True)
         sys.exit(2)
+    private_dir(settings.home)
+    return settings
 
 
 def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -77,6 +77,7 @@ def runtime(settings, store, scripted):
     from tests.fakes.scripted_model import FixedRouter
 
     dispatcher = LocalDispatcher()
-    configured = settings.model_copy(update={"api_key": SecretStr("test-key")})
+    configured = settings.model_copy(update={"api_key": SecretStr("test-key"),
+                                             "admin_api_key": SecretStr("admin-key")})
     rt = compose(configured, dispatcher=dispatcher, store=store, router=FixedRouter(scripted))
     return rt

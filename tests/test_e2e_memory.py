@@ -7,7 +7,7 @@ import openai
 import pytest
 
 from tests.fakes.llm_server import ScriptedLLM
-from tests.fakes.stack import API_KEY as KEY
+from tests.fakes.stack import ADMIN_KEY as KEY
 from tests.fakes.stack import emulator_stack
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from core.clock import SYSTEM_CLOCK, Clock
+from core.private import private_file
 
 Row = dict[str, Any]
 Params = Sequence[Any] | dict[str, Any]
@@ -45,8 +46,8 @@ class Database:
         try:
             if url.startswith("file:"):
                 path = _file_path(url)
-                if path != ":memory:":
-                    Path(path).parent.mkdir(parents=True, exist_ok=True)
+                if path != ":memory:":  # 0600 in a 0700 directory: SQLite gives -wal the same
+                    private_file(Path(path))
                 self._conn = libsql.connect(path, isolation_level=None, timeout=busy_timeout)
                 self._conn.execute("PRAGMA journal_mode=WAL")
                 self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")

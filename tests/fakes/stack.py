@@ -18,6 +18,7 @@ from tests.fakes.llm_server import ScriptedLLM
 from tests.fakes.server import serve
 
 API_KEY = "iris-test-key"
+ADMIN_KEY = "iris-admin-key"
 
 
 def scripted_env(model_url: str, **extra: str) -> dict[str, str]:
@@ -27,6 +28,7 @@ def scripted_env(model_url: str, **extra: str) -> dict[str, str]:
         "IRIS_MODEL_API_BASE": f"{model_url}/v1",
         "IRIS_MODEL_API_KEY": "sk-scripted",
         "IRIS_API_KEY": API_KEY,
+        "IRIS_ADMIN_API_KEY": ADMIN_KEY,
         "IRIS_MODEL_RETRIES": "0",
         **extra,
     }

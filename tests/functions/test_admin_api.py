@@ -10,7 +10,7 @@ from functions.app import create_app
 from tests.core.memory.helpers import op
 from tests.fakes.server import serve
 
-KEY = {"Authorization": "Bearer test-key"}
+KEY = {"Authorization": "Bearer admin-key"}
 LIMITS = Limits(memory=2_200, user=1_375)
 
 

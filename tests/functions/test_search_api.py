@@ -9,7 +9,7 @@ from core.sessions.transfer import import_sessions, read_lines
 from functions.app import create_app
 from tests.fakes.server import serve
 
-KEY = {"Authorization": "Bearer test-key"}
+KEY = {"Authorization": "Bearer admin-key"}
 
 
 @pytest.fixture

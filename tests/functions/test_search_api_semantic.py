@@ -11,7 +11,7 @@ from core.tools.session_search import SessionSearch, SessionSearchArgs
 from functions.app import create_app
 from tests.fakes.server import serve
 
-KEY = {"Authorization": "Bearer test-key"}
+KEY = {"Authorization": "Bearer admin-key"}
 LINES = [
     {"user": "alice", "session_id": "pets", "started_at": "2024-05-01T10:00:00Z",
      "title": "Puppy", "messages": [
