@@ -7,6 +7,7 @@ read them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -27,8 +28,6 @@ def private_dir(path: Path) -> Path:
 def private_file(path: Path) -> Path:
     """Create ``path`` empty with mode 0600 when it does not exist yet (its directory too)."""
     private_dir(path.parent)
-    try:
+    with contextlib.suppress(FileExistsError):
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-    except FileExistsError:
-        pass
     return path
