@@ -51,6 +51,30 @@ class SandboxFileNotFound(SandboxError, FileNotFoundError):
     """A file or directory asked for does not exist in the workspace."""
 
 
+class WorkspaceLost(SandboxError):
+    """The user's saved workspace no longer exists at the provider (its snapshot expired, or
+    its sandbox was deleted or broke beyond recovery); a new, empty one was started instead.
+
+    Raised once, before the operation ran: the operation did not happen and may be retried.
+    ``reason`` says in plain words why the old workspace could not be brought back.
+    """
+
+    def __init__(self, message: str, *, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+COMMAND_HOME = "/tmp/iris-home"
+"""HOME for commands in a remote sandbox: outside the workspace, so no file the agent writes
+there (``.bash_profile``, ``.gitconfig``, ``.profile``) is read by the shell or by git."""
+
+
+def shell_argv(command: str) -> list[str]:
+    """``command`` as bash runs it in a remote sandbox: no login profile, no rc file, and
+    HOME (see ``COMMAND_HOME``) created first so programs that write there work."""
+    return ["bash", "--noprofile", "--norc", "-c", f'mkdir -p "$HOME" 2>/dev/null; {command}']
+
+
 class Sandbox(Protocol):
     user_id: str
 

@@ -1,28 +1,43 @@
 """One Daytona sandbox per user, labelled ``iris-user=<user_id>``; Daytona keeps its disk.
 
-Commands run as ``bash -lc <command>`` through ``process.exec``, which returns stdout and
-stderr combined: ``ExecResult.stdout`` holds both and ``stderr`` is always empty.
+Commands run as ``bash --noprofile --norc -c <command>`` (HOME outside the workspace) through
+``process.exec``, which returns stdout and stderr combined: ``ExecResult.stdout`` holds both and
+``stderr`` is always empty.
 
-status: "running" for started and transitional states (creating, starting, restoring ...),
-"hibernated" for stopped, archived, paused and error states (``resume`` calls ``start()``),
-"absent" when no labelled sandbox exists or it is destroyed.
+Daytona states, and what a call does with each: ``started`` is used; ``stopped``, ``archived``
+and ``paused`` are started; transitional states (creating, starting, restoring, stopping,
+archiving, …) are waited for until they settle; ``error`` is recovered with ``recover()`` when
+Daytona says it is recoverable; ``build_failed`` (never ran, holds no files) is deleted and
+created again. A sandbox that is destroyed, gone, or in an unrecoverable error is replaced by a
+new one and ``WorkspaceLost`` tells the caller once; the broken one is left for the operator.
 
-The synchronous ``Daytona`` client runs in worker threads: it binds to no event loop, so one
-sandbox object survives across ``asyncio.run`` calls and needs no closing.
+The sandbox id is kept in the state store, so a label lookup that misses it never starts an
+empty workspace while the old one still exists.
+
+status: "running" for started and starting states, "hibernated" for stopped, archived,
+paused, stopping, archiving and recoverable error states, "absent" otherwise.
+
+One synchronous ``Daytona`` client per process and configuration (``shared_client``): each
+holds an event stream with a background thread and an HTTP pool. It runs in worker threads and
+binds to no event loop, so one sandbox object survives across ``asyncio.run`` calls.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
+import os
 import shlex
+import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, TypeVar
 
 from sandboxes.base import (
+    COMMAND_HOME,
     TIMEOUT_EXIT_CODE,
     DirEntry,
     ExecResult,
@@ -31,8 +46,10 @@ from sandboxes.base import (
     SandboxFileNotFound,
     SandboxStateStore,
     Status,
+    WorkspaceLost,
     cap_output,
     resolve_in_workspace,
+    shell_argv,
     validate_user_id,
 )
 from sandboxes.options import SandboxOptions
@@ -40,16 +57,67 @@ from sandboxes.options import SandboxOptions
 BACKEND = "daytona"
 USER_LABEL = "iris-user"
 HANDLE_MAX_IDLE = 60.0
-_HIBERNATED = frozenset(
-    {"stopped", "stopping", "archived", "archiving", "paused", "pausing", "error", "build_failed"}
-)
+DEFAULT_API_URL = "https://app.daytona.io/api"
+DAEMON = "DAYTONA_DAEMON"
+
+STARTED = "started"
+_WAKE = frozenset({"stopped", "archived", "paused"})
+_STARTING = frozenset({
+    "creating", "restoring", "starting", "pending_build", "building_snapshot",
+    "pulling_snapshot", "resuming",
+})
+_SETTLING = frozenset({
+    "stopping", "archiving", "pausing", "resizing", "snapshotting", "forking", "unknown",
+    "unknown_default_open_api",
+})
 _GONE = frozenset({"destroyed", "destroying"})
-_NEEDS_START = frozenset({"stopped", "archived", "paused", "error"})
+_BUSY_RUNNING = frozenset({"resizing", "snapshotting", "forking"})
+_HIBERNATED = _WAKE | frozenset({"stopping", "archiving", "pausing"})
+
+T = TypeVar("T")
+
+_clients: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], Any]] = (
+    weakref.WeakKeyDictionary()
+)
+_clients_lock = threading.Lock()
+
+
+def api_url(options: SandboxOptions) -> str:
+    """The API address, resolved here as the SDK would: passing ``api_url=None`` makes the SDK
+    read its deprecated ``server_url`` field, which warns."""
+    return options.daytona_api_url or os.environ.get("DAYTONA_API_URL") or DEFAULT_API_URL
+
+
+def shared_client(sdk: Any, options: SandboxOptions) -> Any:
+    """The process's one ``Daytona`` client for this configuration, built on first use."""
+    key = (options.daytona_api_key, api_url(options), options.daytona_target)
+    with _clients_lock:
+        per_sdk = _clients.setdefault(sdk, {})
+        client = per_sdk.get(key)
+        if client is None:
+            config = sdk.DaytonaConfig(
+                api_key=options.daytona_api_key, api_url=key[1], target=options.daytona_target
+            )
+            try:
+                client = sdk.Daytona(config)
+            except sdk.DaytonaError as exc:
+                raise SandboxError(f"cannot configure the Daytona client: {exc}") from exc
+            per_sdk[key] = client
+        return client
 
 
 def _state_name(sandbox: Any) -> str:
     state = sandbox.state
     return str(getattr(state, "value", state) or "unknown")
+
+
+def _broken(sandbox: Any) -> bool:
+    return _state_name(sandbox) == "error" and not getattr(sandbox, "recoverable", False)
+
+
+def _usable(sandbox: Any) -> bool:
+    state = _state_name(sandbox)
+    return state not in _GONE and state != "build_failed" and not _broken(sandbox)
 
 
 class DaytonaSandbox:
@@ -63,21 +131,19 @@ class DaytonaSandbox:
         options: SandboxOptions | None = None,
         sdk: Any = None,
         clock: Callable[[], float] = time.monotonic,
+        pause: Callable[[float], None] = time.sleep,
     ) -> None:
-        """``sdk`` is the ``daytona`` module, or an object offering the same attributes."""
+        """``sdk`` is the ``daytona`` module, or an object offering the same attributes.
+        ``pause`` waits between looks at a sandbox that is changing state (tests pass one
+        that moves their clock)."""
         self.user_id = validate_user_id(user_id)
+        self._state = state
         self._options = options or SandboxOptions()
         if sdk is None:
             import daytona as sdk
         self._sdk = sdk
-        opts = self._options
-        config = sdk.DaytonaConfig(
-            api_key=opts.daytona_api_key, api_url=opts.daytona_api_url, target=opts.daytona_target
-        )
-        try:
-            self._client = sdk.Daytona(config)
-        except sdk.DaytonaError as exc:
-            raise SandboxError(f"cannot configure the Daytona client: {exc}") from exc
+        self._clock = clock
+        self._pause = pause
         self._handle = HandleCache(HANDLE_MAX_IDLE, clock)
         self._root: PurePosixPath | None = None
 
@@ -89,21 +155,21 @@ class DaytonaSandbox:
         env: dict[str, str] | None = None,
     ) -> ExecResult:
         timeout = self._options.default_timeout if timeout is None else timeout
-        sandbox, root = await self._running()
-        workdir = resolve_in_workspace(root, cwd or ".")
+        line = shlex.join(shell_argv(command))
+        seconds = max(1, math.ceil(timeout))
         started = time.monotonic()
-        try:
-            response = await asyncio.to_thread(
-                sandbox.process.exec,
-                f"bash -lc {shlex.quote(command)}",
-                cwd=str(workdir),
-                env=env,
-                timeout=max(1, math.ceil(timeout)),
+
+        def run(sandbox: Any, root: PurePosixPath) -> Any:
+            workdir = resolve_in_workspace(root, cwd or ".")
+            return sandbox.process.exec(
+                line, cwd=str(workdir), env={**(env or {}), "HOME": COMMAND_HOME},
+                timeout=seconds,
             )
-        except self._sdk.DaytonaTimeoutError:
+
+        try:
+            response = await self._call("run the command", run, idempotent=False)
+        except _TimedOut:
             output, exit_code = "", TIMEOUT_EXIT_CODE
-        except self._sdk.DaytonaError as exc:
-            raise SandboxError(f"daytona exec failed for user {self.user_id}: {exc}") from exc
         else:
             output = response.result or ""
             exit_code = TIMEOUT_EXIT_CODE if response.exit_code is None else response.exit_code
@@ -118,39 +184,47 @@ class DaytonaSandbox:
         )
 
     async def read_file(self, path: str) -> bytes:
-        sandbox, root = await self._running()
-        target = resolve_in_workspace(root, path)
+        def read(sandbox: Any, root: PurePosixPath) -> bytes:
+            return sandbox.fs.download_file(str(resolve_in_workspace(root, path)))
+
         with self._file_errors(path):
-            data = await asyncio.to_thread(sandbox.fs.download_file, str(target))
+            data = await self._call(f"read {path!r}", read)
         return bytes(data or b"")
 
     async def write_file(self, path: str, data: bytes) -> None:
-        sandbox, root = await self._running()
-        target = resolve_in_workspace(root, path)
-        with self._file_errors(path):
+        def write(sandbox: Any, root: PurePosixPath) -> None:
+            target = resolve_in_workspace(root, path)
             if target.parent != root:
                 parent = target.parent.relative_to(root)
-                made = await asyncio.to_thread(
-                    sandbox.process.exec, f"mkdir -p {shlex.quote(str(parent))}", cwd=str(root)
-                )
+                made = sandbox.process.exec(f"mkdir -p {shlex.quote(str(parent))}", cwd=str(root))
                 if made.exit_code != 0:
                     raise SandboxError(f"cannot create the directory for {path!r}: {made.result}")
-            await asyncio.to_thread(sandbox.fs.upload_file, bytes(data), str(target))
+            sandbox.fs.upload_file(bytes(data), str(target))
+
+        with self._file_errors(path):
+            await self._call(f"write {path!r}", write)
 
     async def list_dir(self, path: str = ".") -> list[DirEntry]:
-        sandbox, root = await self._running()
-        target = resolve_in_workspace(root, path)
+        def listing(sandbox: Any, root: PurePosixPath) -> list[Any]:
+            return sandbox.fs.list_files(str(resolve_in_workspace(root, path)))
+
         with self._file_errors(path):
-            infos = await asyncio.to_thread(sandbox.fs.list_files, str(target))
+            infos = await self._call(f"list {path!r}", listing)
         entries = [DirEntry(name=i.name, is_dir=bool(i.is_dir), size=i.size) for i in infos]
         return sorted(entries, key=lambda entry: entry.name)
 
     async def hibernate(self) -> None:
-        sandbox = self._handle.get() or await self._find()
-        if sandbox is None or _state_name(sandbox) in _HIBERNATED | _GONE:
+        """Stop the sandbox (Daytona keeps its disk). Anything but a started sandbox is left
+        as it is: a stop only ever follows work, it never wakes a sandbox to stop it."""
+        sandbox = self._handle.get()
+        if sandbox is None:
+            sandbox, _ = await self._find()
+        if sandbox is None:
             return
-        with self._api_errors("stop"):
-            await asyncio.to_thread(sandbox.stop, timeout=self._options.daytona_wait_timeout)
+        await self._api(sandbox.refresh_data, action="look at")
+        if _state_name(sandbox) != STARTED:
+            return
+        await self._api(sandbox.stop, timeout=self._options.daytona_wait_timeout, action="stop")
 
     async def resume(self) -> None:
         await self._running()
@@ -158,48 +232,220 @@ class DaytonaSandbox:
     async def status(self) -> Status:
         sandbox = self._handle.get()
         if sandbox is not None:
-            with self._api_errors("refresh"):
-                await asyncio.to_thread(sandbox.refresh_data)
+            await self._api(sandbox.refresh_data, action="look at")
         else:
-            sandbox = await self._find()
-        if sandbox is None or _state_name(sandbox) in _GONE:
+            sandbox, _ = await self._find()
+        if sandbox is None or not _usable(sandbox):
             return "absent"
-        return "hibernated" if _state_name(sandbox) in _HIBERNATED else "running"
+        return "hibernated" if _state_name(sandbox) in _HIBERNATED | {"error"} else "running"
 
-    async def _find(self) -> Any:
-        query = self._sdk.ListSandboxesQuery(labels={USER_LABEL: self.user_id})
-        with self._api_errors("look up"):
-            found = await asyncio.to_thread(self._first_alive, query)
+    # -- finding, waking and replacing the sandbox ------------------------------------------
+
+    def _client(self) -> Any:
+        return shared_client(self._sdk, self._options)
+
+    def _stored_id(self) -> str | None:
+        if self._state is None:
+            return None
+        return (self._state.get_sandbox_state(self.user_id, BACKEND) or {}).get("sandbox_id")
+
+    def _remember(self, sandbox: Any) -> None:
+        if self._state is not None and self._stored_id() != sandbox.id:
+            self._state.put_sandbox_state(self.user_id, BACKEND, {"sandbox_id": sandbox.id})
+
+    async def _find(self) -> tuple[Any, str | None]:
+        """The user's usable sandbox, or None and why the old workspace is lost (None when
+        the user never had one). Sandboxes whose build failed are deleted on the way."""
+        found, lost = await self._api(self._lookup, action="look up")
         if found is not None:
             self._handle.set(found)
-        return found
+            self._remember(found)
+        return found, lost
 
-    def _first_alive(self, query: Any) -> Any:
-        for sandbox in self._client.list(query):
-            if _state_name(sandbox) not in _GONE:
-                return sandbox
-        return None
+    def _lookup(self) -> tuple[Any, str | None]:
+        sdk, client = self._sdk, self._client()
+        query = sdk.ListSandboxesQuery(labels={USER_LABEL: self.user_id})
+        candidates = list(client.list(query))
+        stored = self._stored_id()
+        lost: str | None = None
+        usable = []
+        for sandbox in candidates:
+            if _state_name(sandbox) == "build_failed":
+                with suppress(sdk.DaytonaError):
+                    sandbox.delete(timeout=self._options.daytona_wait_timeout)
+            elif _broken(sandbox):
+                lost = f"it broke at Daytona ({sandbox.error_reason or 'no reason given'})"
+            elif _state_name(sandbox) in _GONE:
+                lost = lost or "Daytona deleted it"
+            else:
+                usable.append(sandbox)
+        usable.sort(key=lambda s: (s.id != stored, _state_name(s) != STARTED))
+        if usable:
+            return usable[0], None
+        if stored and not any(s.id == stored for s in candidates):
+            try:
+                sandbox = client.get(stored)
+            except sdk.DaytonaNotFoundError:
+                return None, "Daytona no longer has it"
+            if _usable(sandbox):
+                return sandbox, None
+            lost = "it broke at Daytona" if _broken(sandbox) else "Daytona deleted it"
+        return None, lost
 
     async def _running(self) -> tuple[Any, PurePosixPath]:
-        sandbox = self._handle.get() or await self._find()
+        sandbox = self._handle.get()
+        lost = None
         if sandbox is None:
-            with self._api_errors("create"):
-                sandbox = await asyncio.to_thread(
-                    self._client.create,
-                    self._create_params(),
-                    timeout=self._options.daytona_wait_timeout,
-                )
+            sandbox, lost = await self._find()
+        if sandbox is None:
+            sandbox = await self._api(
+                self._client().create, self._create_params(),
+                timeout=self._options.daytona_wait_timeout, action="create",
+            )
             self._handle.set(sandbox)
-        elif _state_name(sandbox) in _NEEDS_START:
-            with self._api_errors("start"):
-                await asyncio.to_thread(sandbox.start, timeout=self._options.daytona_wait_timeout)
+            self._remember(sandbox)
+            if lost:
+                raise WorkspaceLost(
+                    f"the workspace could not be brought back: {lost}. A new, empty workspace "
+                    "was started; the operation did not run.",
+                    reason=lost,
+                )
+        else:
+            try:
+                await self._api(self._wake, sandbox, action="start")
+            except SandboxError:
+                self._handle.set(None)
+                raise
         if self._root is None:
             workdir = self._options.daytona_workdir
             if workdir is None:
-                with self._api_errors("read the working directory of"):
-                    workdir = await asyncio.to_thread(sandbox.get_work_dir)
+                workdir = await self._api(sandbox.get_work_dir, action="read the working dir of")
             self._root = PurePosixPath(workdir)
         return sandbox, self._root
+
+    def _wake(self, sandbox: Any) -> None:
+        """Bring ``sandbox`` to ``started``, waiting out transitional states."""
+        wait = self._options.daytona_wait_timeout
+        deadline = self._clock() + wait
+        for _ in range(4):
+            state = _state_name(sandbox)
+            if state == STARTED:
+                return
+            if state in _STARTING:
+                sandbox.wait_for_sandbox_start(timeout=wait)
+            elif state in _WAKE:
+                sandbox.start(timeout=wait)
+            elif state == "error" and getattr(sandbox, "recoverable", False):
+                sandbox.recover(timeout=wait)
+            elif state in _SETTLING:
+                self._settle(sandbox, deadline)
+            else:
+                raise SandboxError(
+                    f"the daytona sandbox of user {self.user_id} is {state} and cannot be "
+                    "started; it will be replaced on the next try"
+                )
+        if _state_name(sandbox) != STARTED:
+            raise SandboxError(
+                f"the daytona sandbox of user {self.user_id} did not start (it is "
+                f"{_state_name(sandbox)}); try again shortly"
+            )
+
+    def _settle(self, sandbox: Any, deadline: float) -> None:
+        """Look again until ``sandbox`` leaves a transitional state, or fail at ``deadline``."""
+        state = _state_name(sandbox)
+        while _state_name(sandbox) == state:
+            if self._clock() >= deadline:
+                raise SandboxError(
+                    f"the daytona sandbox of user {self.user_id} is still {state}; try again "
+                    "in a minute"
+                )
+            self._pause(1.0)
+            sandbox.refresh_data()
+
+    # -- running an operation ---------------------------------------------------------------
+
+    async def _call(
+        self, action: str, op: Callable[[Any, PurePosixPath], T], *, idempotent: bool = True
+    ) -> T:
+        """Run ``op`` in a worker thread on the started sandbox. When it fails because the
+        sandbox is not started or gone, wake or replace it and run ``op`` once more; a
+        file operation also gets one more try after a transient error. A command never does
+        (it may have run)."""
+        sandbox, root = await self._running()
+        try:
+            return await asyncio.to_thread(op, sandbox, root)
+        except self._sdk.DaytonaError as exc:
+            first = exc
+        if self._timed_out(first) and not idempotent:
+            raise _TimedOut() from first
+        if self._file_level(first):
+            raise first
+        if not await self._unusable(sandbox, first) and not (
+            idempotent and self._transient(first)
+        ):
+            raise self._failure(action, first) from first
+        self._handle.set(None)
+        sandbox, root = await self._running()
+        try:
+            return await asyncio.to_thread(op, sandbox, root)
+        except self._sdk.DaytonaError as exc:
+            if self._timed_out(exc) and not idempotent:
+                raise _TimedOut() from exc
+            if self._file_level(exc):
+                raise
+            raise self._failure(action, exc) from exc
+
+    async def _unusable(self, sandbox: Any, exc: BaseException) -> bool:
+        """Whether ``exc`` came from the sandbox being gone or not started (not from the
+        file or command): a 404 not from the daemon inside it, or its state says so."""
+        if isinstance(exc, self._sdk.DaytonaNotFoundError) and exc.source != DAEMON:
+            return True
+        try:
+            await asyncio.to_thread(sandbox.refresh_data)
+        except self._sdk.DaytonaNotFoundError:
+            return True
+        except self._sdk.DaytonaError:
+            return False
+        return _state_name(sandbox) != STARTED
+
+    def _file_level(self, exc: BaseException) -> bool:
+        sdk = self._sdk
+        return isinstance(exc, sdk.DaytonaFileNotFoundError) or (
+            isinstance(exc, sdk.DaytonaNotFoundError) and exc.source == DAEMON
+        )
+
+    def _timed_out(self, exc: BaseException) -> bool:
+        return isinstance(exc, self._sdk.DaytonaTimeoutError)
+
+    def _transient(self, exc: BaseException) -> bool:
+        sdk = self._sdk
+        return isinstance(exc, sdk.DaytonaConnectionError) or (exc.status_code or 0) >= 500
+
+    def _describe(self, exc: BaseException) -> str:
+        sdk = self._sdk
+        if isinstance(exc, sdk.DaytonaRateLimitError):
+            kind = "Daytona's rate limit or quota was reached; try again in a few minutes"
+        elif isinstance(exc, sdk.DaytonaTimeoutError):
+            kind = "Daytona timed out; try again shortly"
+        elif self._transient(exc):
+            kind = "Daytona could not be reached; try again shortly"
+        elif isinstance(exc, sdk.DaytonaNotFoundError):
+            kind = "the sandbox was not found"
+        else:
+            kind = "Daytona reported an error"
+        return f"{kind} ({type(exc).__name__}: {exc})"
+
+    def _failure(self, action: str, exc: BaseException) -> SandboxError:
+        return SandboxError(
+            f"could not {action} in the daytona sandbox of user {self.user_id}: "
+            f"{self._describe(exc)}. Your files are kept in the sandbox."
+        )
+
+    async def _api(self, fn: Callable[..., T], *args: Any, action: str, **kwargs: Any) -> T:
+        try:
+            return await asyncio.to_thread(fn, *args, **kwargs)
+        except self._sdk.DaytonaError as exc:
+            raise self._failure(f"{action} the sandbox", exc) from exc
 
     def _create_params(self) -> Any:
         opts = self._options
@@ -213,15 +459,6 @@ class DaytonaSandbox:
         return self._sdk.CreateSandboxFromSnapshotParams(snapshot=opts.daytona_snapshot, **common)
 
     @contextmanager
-    def _api_errors(self, action: str) -> Iterator[None]:
-        try:
-            yield
-        except self._sdk.DaytonaError as exc:
-            raise SandboxError(
-                f"could not {action} the daytona sandbox of user {self.user_id}: {exc}"
-            ) from exc
-
-    @contextmanager
     def _file_errors(self, shown: str) -> Iterator[None]:
         try:
             yield
@@ -229,3 +466,7 @@ class DaytonaSandbox:
             raise SandboxFileNotFound(f"no such file in the workspace: {shown!r}") from exc
         except self._sdk.DaytonaError as exc:
             raise SandboxError(f"file operation on {shown!r} failed: {exc}") from exc
+
+
+class _TimedOut(Exception):
+    """A command outlived its timeout (Daytona raises instead of returning an exit code)."""

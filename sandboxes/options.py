@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from sandboxes.base import DEFAULT_OUTPUT_LIMIT
 
@@ -21,6 +21,11 @@ class SandboxOptions:
     """Local: seconds between SIGTERM and SIGKILL to a timed-out command's process group."""
     env_passthrough: tuple[str, ...] = ()
     """Local: extra parent variables handed to commands (secret-looking names never are)."""
+    local_isolation: Literal["bwrap", "none"] = "none"
+    """Local: "bwrap" runs each command in a bubblewrap container holding only its user's
+    workspace; "none" runs plain subprocesses (one trusted user only)."""
+    local_network: bool = True
+    """Local, isolated: whether commands reach the network."""
 
     modal_app_name: str = "iris-sandboxes"
     modal_image: Any = None
@@ -31,6 +36,11 @@ class SandboxOptions:
     modal_idle_timeout: int = 600
     modal_snapshot_ttl: int | None = THIRTY_DAYS
     """Seconds Modal keeps a hibernation snapshot; None keeps it indefinitely."""
+    modal_snapshot_timeout: int = 600
+    """Seconds a hibernation snapshot may take (Modal's own default, 55 s, is too short for a
+    large workspace: the snapshot would fail and the sandbox later end with nothing saved)."""
+    modal_terminate_wait: float = 60.0
+    """Seconds to wait for a hibernated sandbox to be gone, so a resume never adopts it."""
 
     daytona_api_key: str | None = None
     """None lets the SDK read DAYTONA_API_KEY / DAYTONA_API_URL / DAYTONA_TARGET."""

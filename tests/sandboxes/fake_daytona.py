@@ -1,61 +1,115 @@
-"""A fake synchronous ``daytona`` SDK: labelled sandboxes with states, process.exec and fs."""
+"""A fake synchronous ``daytona`` SDK: labelled sandboxes with states, process.exec and fs.
+
+Configuration and query objects are the real SDK's pydantic models, errors are the real
+``daytona`` classes, and every call is bound to the real signature as it is made. What the SDK
+source (0.226) shows, the fake does the same way:
+
+- ``Daytona.create`` waits for the new sandbox to start; a build that fails raises
+  ``DaytonaError("... entered error state: build_failed ...")`` and leaves a ``build_failed``
+  sandbox behind.
+- ``wait_for_sandbox_start`` / ``wait_for_sandbox_stop`` end in ``DaytonaError`` when the sandbox
+  reaches ``error`` or ``build_failed``, and in ``DaytonaTimeoutError`` when it never settles.
+- ``recover()`` is the call for an ``error`` state that Daytona marks ``recoverable``.
+- A missing file is ``DaytonaFileNotFoundError`` (code ``FILE_NOT_FOUND`` from the daemon);
+  a sandbox that no longer exists is a plain ``DaytonaNotFoundError`` (404 from the API or proxy).
+- ``Daytona.get`` of a deleted sandbox raises ``DaytonaNotFoundError``.
+
+What the source cannot show (the server decides), the fake assumes and says so here:
+
+- The toolbox of a sandbox that is not started answers 400 (``DaytonaBadRequestError``) from
+  the proxy; of one that was deleted, 404.
+- ``start()`` refuses ``error`` and ``build_failed`` sandboxes (``DaytonaBadRequestError``).
+- A command past its timeout fails with ``DaytonaProcessExecutionTimeoutError`` and returns no
+  output; ``process.exec`` runs the command with ``sh -c``.
+- Transitional states move one step each time the sandbox is looked at (``refresh_data``) or
+  waited for; no real time passes.
+"""
 
 from __future__ import annotations
 
 import posixpath
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from daytona.common import errors
+
 from tests.sandboxes.fake_common import Container, Recorder, next_id
 
 WORK_DIR = "/home/daytona"
+PROXY = errors.SOURCE_PROXY
+DAEMON = errors.SOURCE_DAEMON
+DATA = (
+    "DaytonaConfig", "ListSandboxesQuery", "CreateSandboxFromImageParams",
+    "CreateSandboxFromSnapshotParams",
+)
 
 
-class DaytonaError(Exception):
-    pass
+def daytona_targets() -> dict[str, Any]:
+    import daytona
 
-
-class DaytonaNotFoundError(DaytonaError):
-    pass
-
-
-class DaytonaFileNotFoundError(DaytonaNotFoundError):
-    pass
-
-
-class DaytonaTimeoutError(DaytonaError):
-    pass
-
-
-class DaytonaProcessExecutionTimeoutError(DaytonaTimeoutError):
-    pass
+    process = typing.get_type_hints(daytona.Sandbox.process.fget)["return"]
+    filesystem = typing.get_type_hints(daytona.Sandbox.fs.fget)["return"]
+    targets = {name: getattr(daytona, name) for name in DATA}
+    targets.update({
+        "Daytona": daytona.Daytona.__init__,
+        "Daytona.list": daytona.Daytona.list,
+        "Daytona.get": daytona.Daytona.get,
+        "Daytona.create": daytona.Daytona.create,
+        "Sandbox.start": daytona.Sandbox.start,
+        "Sandbox.recover": daytona.Sandbox.recover,
+        "Sandbox.stop": daytona.Sandbox.stop,
+        "Sandbox.delete": daytona.Sandbox.delete,
+        "Sandbox.wait_for_sandbox_start": daytona.Sandbox.wait_for_sandbox_start,
+        "Sandbox.wait_for_sandbox_stop": daytona.Sandbox.wait_for_sandbox_stop,
+        "Sandbox.refresh_data": daytona.Sandbox.refresh_data,
+        "Sandbox.get_work_dir": daytona.Sandbox.get_work_dir,
+        "Process.exec": process.exec,
+        "FileSystem.upload_file": filesystem.upload_file,
+        "FileSystem.download_file": filesystem.download_file,
+        "FileSystem.list_files": filesystem.list_files,
+    })
+    return targets
 
 
 @dataclass
 class SandboxRecord:
-    """The server side of one sandbox; handles returned by list/create are snapshots of it."""
+    """The server side of one sandbox; handles returned by list/get/create copy its state."""
 
     id: str
     labels: dict[str, str]
     container: Container
     state: str = "started"
+    recoverable: bool = False
+    error_reason: str | None = None
+    then: list[str] = field(default_factory=list)
+    """States a transitional state goes through next, one per look."""
     params: Any = None
     history: list[str] = field(default_factory=list)
+
+    def step(self) -> None:
+        if self.then:
+            self.state = self.then.pop(0)
 
 
 class FakeDaytona:
     """Offers the ``daytona`` module attributes the adapter uses."""
 
-    DaytonaError = DaytonaError
-    DaytonaNotFoundError = DaytonaNotFoundError
-    DaytonaTimeoutError = DaytonaTimeoutError
+    DaytonaError = errors.DaytonaError
+    DaytonaNotFoundError = errors.DaytonaNotFoundError
+    DaytonaFileNotFoundError = errors.DaytonaFileNotFoundError
+    DaytonaTimeoutError = errors.DaytonaTimeoutError
+    DaytonaConnectionError = errors.DaytonaConnectionError
+    DaytonaRateLimitError = errors.DaytonaRateLimitError
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.recorder = Recorder()
+        self.recorder = Recorder(targets=daytona_targets())
         self.records: dict[str, SandboxRecord] = {}
+        self.clients = 0
+        self.build_fails = False
 
     @property
     def calls(self) -> list[Any]:
@@ -64,27 +118,36 @@ class FakeDaytona:
     def for_user(self, user_id: str) -> list[SandboxRecord]:
         return [r for r in self.records.values() if r.labels.get("iris-user") == user_id]
 
-    def _data(self, name: str, kwargs: dict[str, Any]) -> SimpleNamespace:
-        self.recorder.record(name, **kwargs)
-        return SimpleNamespace(**kwargs)
+    def purge(self, sandbox_id: str) -> None:
+        """Daytona forgets a destroyed sandbox entirely."""
+        del self.records[sandbox_id]
 
-    def DaytonaConfig(self, **kwargs: Any) -> SimpleNamespace:
+    def _data(self, name: str, kwargs: dict[str, Any]) -> Any:
+        self.recorder.record(name, **kwargs)
+        return self.recorder.targets[name](**kwargs)
+
+    def DaytonaConfig(self, **kwargs: Any) -> Any:
         return self._data("DaytonaConfig", kwargs)
 
-    def ListSandboxesQuery(self, **kwargs: Any) -> SimpleNamespace:
+    def ListSandboxesQuery(self, **kwargs: Any) -> Any:
         return self._data("ListSandboxesQuery", kwargs)
 
-    def CreateSandboxFromImageParams(self, **kwargs: Any) -> SimpleNamespace:
+    def CreateSandboxFromImageParams(self, **kwargs: Any) -> Any:
         return self._data("CreateSandboxFromImageParams", kwargs)
 
-    def CreateSandboxFromSnapshotParams(self, **kwargs: Any) -> SimpleNamespace:
+    def CreateSandboxFromSnapshotParams(self, **kwargs: Any) -> Any:
         return self._data("CreateSandboxFromSnapshotParams", kwargs)
 
     def Daytona(self, config: Any = None) -> FakeDaytonaClient:
         self.recorder.record("Daytona", config)
         if config is not None and config.api_key == "":
-            raise DaytonaError("API key is required")
+            raise errors.DaytonaAuthenticationError("Authentication credentials not found.")
+        self.clients += 1
         return FakeDaytonaClient(self)
+
+
+def _not_found(what: str, source: str = errors.SOURCE_API) -> errors.DaytonaNotFoundError:
+    return errors.DaytonaNotFoundError(f"{what} not found", status_code=404, source=source)
 
 
 class FakeDaytonaClient:
@@ -98,13 +161,27 @@ class FakeDaytonaClient:
             if all(record.labels.get(k) == v for k, v in wanted.items()):
                 yield FakeDaytonaSandbox(self._fake, record)
 
+    def get(self, sandbox_id_or_name: str, request_timeout: float | None = None) -> Any:
+        self._fake.recorder.record("Daytona.get", sandbox_id_or_name,
+                                   request_timeout=request_timeout)
+        record = self._fake.records.get(sandbox_id_or_name)
+        if record is None:
+            raise _not_found(f"Sandbox {sandbox_id_or_name}")
+        return FakeDaytonaSandbox(self._fake, record)
+
     def create(self, params: Any = None, *, timeout: float = 60, **kwargs: Any) -> Any:
         self._fake.recorder.record("Daytona.create", params, timeout=timeout, **kwargs)
         sandbox_id = next_id("dt")
-        container = Container(self._fake.root / "daytona" / sandbox_id)
+        container = Container(self._fake.root / "daytona" / sandbox_id, WORK_DIR)
         container.host(WORK_DIR).mkdir(parents=True)
         record = SandboxRecord(sandbox_id, dict(params.labels or {}), container, params=params)
         self._fake.records[sandbox_id] = record
+        if self._fake.build_fails:
+            record.state, record.error_reason = "build_failed", "Dockerfile build failed"
+            raise errors.DaytonaError(
+                f"Failure during waiting for sandbox to start: Sandbox {sandbox_id} entered "
+                f"error state: build_failed, error reason: {record.error_reason}"
+            )
         return FakeDaytonaSandbox(self._fake, record)
 
 
@@ -115,33 +192,111 @@ class FakeDaytonaSandbox:
         self.id = record.id
         self.labels = dict(record.labels)
         self.state = record.state
+        self.recoverable = record.recoverable
+        self.error_reason = record.error_reason
         self.process = FakeProcess(fake, record)
         self.fs = FakeFileSystem(fake, record)
 
+    def _sync(self) -> None:
+        self.state = self._record.state
+        self.recoverable = self._record.recoverable
+        self.error_reason = self._record.error_reason
+
+    def _gone(self) -> bool:
+        return self._record.id not in self._fake.records
+
     def start(self, timeout: float | None = 60) -> None:
         self._fake.recorder.record("Sandbox.start", timeout=timeout)
-        self._record.history.append(f"start from {self._record.state}")
-        self._record.state = self.state = "started"
+        if self._gone():
+            raise _not_found(f"Sandbox {self.id}")
+        record = self._record
+        if record.state in ("error", "build_failed"):
+            raise errors.DaytonaBadRequestError(
+                f"Failed to start sandbox: sandbox is in state {record.state}", status_code=400
+            )
+        record.history.append(f"start from {record.state}")
+        record.state = "started"
+        self._sync()
+
+    def recover(self, timeout: float | None = 60) -> None:
+        self._fake.recorder.record("Sandbox.recover", timeout=timeout)
+        record = self._record
+        if record.state != "error" or not record.recoverable:
+            raise errors.DaytonaBadRequestError(
+                "Failed to recover sandbox: sandbox is not in a recoverable error state",
+                status_code=400,
+            )
+        record.history.append("recover from error")
+        record.state, record.error_reason = "started", None
+        self._sync()
 
     def stop(self, timeout: float | None = 60, force: bool = False) -> None:
         self._fake.recorder.record("Sandbox.stop", timeout=timeout, force=force)
         if self._record.state != "started":
-            raise DaytonaError(f"sandbox is {self._record.state}, not started")
-        self._record.state = self.state = "stopped"
+            raise errors.DaytonaBadRequestError(
+                f"Failed to stop sandbox: sandbox is {self._record.state}", status_code=400
+            )
+        self._record.state = "stopped"
+        self._sync()
+
+    def delete(self, timeout: float | None = 60, wait: bool = False) -> None:
+        self._fake.recorder.record("Sandbox.delete", timeout=timeout, wait=wait)
+        self._record.state = "destroyed"
+        self._sync()
+
+    def _wait(self, targets: tuple[str, ...]) -> None:
+        record = self._record
+        while record.state not in targets:
+            if record.state in ("error", "build_failed"):
+                self._sync()
+                raise errors.DaytonaError(
+                    f"Sandbox {self.id} entered error state: {record.state}, error reason: "
+                    f"{record.error_reason}"
+                )
+            if not record.then:
+                raise errors.DaytonaTimeoutError(
+                    f"Sandbox {self.id} did not reach {targets} (still {record.state})"
+                )
+            record.step()
+        self._sync()
+
+    def wait_for_sandbox_start(self, timeout: float | None = 60) -> None:
+        self._fake.recorder.record("Sandbox.wait_for_sandbox_start", timeout=timeout)
+        self._wait(("started",))
+
+    def wait_for_sandbox_stop(self, timeout: float | None = 60) -> None:
+        self._fake.recorder.record("Sandbox.wait_for_sandbox_stop", timeout=timeout)
+        self._wait(("stopped", "destroyed"))
 
     def refresh_data(self, request_timeout: float | None = None) -> None:
         self._fake.recorder.record("Sandbox.refresh_data", request_timeout=request_timeout)
-        self.state = self._record.state
+        if self._gone():
+            raise _not_found(f"Sandbox {self.id}")
+        self._record.step()
+        self._sync()
 
     def get_work_dir(self) -> str:
         self._fake.recorder.record("Sandbox.get_work_dir")
+        _toolbox_path(self._fake, self._record, ".")
         return WORK_DIR
 
 
-def _toolbox_path(record: SandboxRecord, path: str) -> Path:
+def _toolbox_path(fake: FakeDaytona, record: SandboxRecord, path: str) -> Path:
+    """The toolbox answers only for a started sandbox (through Daytona's proxy)."""
+    if record.id not in fake.records or record.state in ("destroyed", "destroying"):
+        raise _not_found(f"Sandbox {record.id}", PROXY)
     if record.state != "started":
-        raise DaytonaError(f"sandbox {record.id} is {record.state}; the toolbox is unreachable")
+        raise errors.DaytonaBadRequestError(
+            f"sandbox {record.id} is {record.state}; the toolbox is unreachable",
+            status_code=400, source=PROXY,
+        )
     return record.container.host(posixpath.join(WORK_DIR, path))
+
+
+def _file_not_found(path: str) -> errors.DaytonaFileNotFoundError:
+    return errors.DaytonaFileNotFoundError(
+        f"file not found: {path}", status_code=404, code="FILE_NOT_FOUND", source=DAEMON
+    )
 
 
 class FakeProcess:
@@ -159,13 +314,16 @@ class FakeProcess:
         timeout: int | None = None,
     ) -> Any:
         self._fake.recorder.record("Process.exec", command, cwd=cwd, env=env, timeout=timeout)
-        workdir = _toolbox_path(self._record, cwd or ".")
+        workdir = _toolbox_path(self._fake, self._record, cwd or ".")
         container = self._record.container
         output, code = container.run_blocking(
-            ["sh", "-c", command], workdir, container.env(workdir, env), timeout
+            ["sh", "-c", command], workdir, container.env(env), timeout
         )
         if code is None:
-            raise DaytonaProcessExecutionTimeoutError(f"command timed out after {timeout}s")
+            raise errors.DaytonaProcessExecutionTimeoutError(
+                f"Failed to execute command: command timed out after {timeout}s",
+                status_code=408, code="PROCESS_EXECUTION_TIMEOUT", source=DAEMON,
+            )
         return SimpleNamespace(exit_code=code, result=output.decode())
 
 
@@ -178,23 +336,25 @@ class FakeFileSystem:
 
     def upload_file(self, src: bytes, dst: str, timeout: int = 1800) -> None:
         self._fake.recorder.record("FileSystem.upload_file", src, dst, timeout=timeout)
-        host = _toolbox_path(self._record, dst)
+        host = _toolbox_path(self._fake, self._record, dst)
         if not host.parent.is_dir():
-            raise DaytonaError(f"parent directory of {dst} does not exist")
+            raise errors.DaytonaBadRequestError(
+                f"parent directory of {dst} does not exist", status_code=400, source=DAEMON
+            )
         host.write_bytes(src)
 
     def download_file(self, *args: str) -> bytes:
         self._fake.recorder.record("FileSystem.download_file", *args)
-        host = _toolbox_path(self._record, args[0])
+        host = _toolbox_path(self._fake, self._record, args[0])
         if not host.is_file():
-            raise DaytonaFileNotFoundError(f"{args[0]} not found")
+            raise _file_not_found(args[0])
         return host.read_bytes()
 
     def list_files(self, path: str, depth: int | None = None, **kwargs: Any) -> list[Any]:
         self._fake.recorder.record("FileSystem.list_files", path, depth=depth, **kwargs)
-        host = _toolbox_path(self._record, path)
+        host = _toolbox_path(self._fake, self._record, path)
         if not host.is_dir():
-            raise DaytonaFileNotFoundError(f"{path} not found")
+            raise _file_not_found(path)
         return [
             SimpleNamespace(name=e.name, is_dir=e.is_dir(), size=e.stat().st_size)
             for e in host.iterdir()

@@ -1,8 +1,8 @@
 """Stand-ins for the Modal and Daytona SDKs, backed by real directories and real subprocesses.
 
-Each fake offers only the attributes the adapters use, with the real SDK's parameter names,
-and records every call (name, args, kwargs) so tests can check call sequences and
-``test_sdk_signatures.py`` can bind each recorded call against the real SDK.
+Each fake offers only the attributes the adapters use, binds every call to the real SDK's
+signature as it is made, raises the real SDKs' exception classes, and records every call
+(name, args, kwargs) so tests can check call sequences and inject faults.
 """
 
 from tests.sandboxes.fake_common import Call, Container, MemoryStateStore, Recorder

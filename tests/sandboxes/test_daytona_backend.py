@@ -1,10 +1,15 @@
-"""DaytonaSandbox against the fake ``daytona`` SDK: label lookup, start, stop and exec."""
+"""DaytonaSandbox against the fake ``daytona`` SDK: label lookup, states, start, stop and exec
+(each numbered test names the defect of issue 19 it guards)."""
 
 from __future__ import annotations
 
-import pytest
+import warnings
 
-from sandboxes import SandboxError, SandboxOptions
+import pytest
+from daytona.common import errors
+
+from sandboxes import SandboxError, SandboxFileNotFound, SandboxOptions, WorkspaceLost
+from sandboxes.base import COMMAND_HOME
 from sandboxes.daytona_backend import DaytonaSandbox
 from tests.sandboxes.conftest import Backend
 from tests.sandboxes.fake_daytona import FakeDaytona
@@ -51,8 +56,12 @@ async def test_first_use_looks_up_by_label_then_creates(fake_daytona: Backend) -
         "auto_archive_interval": 60,
     }
     exec_call = fake.recorder.named("Process.exec")[0]
-    assert exec_call.args == ("bash -lc 'echo hi'",)
-    assert exec_call.kwargs == {"cwd": "/home/daytona", "env": None, "timeout": 3}
+    assert exec_call.args[0].startswith("bash --noprofile --norc -c ")
+    assert exec_call.kwargs == {
+        "cwd": "/home/daytona", "env": {"HOME": COMMAND_HOME}, "timeout": 3,
+    }
+    (record,) = fake.for_user("alice")
+    assert fake_daytona.state.get_sandbox_state("alice", "daytona") == {"sandbox_id": record.id}
 
 
 async def test_image_option_creates_from_an_image(fake_daytona: Backend) -> None:
@@ -83,9 +92,7 @@ async def test_a_sleeping_sandbox_is_started(fake_daytona: Backend, state: str) 
     record.state = state
     sandbox = fake_daytona.make()
     assert await sandbox.status() == "hibernated"
-    fake.recorder.clear()
     assert (await sandbox.exec("cat a.txt")).stdout == "1"
-    assert fake.recorder.names()[:2] == ["Sandbox.start", "Sandbox.get_work_dir"]
     assert record.history == [f"start from {state}"]
     assert await sandbox.status() == "running"
 
@@ -102,17 +109,6 @@ async def test_hibernate_stops_once(fake_daytona: Backend) -> None:
     assert record.state == "stopped"
 
 
-async def test_a_destroyed_sandbox_is_replaced(fake_daytona: Backend) -> None:
-    fake = fake_of(fake_daytona)
-    await fake_daytona.make().exec("true")
-    (old,) = fake.for_user("alice")
-    old.state = "destroyed"
-    sandbox = fake_daytona.make()
-    assert await sandbox.status() == "absent"
-    await sandbox.exec("true")
-    assert [r.state for r in fake.for_user("alice")] == ["destroyed", "started"]
-
-
 async def test_env_and_quoting_reach_the_command(fake_daytona: Backend) -> None:
     sandbox = fake_daytona.make()
     result = await sandbox.exec("echo \"$A\" 'it''s' && echo err >&2", env={"A": "x y"})
@@ -122,12 +118,8 @@ async def test_env_and_quoting_reach_the_command(fake_daytona: Backend) -> None:
 async def test_client_errors_become_sandbox_errors(tmp_path) -> None:
     fake = FakeDaytona(tmp_path)
     with pytest.raises(SandboxError, match="Daytona client"):
-        DaytonaSandbox("alice", options=SandboxOptions(daytona_api_key=""), sdk=fake)
-    sandbox = DaytonaSandbox("alice", sdk=fake)
-    await sandbox.exec("true")
-    fake.for_user("alice")[0].state = "stopped"
-    with pytest.raises(SandboxError, match="daytona exec failed"):
-        await sandbox.exec("true")
+        no_key = SandboxOptions(daytona_api_key="")
+        await DaytonaSandbox("alice", options=no_key, sdk=fake).exec("x")
 
 
 async def test_a_handle_idle_for_long_is_looked_up_again(fake_daytona: Backend) -> None:
@@ -140,3 +132,161 @@ async def test_a_handle_idle_for_long_is_looked_up_again(fake_daytona: Backend) 
     assert (await sandbox.exec("cat a.txt")).stdout == "1"
     assert fake.recorder.names().count("Daytona.list") == 2
     assert fake.for_user("alice")[0].history == ["start from stopped"]
+
+
+async def test_2_a_sandbox_daytona_stopped_under_a_cached_handle_is_woken(
+    fake_daytona: Backend,
+) -> None:
+    fake = fake_of(fake_daytona)
+    sandbox = fake_daytona.make()
+    await sandbox.write_file("a.txt", b"1")
+    fake.for_user("alice")[0].state = "stopped"  # auto-stopped within the handle's idle time
+    assert await sandbox.read_file("a.txt") == b"1"
+    assert (await sandbox.exec("cat a.txt")).stdout == "1"
+
+
+async def test_3_a_build_failed_sandbox_is_deleted_and_created_again(
+    fake_daytona: Backend,
+) -> None:
+    fake = fake_of(fake_daytona)
+    fake.build_fails = True
+    sandbox = fake_daytona.make()
+    with pytest.raises(SandboxError, match="build_failed"):
+        await sandbox.exec("true")
+    fake.build_fails = False
+    assert (await sandbox.exec("echo ok")).stdout == "ok\n"
+    assert [r.state for r in fake.for_user("alice")] == ["destroyed", "started"]
+
+
+@pytest.mark.parametrize("reason", ["disk full"])
+async def test_3_a_recoverable_error_is_recovered_not_started(
+    fake_daytona: Backend, reason: str
+) -> None:
+    fake = fake_of(fake_daytona)
+    await fake_daytona.make().write_file("a.txt", b"1")
+    (record,) = fake.for_user("alice")
+    record.state, record.recoverable, record.error_reason = "error", True, reason
+    sandbox = fake_daytona.make()
+    assert await sandbox.status() == "hibernated"
+    assert await sandbox.read_file("a.txt") == b"1"
+    assert record.history == ["recover from error"]
+    assert "Sandbox.start" not in fake.recorder.names()
+
+
+async def test_3_an_unrecoverable_error_is_replaced_and_the_user_told(
+    fake_daytona: Backend,
+) -> None:
+    fake = fake_of(fake_daytona)
+    await fake_daytona.make().write_file("a.txt", b"1")
+    (broken,) = fake.for_user("alice")
+    broken.state, broken.error_reason = "error", "runner lost"
+    sandbox = fake_daytona.make()
+    with pytest.raises(WorkspaceLost, match="runner lost"):
+        await sandbox.exec("true")
+    assert (await sandbox.exec("echo fresh")).stdout == "fresh\n"
+    assert broken.state == "error"  # kept for the operator, not deleted
+    assert len(fake.for_user("alice")) == 2
+
+
+@pytest.mark.parametrize(("state", "then"), [
+    ("starting", ["started"]),
+    ("restoring", ["restoring", "started"]),
+    ("stopping", ["stopped"]),
+    ("archiving", ["archiving", "archived"]),
+])
+async def test_3_transitional_states_are_waited_for(
+    fake_daytona: Backend, state: str, then: list[str]
+) -> None:
+    fake = fake_of(fake_daytona)
+    await fake_daytona.make().write_file("a.txt", b"1")
+    (record,) = fake.for_user("alice")
+    record.state, record.then = state, list(then)
+    now = [0.0]
+    sandbox = DaytonaSandbox(
+        "alice", state=fake_daytona.state, sdk=fake, clock=lambda: now[0],
+        pause=lambda seconds: now.__setitem__(0, now[0] + seconds),
+    )
+    assert (await sandbox.exec("cat a.txt")).stdout == "1"
+    assert record.state == "started"
+
+
+async def test_3_a_state_that_never_settles_is_a_clear_error(fake_daytona: Backend) -> None:
+    fake = fake_of(fake_daytona)
+    await fake_daytona.make().exec("true")
+    (record,) = fake.for_user("alice")
+    record.state, record.then = "archiving", ["archiving"] * 500
+    now = [0.0]
+    sandbox = DaytonaSandbox(
+        "alice", state=fake_daytona.state, sdk=fake, clock=lambda: now[0],
+        pause=lambda seconds: now.__setitem__(0, now[0] + seconds),
+    )
+    with pytest.raises(SandboxError, match="still archiving"):
+        await sandbox.exec("true")
+    assert len(fake.for_user("alice")) == 1
+
+
+async def test_5_one_daytona_client_per_process(fake_daytona: Backend) -> None:
+    fake = fake_of(fake_daytona)
+    for user in ("alice", "bob", "carol"):
+        await fake_daytona.make(user).exec("true")
+        await fake_daytona.make(user).status()
+    assert fake.clients == 1
+
+
+async def test_6_a_deleted_sandbox_is_not_reported_as_a_missing_file(
+    fake_daytona: Backend,
+) -> None:
+    fake = fake_of(fake_daytona)
+    sandbox = fake_daytona.make()
+    await sandbox.write_file("a.txt", b"1")
+    (record,) = fake.for_user("alice")
+    fake.purge(record.id)  # deleted at Daytona while the handle is cached
+    with pytest.raises(WorkspaceLost, match="Daytona no longer has it"):
+        await sandbox.read_file("a.txt")
+    with pytest.raises(SandboxFileNotFound):
+        await sandbox.read_file("a.txt")
+
+
+async def test_6_a_missing_file_is_still_a_missing_file(fake_daytona: Backend) -> None:
+    sandbox = fake_daytona.make()
+    await sandbox.exec("true")
+    with pytest.raises(SandboxFileNotFound, match=r"nope\.txt"):
+        await sandbox.read_file("nope.txt")
+
+
+async def test_6_the_real_client_is_configured_without_deprecation_warnings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import daytona
+
+    from sandboxes.daytona_backend import shared_client
+
+    monkeypatch.setenv("DAYTONA_API_URL", "http://127.0.0.1:9/api")  # loopback, nothing listens
+    options = SandboxOptions(daytona_api_key="test-key")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            sandbox = DaytonaSandbox("alice", options=options, sdk=daytona)
+            with pytest.raises(SandboxError, match="could not look up"):
+                await sandbox.status()
+    finally:
+        shared_client(daytona, options)._event_dispatcher.disconnect()
+
+
+async def test_13_4_a_profile_in_the_workspace_never_runs(fake_daytona: Backend) -> None:
+    sandbox = fake_daytona.make()
+    for rc in (".bash_profile", ".bashrc", ".profile", ".zshrc"):
+        await sandbox.write_file(rc, b"echo PWNED\n")
+    result = await sandbox.exec('echo "$HOME"')
+    assert "PWNED" not in result.stdout
+    home = result.stdout.strip()  # the fake maps HOME into its machine's directory
+    assert home.endswith(COMMAND_HOME) and "/home/daytona" not in home
+
+
+async def test_exec_timeouts_report_timed_out(fake_daytona: Backend) -> None:
+    fake = fake_of(fake_daytona)
+    sandbox = fake_daytona.make()
+    await sandbox.exec("true")
+    fake.recorder.fail("Process.exec", errors.DaytonaProcessExecutionTimeoutError("slow"))
+    result = await sandbox.exec("sleep 100")
+    assert result.timed_out and fake.recorder.names().count("Process.exec") == 2
