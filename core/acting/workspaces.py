@@ -29,7 +29,8 @@ MAX_OPEN = 256
 Opener = Callable[[str], "Sandbox"]
 
 
-def sandbox_options(settings: Settings) -> SandboxOptions:
+def sandbox_options(settings: Settings, store: Store | None = None) -> SandboxOptions:
+    from core.acting.isolation import local_isolation
     from sandboxes import SandboxOptions
 
     image: Any = None
@@ -49,6 +50,18 @@ def sandbox_options(settings: Settings) -> SandboxOptions:
         daytona_image=settings.sandbox_image,
         daytona_snapshot=settings.daytona_snapshot,
         daytona_auto_stop_interval=settings.sandbox_idle_minutes,
+        local_isolation=(local_isolation(settings, store)
+                         if settings.sandbox_backend == "local" else "none"),
+        local_network=settings.sandbox_network,
+    )
+
+
+def fresh_start_notice(reason: str) -> str:
+    """What the model is told (and must tell the user) when a workspace had to start empty."""
+    return (
+        f"Your workspace could not be restored: {reason}. It starts empty now; earlier files "
+        "are gone. Tell the user this plainly. Nothing was run or changed by this call; repeat "
+        "it if it is still needed."
     )
 
 
@@ -64,6 +77,7 @@ class Workspaces:
     def __init__(self, settings: Settings, store: Store, *, opener: Opener | None = None):
         self.settings = settings
         self.state = store.sandbox_states
+        self._store = store
         self.hibernate_after_turn = hibernates_after_turn(settings)
         self._opener = opener or self._open
         self._open_boxes: OrderedDict[str, Sandbox] = OrderedDict()
@@ -73,6 +87,7 @@ class Workspaces:
         self._options: SandboxOptions | None = None
 
     def _open(self, user_id: str) -> Sandbox:
+        from core.errors import ConfigError
         from sandboxes import SandboxError, open_sandbox
 
         if self.settings.dispatcher == "modal" and self.settings.sandbox_backend == "local":
@@ -81,8 +96,12 @@ class Workspaces:
                 "Daytona sandbox, and sandbox_backend is 'local'. Tell the user to set "
                 "sandbox_backend: modal (or daytona)."
             )
-        if self._options is None:
-            self._options = sandbox_options(self.settings)
+        if self._options is None or self._options.local_isolation == "none":
+            # unisolated: asked again for each new user, as the people served may grow
+            try:
+                self._options = sandbox_options(self.settings, self._store)
+            except ConfigError as exc:
+                raise SandboxError(f"commands are switched off: {exc.problem}") from None
         return open_sandbox(
             self.settings.sandbox_backend, user_id, home=self.settings.home, state=self.state,
             options=self._options,
@@ -104,11 +123,16 @@ class Workspaces:
     @asynccontextmanager
     async def use(self, user_id: str) -> AsyncIterator[Sandbox]:
         """The user's sandbox for one operation; marks it used by the current turn."""
+        from sandboxes import SandboxError, WorkspaceLost
+
         box = self.sandbox(user_id)
         self._in_flight[user_id] = self._in_flight.get(user_id, 0) + 1
         self._used.add(user_id)
         try:
             yield box
+        except WorkspaceLost as lost:
+            log.error("the workspace of %s started empty: %s", user_id, lost.reason)
+            raise SandboxError(fresh_start_notice(lost.reason)) from lost
         finally:
             left = self._in_flight[user_id] - 1
             if left:

@@ -128,3 +128,25 @@ def test_a_cloud_worker_never_runs_commands_itself(store, settings, iris_home):
     out = call(ctx, "terminal", command="touch ran-here")
     assert out.startswith("Error: the workspace is not available: in the cloud")
     assert not (iris_home / "workspaces" / ctx.user_id / "ran-here").exists()
+
+
+def test_a_workspace_that_had_to_start_empty_is_told_to_the_model_and_user(
+    runtime, scripted, tmp_path
+):
+    fake = FakeModal(tmp_path / "modal")
+    runtime.services = replace(runtime.services,
+                               workspaces=modal_workspaces(runtime.settings, runtime.store, fake))
+    scripted.then(tool_calls(call("write_file", path="notes.txt", content="mine\n")), "Saved.")
+    send(runtime, "save a note", "1")
+    (image_id,) = fake.images
+    fake.expire(image_id)  # Modal dropped the snapshot (its ttl passed)
+
+    runtime.services = replace(runtime.services,
+                               workspaces=modal_workspaces(runtime.settings, runtime.store, fake))
+    scripted.then(tool_calls(call("read_file", path="notes.txt")),
+                  "Your workspace expired and starts empty; the note is gone.")
+    entry = send(runtime, "read my note", "2")
+    told = scripted.requests[-1][-1].content
+    assert "could not be restored" in told and "starts empty" in told and "Tell the user" in told
+    assert "expired" in told
+    assert entry.reply.startswith("Your workspace expired")
