@@ -8,40 +8,21 @@ the index holds millions of messages.
 
 from __future__ import annotations
 
-import math
-import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+
+from core.retrieval import bm25
+from core.retrieval.stemming import PORTER
+from core.retrieval.text import fold_accents as fold
+from core.retrieval.text import words
 
 K1 = 1.2
 B = 0.75
-_WORD_RE = re.compile(r"[^\W_]+")
-_stemmer: object | None = None
-
-
-@lru_cache(maxsize=200_000)
-def stem(word: str) -> str:
-    """The Porter stem, as FTS5's porter tokenizer computes it."""
-    global _stemmer
-    if _stemmer is None:
-        import snowballstemmer
-
-        _stemmer = snowballstemmer.stemmer("porter")
-    return _stemmer.stemWord(word)  # type: ignore[attr-defined]
-
-
-def fold(text: str) -> str:
-    """Lowercase without diacritics (what both tokenizers match on)."""
-    if text.isascii():
-        return text.lower()
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
 def stems(text: str) -> list[str]:
-    return [stem(w) for w in _WORD_RE.findall(fold(text))]
+    """Porter stems of the text's words, as FTS5's porter tokenizer computes them."""
+    return [PORTER.stem(w) for w in words(fold(text))]
 
 
 def phrase_stems(term: str) -> tuple[str, ...]:
@@ -75,11 +56,11 @@ def substring_stats(text: str, substrings: Sequence[str]) -> TermStats:
     return TermStats([folded.count(fold(s)) for s in substrings], len(text))
 
 
-def idf(total: int, df: int) -> float:
-    return math.log(1 + (total - df + 0.5) / (df + 0.5))
+idf = bm25.idf
 
 
 def score(stats: TermStats, weights: Sequence[float], average: float) -> float:
-    norm = K1 * (1 - B + B * stats.length / max(average, 1.0))
-    return sum(w * f * (K1 + 1) / (f + norm) for w, f in zip(weights, stats.tf, strict=True)
-               if f)
+    """BM25 of one message; ``weights``: each query term's idf."""
+    norm = bm25.length_norm(B, stats.length / max(average, 1.0))
+    return sum(bm25.term_score(f, idf=w, k1=K1, norm=norm)
+               for w, f in zip(weights, stats.tf, strict=True) if f)

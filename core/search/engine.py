@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.search import bm25
 from core.search.query import (
+    PERSON_WEIGHT,
     ParsedQuery,
     parse_query,
     porter_expression,
@@ -40,7 +41,6 @@ SESSION_WEIGHT = 0.2
 RECENCY_WEIGHT = 0.05
 RECENCY_DAYS = 60.0
 COVERAGE_WEIGHT = 0.25
-PERSON_WEIGHT = 0.15
 CANDIDATE_CAP = 600
 
 

@@ -2,7 +2,7 @@
 
 Both signals are put on a 0–1 scale before they are mixed (a convex combination, which keeps
 the size of each signal, unlike reciprocal-rank fusion where the 50th semantic neighbour still
-counts):
+counts; the arithmetic is ``core.retrieval.fusion``, shared with skill routing):
 
 - lexical: the message's score over the best lexical score of the query;
 - semantic: cosine above a floor (the K-th neighbour's, and never below an absolute level under
@@ -24,7 +24,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from core.search.query import MAX_QUERY_CHARS, ParsedQuery
+from core.retrieval.fusion import above_floor, by_top, mix
+from core.search.query import MAX_QUERY_CHARS, PERSON_WEIGHT, ParsedQuery
 from core.store.search import Filters
 
 if TYPE_CHECKING:
@@ -76,18 +77,16 @@ def semantic_scale(cosines: dict[int, float], k: int = NEIGHBOURS) -> dict[int, 
     floor = max(ABSOLUTE_FLOOR, kth)
     if top <= floor:
         return {}
-    spread = max(top - floor, MIN_SPREAD)
-    return {mid: (cos - floor) / spread for mid, cos in ranked[:k] if cos > floor}
+    return {mid: above_floor(cos, top=top, floor=floor, min_spread=MIN_SPREAD)
+            for mid, cos in ranked[:k] if cos > floor}
 
 
 def fuse(lexical: dict[int, float], semantic: dict[int, float], weight: float
          ) -> dict[int, float]:
     top = max(lexical.values(), default=0.0)
-    lex = {mid: value / top for mid, value in lexical.items()} if top > 0 else {}
-    return {
-        mid: (1 - weight) * lex.get(mid, 0.0) + weight * semantic.get(mid, 0.0)
-        for mid in {*lex, *semantic}
-    }
+    lex = {mid: by_top(value, top) for mid, value in lexical.items()} if top > 0 else {}
+    return {mid: mix(lex.get(mid, 0.0), semantic.get(mid, 0.0), weight)
+            for mid in {*lex, *semantic}}
 
 
 def add_semantic(
@@ -98,7 +97,6 @@ def add_semantic(
     (a bounded backfill first embeds the newest messages that have no vectors yet). Returns the
     fused scores, the messages (neighbours added) and which signals matched each message."""
     from core.search import embed
-    from core.search.engine import PERSON_WEIGHT
 
     text = text[:MAX_QUERY_CHARS]
     embed.lazy_backfill(store, user_id, filters)

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 MAX_TERMS = 32
 MAX_QUERY_CHARS = 2_000
+# A query about the user's own words ("what did I say…") or the agent's lifts those messages.
+PERSON_WEIGHT = 0.15
 
 _STOP_TEXT = """
 a about above after again against all also am an and any are aren as at be because been before

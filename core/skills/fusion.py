@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from core.retrieval.fusion import above_floor, by_top, mix
+
 SEMANTIC_WEIGHT = 0.6
 ABSOLUTE_FLOOR = 0.15
 MIN_SPREAD = 0.2
@@ -23,7 +25,7 @@ MIN_SPREAD = 0.2
 
 def lexical_scale(scores: Sequence[float]) -> list[float]:
     top = max(scores, default=0.0)
-    return [s / top for s in scores] if top > 0 else [0.0] * len(scores)
+    return [by_top(s, top) for s in scores] if top > 0 else [0.0] * len(scores)
 
 
 def dense_scale(cosines: Sequence[float | None], *, floor: float = ABSOLUTE_FLOOR,
@@ -33,8 +35,8 @@ def dense_scale(cosines: Sequence[float | None], *, floor: float = ABSOLUTE_FLOO
     top = max(known, default=floor)
     if top <= floor:
         return [0.0] * len(cosines)
-    spread = max(top - floor, min_spread)
-    return [max(0.0, (c - floor) / spread) if c is not None else 0.0 for c in cosines]
+    return [max(0.0, above_floor(c, top=top, floor=floor, min_spread=min_spread))
+            if c is not None else 0.0 for c in cosines]
 
 
 def fuse(lexical: Sequence[float], cosines: Sequence[float | None], *,
@@ -46,5 +48,4 @@ def fuse(lexical: Sequence[float], cosines: Sequence[float | None], *,
     if not 0.0 <= weight <= 1.0:
         raise ValueError("the semantic weight is between 0 and 1")
     dense = dense_scale(cosines, floor=floor, min_spread=min_spread)
-    return [(1 - weight) * lex + weight * d
-            for lex, d in zip(lexical_scale(lexical), dense, strict=True)]
+    return [mix(lex, d, weight) for lex, d in zip(lexical_scale(lexical), dense, strict=True)]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from core.skills.terms import stem
+
 GROUPS = """
 image photo picture pic pics screenshot jpeg jpg png heic thumbnail
 video clip footage movie recording mp4 mov film
@@ -151,8 +153,6 @@ iris agent assistant
 @lru_cache(maxsize=1)
 def concepts() -> dict[str, tuple[str, ...]]:
     """Stemmed word -> the concept tokens it stands for."""
-    from core.skills.ranking import stem
-
     table: dict[str, list[str]] = {}
     for line in GROUPS.strip().splitlines():
         words = line.split()

@@ -14,9 +14,11 @@ import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
+from core.retrieval import bm25
+from core.skills.lexicon import concepts
 from core.skills.records import SkillEntry
+from core.skills.terms import terms
 
 FIELDS = ("name", "tags", "category", "description", "body")
 WEIGHTS = {"name": 3.0, "tags": 2.0, "category": 1.0, "description": 1.5, "body": 0.35}
@@ -27,58 +29,11 @@ BODY_CHARS = 2000
 USAGE_PRIOR = 0.08
 STALE_FACTOR = 0.85
 
-_STOPWORD_TEXT = """
-a about above after again all also am an and any are aren as at be because been before
-being below between both but by can cannot could did do does doing don down during each either
-etc even ever every few for from further get gets getting got had has have having he her here
-hers herself him himself his how i if in into is isn it its itself just let lets like make me
-might more most much must my myself need needs no nor not now of off on once one only or other
-our ours ourselves out over own please pls really same shall she should so some something such
-than thanks thank that the their theirs them themselves then there these they thing things this
-those through to too under until up upon us use used uses using very via want wanna was we were
-what when where whether which while who whom why will with within without would yes yet you your
-yours yourself yourselves hi hey hello ok okay iris help tell know way ll ve re d s t m
-"""
-STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-
-
-@lru_cache(maxsize=1)
-def _stemmer():  # type: ignore[no-untyped-def]
-    from snowballstemmer.english_stemmer import EnglishStemmer
-
-    return EnglishStemmer()
-
-
-_stem_lock = threading.Lock()
-
-
-@lru_cache(maxsize=65536)
-def stem(word: str) -> str:
-    if len(word) <= 3 or not word.isascii():
-        return word
-    with _stem_lock:  # the Snowball stemmer object keeps state between calls
-        return _stemmer().stemWord(word)
-
 
 def with_concepts(words: list[str]) -> list[str]:
     """``words`` followed by the concept tokens (``~image``) they stand for."""
-    from core.skills.lexicon import concepts
-
     table = concepts()
     return words + [c for word in words for c in table.get(word, ())]
-
-
-def terms(text: str) -> list[str]:
-    """Stemmed content words of ``text``: casefolded, stopwords dropped, names split at '-'."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    out = []
-    for word in _WORD.findall(folded):
-        if word in STOPWORDS or (len(word) == 1 and not word.isdigit()):
-            continue
-        out.append(stem(word))
-    return out
 
 
 @dataclass(frozen=True)
@@ -174,7 +129,7 @@ def _bm25f(docs: Sequence[_Doc], wanted: list[str]) -> list[float]:
         field: max(sum(d.lengths[field] for d in docs) / total, 1.0) for field in FIELDS
     }
     frequency = Counter(term for d in docs for term in set(wanted) & d.vocabulary)
-    idf = {t: math.log(1 + (total - frequency[t] + 0.5) / (frequency[t] + 0.5)) for t in wanted}
+    idf = {t: bm25.idf(total, frequency[t]) for t in wanted}
     scores = []
     for doc in docs:
         score = 0.0
@@ -185,13 +140,12 @@ def _bm25f(docs: Sequence[_Doc], wanted: list[str]) -> list[float]:
             for field in FIELDS:
                 tf = doc.counts[field].get(term)
                 if tf:
-                    norm = 1 - LENGTH_NORM[field] + LENGTH_NORM[field] * (
-                        doc.lengths[field] / average[field]
-                    )
+                    norm = bm25.length_norm(LENGTH_NORM[field],
+                                            doc.lengths[field] / average[field])
                     weighted += WEIGHTS[field] * tf / norm
             if weighted:
                 share = CONCEPT_WEIGHT if term.startswith("~") else 1.0
-                score += share * idf[term] * weighted / (K1 + weighted)
+                score += bm25.saturate(weighted, idf=share * idf[term], k1=K1)
         scores.append(score)
     return scores
 
