@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from core.store.objects import (
+from core.store.objects_base import (
     ObjectNotFound,
     ObjectStoreError,
     PreconditionFailed,
