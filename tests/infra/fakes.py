@@ -1,5 +1,6 @@
 """A stand-in for the parts of ``modal`` that ``ModalDispatcher`` uses, with the real SDK's
-parameter names and exception classes; every call is recorded for signature checks."""
+parameter names and exception classes (``modal.exception`` itself); every call is bound to the
+real signature as it is made, and recorded."""
 
 from __future__ import annotations
 
@@ -7,7 +8,16 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import modal
 import modal.exception
+
+from tests.sandboxes.fake_common import Call as _Bound
+from tests.sandboxes.fake_common import bind
+
+
+def _checked(real: Any, call: Call) -> Call:
+    bind(real, _Bound(call.name, call.args, call.kwargs))
+    return call
 
 
 @dataclass
@@ -43,7 +53,9 @@ class _ClsNamespace:
     ) -> _Cls:
         kwargs = {k: v for k, v in (("version", version), ("environment_name", environment_name),
                                      ("client", client)) if v is not None}
-        self._sdk.calls.append(Call("Cls.from_name", (app_name, name), kwargs))
+        self._sdk.calls.append(
+            _checked(modal.Cls.from_name, Call("Cls.from_name", (app_name, name), kwargs))
+        )
         return _Cls(self._sdk, app_name, name)
 
 
@@ -74,7 +86,8 @@ class _Spawn:
         self._sdk, self._method = sdk, method
 
     async def aio(self, *args: Any, **kwargs: Any) -> None:
-        self._sdk.calls.append(Call(f"{self._method}.spawn.aio", args, kwargs))
+        call = Call(f"{self._method}.spawn.aio", args, kwargs)
+        self._sdk.calls.append(_checked(modal.Function.spawn, call))
         if self._sdk.failures:
             raise self._sdk.failures.pop(0)
         if self._sdk.on_spawn is not None:

@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 import tomllib
-import warnings
 from pathlib import Path
 
 import httpx
@@ -26,16 +25,20 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def registered() -> dict:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return modal_app.app.registered_functions
+    """The app's functions by tag (``App.registered_functions`` is deprecated and goes in
+    Modal 1.7; the app's local state is what it read)."""
+    from modal._utils.async_utils import synchronizer
+
+    functions = synchronizer._translate_in(modal_app.app)._local_state.functions
+    return {tag: synchronizer._translate_out(fn) for tag, fn in functions.items()}
 
 
 def test_the_app_imports_without_a_modal_token(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MODAL_", "IRIS_"))}
     env["HOME"] = str(tmp_path)
-    code = ("import infra.modal_app as m, warnings; warnings.simplefilter('ignore'); "
-            "print(m.app.name, sorted(m.app.registered_functions))")
+    code = ("import infra.modal_app as m, warnings; warnings.simplefilter('error'); "
+            "from modal._utils.async_utils import synchronizer as s; "
+            "print(m.app.name, sorted(s._translate_in(m.app)._local_state.functions))")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr
