@@ -236,6 +236,7 @@ async def test_6_restoring_uses_no_deprecated_modal_call(fake_modal: Backend) ->
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         await sandbox.resume()
+    assert await sandbox.read_file("notes.txt") == b"precious"
 
 
 async def test_13_4_commands_read_no_profile_and_home_is_outside_the_workspace(
