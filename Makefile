@@ -37,6 +37,8 @@ run: $(VENV)/.installed
 
 test: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 	$(PY) -m pytest
 
 lint: $(VENV)/.installed-dev

@@ -107,11 +107,11 @@ def update_dotenv(path: Path, updates: Mapping[str, str]) -> bool:
     out: list[str] = []
     for line in lines:
         pair = _split(line)
-        key = pair[0] if pair is not None else None
-        if key is None or key not in updates:
+        name = pair[0] if pair is not None else None
+        if name is None or name not in updates:
             out.append(line)
-        elif key in pending:
-            out.append(f"{key}={format_value(pending.pop(key))}")
+        elif name in pending:
+            out.append(f"{name}={format_value(pending.pop(name))}")
     out.extend(f"{key}={format_value(value)}" for key, value in pending.items())
     write_private(path, "\n".join(out) + "\n")
     return True

@@ -45,8 +45,10 @@ class ToolContext:
 
 
 class Tool(ABC):
-    name: ClassVar[str]
-    description: ClassVar[str]
+    # Fixed per tool class, except for tools made at run time (an MCP server's) that set them
+    # per instance.
+    name: str
+    description: str
     Args: ClassVar[type[BaseModel]]
     untrusted_output: ClassVar[bool] = False  # output comes from outside: wrapped as data
     discoverable: ClassVar[bool] = True  # False: not in default_tools(), added by its owner

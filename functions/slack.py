@@ -14,6 +14,7 @@ import hashlib
 import hmac
 import logging
 import re
+from typing import Any
 from urllib.parse import parse_qs
 
 from fastapi import APIRouter, BackgroundTasks, Request
@@ -41,7 +42,7 @@ MESSAGE_EVENTS = ("message", "app_mention")
 
 
 def _reject(exc: ValidationError, what: str) -> ApiError:
-    first = exc.errors()[0] if exc.errors() else {}
+    first: dict[str, Any] = dict(exc.errors()[0]) if exc.errors() else {}
     where = ".".join(str(p) for p in first.get("loc", ())) or "body"
     problem = "not valid JSON" if first.get("type") == "json_invalid" else first.get("msg")
     return ApiError(400, f"not a Slack {what}: {where}: {problem}", code="bad_slack_request")

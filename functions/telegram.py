@@ -12,6 +12,7 @@ import asyncio
 import hmac
 import logging
 import time
+from typing import Any
 
 from fastapi import APIRouter, BackgroundTasks, Request
 from pydantic import ValidationError
@@ -96,7 +97,7 @@ def parse_body(body: bytes) -> TgUpdate:
     try:
         return TgUpdate.model_validate_json(body)
     except ValidationError as exc:
-        first = exc.errors()[0] if exc.errors() else {}
+        first: dict[str, Any] = dict(exc.errors()[0]) if exc.errors() else {}
         where = ".".join(str(p) for p in first.get("loc", ())) or "body"
         problem = "not valid JSON" if first.get("type") == "json_invalid" else first.get("msg")
         raise ApiError(400, f"not a Telegram update: {where}: {problem}",

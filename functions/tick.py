@@ -55,7 +55,9 @@ def curate_daily(rt: Runtime) -> int | None:
 
 async def run_tick(rt: Runtime, *, cron: Callable[[Runtime], Any] | None = None) -> TickReport:
     if cron is None:
-        from functions.cron import tick as cron
+        from functions.cron import tick
+
+        cron = tick
 
     errors: list[str] = []
     cron_result: Any = None

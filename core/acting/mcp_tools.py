@@ -70,9 +70,9 @@ class McpServerTool(Tool):
     def __init__(self, connections: Callable[[], Awaitable[McpConnections]], tool: McpTool):
         self._connections = connections
         self._tool = tool
-        self.name = tool.qualified_name  # type: ignore[misc]
+        self.name = tool.qualified_name
         text = tool.description.strip() or f"The tool {tool.name!r}."
-        self.description = f"[MCP server {tool.server}] {text}"[:DESCRIPTION_CHARS]  # type: ignore[misc]
+        self.description = f"[MCP server {tool.server}] {text}"[:DESCRIPTION_CHARS]
 
     def spec(self) -> ToolSpec:
         return ToolSpec(
@@ -101,9 +101,9 @@ class McpServerDown(Tool):
     name = "mcp_unavailable"
 
     def __init__(self, qualified: str, reason: str):
-        self.name = qualified  # type: ignore[misc]
+        self.name = qualified
         self.reason = reason
-        self.description = (  # type: ignore[misc]
+        self.description = (
             f"{reason}. Its tools are missing for now; calling this returns the error. Tell "
             "the user if they need that server."
         )[:DESCRIPTION_CHARS]

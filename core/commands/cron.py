@@ -10,6 +10,7 @@ from core.platforms.registry import PLATFORMS
 
 if TYPE_CHECKING:
     from core.scheduler.jobs import CronJobs
+    from core.scheduler.manage import Actor
     from core.store import Store
 
 USAGE = (
@@ -77,7 +78,7 @@ async def _handle(ctx: CommandContext, verb: str, rest: str) -> str:
     return await _run_now(ctx, rest)
 
 
-def _actor(ctx: CommandContext):  # type: ignore[no-untyped-def]
+def _actor(ctx: CommandContext) -> Actor:
     from core.scheduler.manage import Actor, side_model
     from core.scheduler.targets import origin_of
 

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from core.commands import FALLBACKS, CommandContext, CommandResult, command
+
+if TYPE_CHECKING:
+    from core.skills.library import SkillLibrary
 
 LISTED = 60
 MATCHES = 8
 
 
-def _library(ctx: CommandContext):  # type: ignore[no-untyped-def]
+def _library(ctx: CommandContext) -> SkillLibrary:
     from core.skills.library import SkillLibrary
 
     return SkillLibrary(ctx.store, ctx.settings)

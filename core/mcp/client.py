@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, TextIO, cast
 
 import anyio
 import anyio.to_thread
@@ -278,7 +278,10 @@ async def open_client(
         )
         errlog = stderr if stderr is not None else open(os.devnull, "w")  # noqa: SIM115
         try:
-            async with Client(stdio_client(params, errlog=errlog), **options) as client:
+            # stdio_client hands errlog to the child as its stderr (a file descriptor): the
+            # binary temporary file we read the tail of is as good as the TextIO it declares.
+            transport = stdio_client(params, errlog=cast("TextIO", errlog))
+            async with Client(transport, **options) as client:
                 yield client
         finally:
             if errlog is not stderr:
@@ -335,27 +338,35 @@ def child_environment(extra: dict[str, str]) -> dict[str, str]:
 
 def render_result(result: CallToolResult, tool: McpTool | None = None) -> McpCallResult:
     """Text parts joined; structured content as JSON when there is no text; other parts named."""
+    from mcp_types import (
+        AudioContent,
+        EmbeddedResource,
+        ImageContent,
+        ResourceLink,
+        TextContent,
+        TextResourceContents,
+    )
+
     parts: list[str] = []
     has_text = False
     for block in result.content:
-        kind = getattr(block, "type", type(block).__name__)
-        if kind == "text":
+        if isinstance(block, TextContent):
             parts.append(block.text)
             has_text = True
-        elif kind in ("image", "audio"):
-            parts.append(f"[{kind}: {block.mime_type}, {_size(block.data)}]")
-        elif kind == "resource_link":
+        elif isinstance(block, ImageContent | AudioContent):
+            parts.append(f"[{block.type}: {block.mime_type}, {_size(block.data)}]")
+        elif isinstance(block, ResourceLink):
             parts.append(f"[resource link: {block.uri}]")
-        elif kind == "resource":
+        elif isinstance(block, EmbeddedResource):
             resource = block.resource
-            text = getattr(resource, "text", None)
-            if text is not None:
-                parts.append(f"[resource: {resource.uri}]\n{text}")
+            if isinstance(resource, TextResourceContents):
+                parts.append(f"[resource: {resource.uri}]\n{resource.text}")
                 has_text = True
             else:
                 mime = resource.mime_type or "binary"
                 parts.append(f"[resource: {resource.uri}, {mime}, {_size(resource.blob)}]")
         else:
+            kind = getattr(block, "type", type(block).__name__)
             parts.append(f"[{kind} content]")
     if not has_text and result.structured_content is not None:
         parts.insert(0, json.dumps(result.structured_content, ensure_ascii=False))

@@ -64,7 +64,7 @@ class Usage:
 class WriteResult:
     notes: list[str] = field(default_factory=list)
     archived: list[ArchivedEntry] = field(default_factory=list)
-    usage: dict[str, Usage] = field(default_factory=dict)
+    usage: dict[Target, Usage] = field(default_factory=dict)
     changed: bool = False
     attempts: int = 1
 

@@ -16,6 +16,7 @@ from core.errors import IrisUsageError
 from core.ids import new_id
 from core.memory.models import (
     LABELS,
+    TARGETS,
     ArchivedEntry,
     MemoryEntry,
     MemoryOperation,
@@ -249,6 +250,6 @@ def apply_operations(
                 f"operation {number} ({op.action} on {op.target}) failed, so none of the "
                 f"{len(operations)} operations were applied: {exc}"
             ) from None
-    for target in ("memory", "user"):
-        batch.make_room(target)  # type: ignore[arg-type]
+    for target in TARGETS:
+        batch.make_room(target)
     return batch.plan

@@ -19,6 +19,7 @@ from core.memory.ops import MemoryRefused, check_content
 from core.memory.transfer import ImportReport, import_entries, parse_entries, read_memory_file
 
 if TYPE_CHECKING:
+    from core.memory.models import Target
     from core.store import Store
 
 FILES = {"memory": "MEMORY.md", "user": "USER.md"}
@@ -185,8 +186,12 @@ def import_hermes(
         report.skipped.append(f"config.yaml model {model}: --no-model given")
     elif notes:
         report.skipped += [f"config.yaml model: {note}" for note in notes]
-    memory_cfg = config.get("memory") if isinstance(config.get("memory"), dict) else {}
-    for key, target in (("memory_char_limit", "memory"), ("user_char_limit", "user")):
+    found = config.get("memory")
+    memory_cfg: dict[str, Any] = found if isinstance(found, dict) else {}
+    limit_keys: tuple[tuple[str, Target], ...] = (
+        ("memory_char_limit", "memory"), ("user_char_limit", "user"),
+    )
+    for key, target in limit_keys:
         theirs = memory_cfg.get(key)
         ours = limits.as_dict()[target]
         if isinstance(theirs, int) and theirs > ours:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from core.ids import new_id
 from core.store import Store
@@ -28,6 +29,7 @@ class Sender(Protocol):
         """Send ``text``; returns the platform's ids of the sent message(s)."""
 
 
+@runtime_checkable
 class PartSender(Sender, Protocol):
     """A sender that splits long replies. The service sends part by part and records each
     sent part, so a retry after a failure in the middle sends only the parts still missing."""
@@ -44,7 +46,7 @@ def backoff(attempt: int) -> float:
 @dataclass
 class DeliveryService:
     store: Store
-    senders: dict[str, Sender]
+    senders: Mapping[str, Sender]
 
     async def attempt(self, user_id: str, delivery_id: int) -> str:
         """One delivery attempt; returns the delivery's status afterwards."""
@@ -80,9 +82,9 @@ class DeliveryService:
         return "sent"
 
     async def _send(self, sender: Sender, claimed: Delivery, owner: str) -> list[str]:
-        if not hasattr(sender, "send_part"):
+        if not isinstance(sender, PartSender):
             return await sender.send(claimed.target, claimed.text)
-        multi: PartSender = sender  # type: ignore[assignment]
+        multi = sender
         parts = multi.parts(claimed.text)
         ids = list(claimed.platform_ids)
         for index in range(len(ids), len(parts)):

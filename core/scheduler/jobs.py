@@ -4,6 +4,7 @@ user id; the tick's ``due`` sweep and the operator's ``owner_of`` return keys on
 
 from __future__ import annotations
 
+import builtins
 import json
 import secrets
 from dataclasses import dataclass
@@ -160,7 +161,7 @@ class CronJobs:
             raise NotFound(f"no job {ref!r} (list them with /cron or `iris cron list`)")
         return Job.from_row(row)
 
-    def list(self, user_id: str, *, include_removed: bool = False) -> list[Job]:
+    def list(self, user_id: str, *, include_removed: bool = False) -> builtins.list[Job]:
         rows = self.rows.job_rows(user_id, include_removed=include_removed)
         return [Job.from_row(row) for row in rows]
 
@@ -192,7 +193,7 @@ class CronJobs:
         return self.rows.advance_job(user_id, job_id, expected=expected, next_run_at=next_run_at,
                                      runs_done=runs_done, last_run_at=last_run_at)
 
-    def due(self, at: float, *, limit: int = 500) -> list[tuple[str, str]]:
+    def due(self, at: float, *, limit: int = 500) -> builtins.list[tuple[str, str]]:
         """System sweep: (user_id, job_id) of enabled jobs whose next run is at or before ``at``,
         earliest first. Keys only."""
         return self.rows.due_jobs(at, limit=limit)
@@ -221,11 +222,11 @@ class CronJobs:
         """The id of a run of this job whose turn has not finished yet, if any."""
         return self.rows.unfinished_run(user_id, job_id)
 
-    def runs(self, user_id: str, job_id: str, *, limit: int = 20) -> list[Run]:
+    def runs(self, user_id: str, job_id: str, *, limit: int = 20) -> builtins.list[Run]:
         """The job's latest runs, newest first, with their turn and delivery state."""
         return [_run(row) for row in self.rows.run_rows(user_id, job_id, limit=limit)]
 
-    def recent_runs(self, user_id: str, *, limit: int = 20) -> list[Run]:
+    def recent_runs(self, user_id: str, *, limit: int = 20) -> builtins.list[Run]:
         """The latest runs of all the user's jobs, newest first."""
         return [_run(row) for row in self.rows.recent_run_rows(user_id, limit=limit)]
 

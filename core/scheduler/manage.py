@@ -94,9 +94,9 @@ async def update_job(
     if prompt is not None:
         changes["prompt"] = _prompt(settings, prompt)
     if name is not None:
-        changes["name"] = _name(name, job.prompt)
-        if changes["name"].lower() != job.name.lower():  # type: ignore[union-attr]
-            _unique_name(store, actor.user_id, changes["name"])  # type: ignore[arg-type]
+        new_name = changes["name"] = _name(name, job.prompt)
+        if new_name.lower() != job.name.lower():
+            _unique_name(store, actor.user_id, new_name)
     if deliver is not None:
         changes["target"] = resolve_deliver(store, actor.user_id, deliver, origin=actor.origin,
                                             privileged=actor.privileged)

@@ -234,14 +234,14 @@ def search_messages(
     hits = []
     for mid, value in ranked:
         stored = messages[mid]
-        info = meta.get(stored.session_id, {})
+        info = meta.get(stored.session_id)
         text_of = _searchable_text(stored)
         hits.append(Hit(
             message_id=mid, session_id=stored.session_id,
-            session_external_id=info.get("external_id"),  # type: ignore[arg-type]
+            session_external_id=info["external_id"] if info else None,
             external_id=stored.external_id, role=stored.message.role,
             created_at=stored.created_at, snippet=snippet(text_of, words), score=value,
-            session_title=info.get("title"),  # type: ignore[arg-type]
+            session_title=info["title"] if info else None,
             compacted=stored.compacted, content=text_of, signals=signals.get(mid, ()),
         ))
     return hits

@@ -47,7 +47,9 @@ def transcript(messages: Sequence[StoredMessage]) -> list[str]:
 
 
 def _chunks(lines: list[str]) -> list[str]:
-    chunks, current, size = [], [], 0
+    chunks: list[str] = []
+    current: list[str] = []
+    size = 0
     for line in lines:
         if current and size + len(line) > CHUNK_CHARS:
             chunks.append("\n".join(current))

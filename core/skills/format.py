@@ -190,7 +190,7 @@ def find_skill_dirs(root: Path) -> list[Path]:
     root = Path(root)
     if (root / SKILL_FILE).is_file():
         return [root]
-    found = []
+    found: list[Path] = []
     for current, dirs, _files in os.walk(root):
         dirs[:] = [d for d in dirs if _visible(d) and not os.path.islink(Path(current, d))]
         skills = [d for d in dirs if Path(current, d, SKILL_FILE).is_file()]

@@ -40,6 +40,7 @@ class _Dumper(yaml.SafeDumper):
 
 
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style: str | None
     if any(ch in value for ch in "\r\x85\u2028\u2029\ufeff"):
         style = '"'
     else:

@@ -16,7 +16,7 @@ from core.skills.safety import scan_files
 from core.skills.sources import open_source
 
 if TYPE_CHECKING:
-    from core.skills.library import SkillLibrary
+    from core.skills.library import SkillLibrary, SkillSnapshot
 
 
 @dataclass
@@ -145,7 +145,7 @@ def import_skills(
                 item.warnings.append(f"it takes the place of the bundled skill {name!r} for "
                                      "this user")
 
-            def build(current, files=files):  # type: ignore[no-untyped-def]
+            def build(current: SkillSnapshot | None, files: dict[str, bytes] = files) -> Change:
                 return Change(provenance=provenance, action="import", replace_all=True,
                               write=files, source=label, note=f"imported from {label}")
 

@@ -223,7 +223,8 @@ class SkillLibrary:
         head = history[-1]
         if version is None:
             live = [v for v in history if not v.archived]
-            if head.archived or self.catalog.get(user_id, name).status == "archived":  # type: ignore[union-attr]
+            entry = self.catalog.get(user_id, name)
+            if head.archived or (entry is not None and entry.status == "archived"):
                 target = live[-1] if live else history[-1]
             else:
                 earlier = [v for v in live if v.version < head.version]
@@ -252,8 +253,9 @@ class SkillLibrary:
         sizes: dict[str, int] = {}
         fresh: dict[str, bytes] = {}
         if change.base_version is not None:
-            base = self.objects.manifest(user_id, current.entry.name,  # type: ignore[union-attr]
-                                         change.base_version)
+            if current is None:
+                raise NotFound("a change based on an earlier version needs the skill to exist")
+            base = self.objects.manifest(user_id, current.entry.name, change.base_version)
             files, sizes = dict(base.files), dict(base.sizes)
         elif current is not None and not change.replace_all:
             if current.entry.bundled:

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import IO
 
 from core.errors import IrisUsageError
 from core.skills.paths import MAX_FILE_BYTES
@@ -60,7 +61,7 @@ class _Budget:
             raise IrisUsageError(f"the archive has more than {MAX_ENTRIES} entries")
 
 
-def _copy_limited(source, target: Path, budget: _Budget) -> int:  # type: ignore[no-untyped-def]
+def _copy_limited(source: IO[bytes], target: Path, budget: _Budget) -> int:
     """Copy at most MAX_FILE_BYTES; returns bytes written or -1 when the file is too large."""
     written = 0
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -83,7 +83,9 @@ class HeldCommands:
                 (user_id, number, chat_key, session_id, command, workdir, timeout, reason, at,
                  at + ttl),
             )
-        return self.get(user_id, number)
+        held = self.get(user_id, number)
+        assert held is not None
+        return held
 
     def get(self, user_id: str, number: int) -> HeldCommand | None:
         row = self.db.one(

@@ -5,9 +5,20 @@ to one user twice: by the FTS ``scope`` column and by a join on ``messages.user_
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypedDict, cast
 
 from core.store.db import Database
 from core.store.sessions import StoredMessage
+
+
+class SessionMeta(TypedDict):
+    id: str
+    title: str | None
+    external_id: str | None
+    started_at: float
+    last_active_at: float
+    chat_key: str
+    message_count: int
 
 
 @dataclass(frozen=True)
@@ -18,7 +29,8 @@ class Filters:
     until: float | None = None
 
     def sql(self) -> tuple[str, list[object]]:
-        clauses, params = [], []
+        clauses: list[str] = []
+        params: list[object] = []
         if self.session_id is not None:
             clauses.append("m.session_id = ?")
             params.append(self.session_id)
@@ -109,7 +121,7 @@ class SearchIndex:
         )
         return [StoredMessage.from_row(r) for r in [*reversed(head), *tail]]
 
-    def session_meta(self, user_id: str, session_ids: list[str]) -> dict[str, dict[str, object]]:
+    def session_meta(self, user_id: str, session_ids: list[str]) -> dict[str, SessionMeta]:
         """Title, external id, dates and message count of each session."""
         if not session_ids:
             return {}
@@ -121,7 +133,7 @@ class SearchIndex:
             f" FROM sessions s WHERE s.user_id = ? AND s.id IN ({marks})",
             (user_id, *session_ids),
         )
-        return {row["id"]: row for row in rows}
+        return {row["id"]: cast(SessionMeta, row) for row in rows}  # the SELECT's columns
 
     def newest(self, user_id: str) -> float | None:
         return self.db.scalar(

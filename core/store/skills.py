@@ -7,6 +7,7 @@ Every method takes the owning user. The one exception, ``users_with_skills``, is
 
 from __future__ import annotations
 
+import builtins
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -115,7 +116,7 @@ class SkillCatalog:
         row = self.db.one("SELECT * FROM skills WHERE user_id = ? AND name = ?", (user_id, name))
         return _entry(row, self.usage_of(user_id, name)) if row else None
 
-    def list(self, user_id: str, *, include_archived: bool = False) -> list[SkillEntry]:
+    def list(self, user_id: str, *, include_archived: bool = False) -> builtins.list[SkillEntry]:
         sql = "SELECT * FROM skills WHERE user_id = ?"
         if not include_archived:
             sql += " AND status != 'archived'"
@@ -164,7 +165,7 @@ class SkillCatalog:
             )
         return True
 
-    def versions(self, user_id: str, name: str) -> list[SkillVersion]:
+    def versions(self, user_id: str, name: str) -> builtins.list[SkillVersion]:
         rows = self.db.query(
             "SELECT * FROM skill_versions WHERE user_id = ? AND name = ? ORDER BY version",
             (user_id, name),
@@ -216,7 +217,7 @@ class SkillCatalog:
             (status, at, user_id, name),
         )
 
-    def users_with_skills(self) -> list[str]:
+    def users_with_skills(self) -> builtins.list[str]:
         """The users owning library skills or usage counters (keys only, for curation)."""
         rows = self.db.query(
             "SELECT user_id FROM skills UNION SELECT user_id FROM skill_usage ORDER BY user_id"

@@ -4,7 +4,7 @@ the store stays free of numpy. Every query is confined to one user."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from core.store.db import Database
@@ -23,7 +23,7 @@ class Vectors:
         self.db = db
 
     def put(
-        self, user_id: str, model: str, vectors: dict[int, Sequence[bytes]],
+        self, user_id: str, model: str, vectors: Mapping[int, Sequence[bytes]],
         *, at: float | None = None,
     ) -> int:
         """Replace the vectors of each message (``message id → one blob per chunk``; an empty
