@@ -65,6 +65,10 @@ class Settings(BaseModel):
     dispatcher: Literal["local", "modal"] = "local"
     modal_app: str = Field(default="iris", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
     sandbox_backend: Literal["local", "modal", "daytona"] = "local"
+    # local backend: "auto" isolates with bubblewrap when installed (and refuses to serve
+    # several people or a messaging platform without it), "bwrap" demands it, "none" opts out
+    sandbox_isolation: Literal["auto", "bwrap", "none"] = "auto"
+    sandbox_network: bool = True  # isolated local commands reach the network
     sandbox_timeout: float = Field(default=60.0, ge=1, le=3600)
     sandbox_max_timeout: float = Field(default=600.0, ge=1, le=86_400)
     sandbox_idle_minutes: int = Field(default=15, ge=1, le=1440)

@@ -48,11 +48,12 @@ def dev(host: str, port: int, tick: float) -> None:
     """
     import uvicorn
 
-    from local_dev.emulator import build_emulator
+    from local_dev.emulator import build_emulator, refuse_unisolated
     from local_dev.local_model import LocalModelServer, demo_settings, demo_toolset
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     settings = settings_or_exit()
+    refuse_unisolated(settings)
     model_server = None
     if not settings.model:
         click.echo("No IRIS_MODEL configured: starting the embedded demo model (SmolLM2-135M)…")

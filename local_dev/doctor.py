@@ -219,7 +219,31 @@ def _check_sandbox(report: Report, settings: Settings, environ: Mapping[str, str
         else:
             report.add("ok", "sandbox", "daytona")
     else:
-        report.add("ok", "sandbox", "local (commands run on this machine, in $IRIS_HOME)")
+        from core.acting.isolation import FIX, describe
+        from core.store import open_store
+
+        try:
+            store = open_store(settings)
+        except Exception:
+            store = None  # the database check reports why; count nobody
+        try:
+            level, sentence = describe(settings, store)
+        finally:
+            if store is not None:
+                store.close()
+        report.add(level, "sandbox", sentence, None if level == "ok" else FIX)
+    _check_home_mode(report, settings)
+
+
+def _check_home_mode(report: Report, settings: Settings) -> None:
+    try:
+        mode = stat.S_IMODE(os.stat(settings.home).st_mode)
+    except FileNotFoundError:
+        return
+    if mode & 0o077:
+        report.add("warning", "home", f"{settings.home} is open to other accounts on this "
+                   f"machine (mode {mode:o}): they can read every conversation",
+                   f"chmod 700 {settings.home}")
 
 
 def _check_mcp(report: Report, settings: Settings) -> None:

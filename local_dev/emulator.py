@@ -65,6 +65,21 @@ def local_settings(settings: Settings) -> Settings:
     return settings
 
 
+def refuse_unisolated(settings: Settings) -> None:
+    """Raise ConfigError when local commands would run unisolated for several people or for
+    a messaging platform (``core.acting.isolation``): better not to start than to start open."""
+    if settings.sandbox_backend != "local":
+        return
+    from core.acting.isolation import local_isolation
+    from core.store import open_store
+
+    store = open_store(settings)
+    try:
+        local_isolation(settings, store)
+    finally:
+        store.close()
+
+
 def build_emulator(settings: Settings) -> Emulator:
     dispatcher = LocalDispatcher()
     return Emulator(runtime=compose(local_settings(settings), dispatcher=dispatcher),

@@ -1,10 +1,15 @@
 """Subprocess sandbox in ``<home>/workspaces/<user_id>``, the emulator's default.
 
-It keeps users' files apart and keeps the host's secrets out of commands' environments, but it
-is not a security boundary: a command can still ``cd /`` and read what the host user can.
+With ``isolation="bwrap"`` every command runs in a bubblewrap container that holds only its
+user's workspace (``sandboxes.isolation``): a boundary between users, and between a user and
+Iris' own state. With ``isolation="none"`` commands run as plain subprocesses: their
+environment is built from scratch and HOME is outside the workspace, but a command can still
+``cd /`` and read whatever the host user can (fit for one trusted user only).
 
-A command's background processes outlive it (only a timeout kills the process group); the
-command returns once its shell exits, and background output that is not redirected is cut off.
+Commands run without login profiles or rc files (``bash --noprofile --norc -c``), so a
+``.bash_profile`` or ``.bashrc`` written into the workspace is never executed by Iris.
+Isolated commands take their background processes with them when they end; unisolated ones
+leave them running (only a timeout kills the process group).
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import tempfile
 import time
 from collections.abc import Mapping
 from functools import cache
-from pathlib import Path
+from pathlib import Path, PurePath, PurePosixPath
 
 from sandboxes.base import (
     TIMEOUT_EXIT_CODE,
@@ -33,12 +38,14 @@ from sandboxes.base import (
     resolve_in_workspace,
     validate_user_id,
 )
+from sandboxes.isolation import HOME, bwrap_argv, bwrap_path
 from sandboxes.options import SandboxOptions
 
 _SECRET_NAME = re.compile(
     r"^IRIS_|^AWS_|_KEY$|_TOKEN$|_SECRET$|PASSWORD|SECRET|CREDENTIAL", re.IGNORECASE
 )
 _PIPE_DRAIN_GRACE = 0.2
+CONTAINER_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 def looks_secret(name: str) -> bool:
@@ -46,15 +53,16 @@ def looks_secret(name: str) -> bool:
 
 
 def command_env(
-    workspace: Path,
+    home: PurePath,
     caller_env: Mapping[str, str] | None,
     parent: Mapping[str, str],
     passthrough: tuple[str, ...] = (),
 ) -> dict[str, str]:
-    """Build a command's environment from scratch; the parent contributes only safe names."""
+    """Build a command's environment from scratch; the parent contributes only safe names.
+    ``home`` is the command's HOME, never inside the workspace."""
     env = {
         "PATH": parent.get("PATH") or os.defpath,
-        "HOME": str(workspace),
+        "HOME": str(home),
         "LANG": parent.get("LANG") or "C.UTF-8",
         "TERM": "dumb",
     }
@@ -66,9 +74,9 @@ def command_env(
 
 
 @cache
-def _shell() -> tuple[str, str]:
+def _shell() -> tuple[str, ...]:
     bash = shutil.which("bash")
-    return (bash, "-lc") if bash else ("/bin/sh", "-c")
+    return (bash, "--noprofile", "--norc", "-c") if bash else ("/bin/sh", "-c")
 
 
 class _HeadTail:
@@ -141,6 +149,13 @@ class LocalSandbox:
         self._options = options or SandboxOptions()
         self.workspace = Path(home) / "workspaces" / self.user_id
         self.workspace.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.isolation = self._options.local_isolation
+        self._bwrap = bwrap_path() if self.isolation == "bwrap" else None
+        if self.isolation == "bwrap" and self._bwrap is None:
+            raise SandboxError("sandbox isolation needs bubblewrap (bwrap), which is not "
+                               "installed: apt-get install bubblewrap")
+        # Unisolated commands get a HOME of their own beside the workspaces, not inside one.
+        self.command_home = Path(home) / "sandbox-homes" / self.user_id
 
     async def exec(
         self,
@@ -156,15 +171,15 @@ class LocalSandbox:
         loop = asyncio.get_running_loop()
         capture = _Capture(self._options.output_limit)
         started = time.monotonic()
+        argv, process_env = self._argv(command, workdir, env)
         transport, _ = await loop.subprocess_exec(
             lambda: capture,
-            *_shell(),
-            command,
+            *argv,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             cwd=workdir,
-            env=command_env(self.workspace, env, os.environ, self._options.env_passthrough),
+            env=process_env,
             start_new_session=True,
         )
         pgid = transport.get_pid()
@@ -195,6 +210,24 @@ class LocalSandbox:
             duration=duration,
             timed_out=timed_out,
         )
+
+    def _argv(self, command: str, workdir: Path, env: dict[str, str] | None
+              ) -> tuple[list[str], dict[str, str]]:
+        """The command line and the environment of the process Iris starts for ``command``."""
+        passthrough = self._options.env_passthrough
+        if self._bwrap is None:
+            self.command_home.mkdir(parents=True, exist_ok=True, mode=0o700)
+            return [*_shell(), command], command_env(self.command_home, env, os.environ,
+                                                      passthrough)
+        inside = command_env(HOME, env, os.environ, passthrough)
+        inside["PATH"] = CONTAINER_PATH
+        inside.pop("HOME")
+        relative = PurePosixPath(workdir.relative_to(self.workspace.resolve()).as_posix())
+        argv = bwrap_argv(self._bwrap, self.workspace, relative, inside,
+                          network=self._options.local_network)
+        # bwrap itself starts with nothing of Iris' environment either: /proc/1/environ
+        # inside the container is bwrap's.
+        return [*argv, "bash", "--noprofile", "--norc", "-c", command], {"PATH": CONTAINER_PATH}
 
     async def _kill_group(self, pgid: int, exited: asyncio.Future[None]) -> None:
         _signal_group(pgid, signal.SIGTERM)

@@ -8,7 +8,7 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-pytest_plugins = ["tests.fakes.s3"]
+pytest_plugins = ["tests.fakes.s3", "tests.fakes.hrana_fixtures"]
 
 # Property tests draw the same examples on every run, so CI never goes red on a lucky draw;
 # HYPOTHESIS_PROFILE=explore draws fresh ones (and more) to look for new failures.
@@ -25,7 +25,7 @@ def iris_home(tmp_path, monkeypatch):
         if name.startswith("IRIS_"):
             monkeypatch.delenv(name)
     home = tmp_path / "iris-home"
-    home.mkdir()
+    home.mkdir(mode=0o700)  # as Iris makes it (core.private)
     monkeypatch.setenv("IRIS_HOME", str(home))
     # Titles cost a side-model call after a first exchange, which would eat scripted replies
     # meant for the next turn; tests/core/sessions/test_titles.py turns them on.
@@ -33,11 +33,16 @@ def iris_home(tmp_path, monkeypatch):
     # Same for memory reviews; tests/core/memory/test_review.py turns them on.
     monkeypatch.setenv("IRIS_MEMORY_REVIEW_EVERY", "0")
     monkeypatch.setenv("IRIS_MEMORY_REVIEW_AT_SESSION_END", "false")
+    # Tests are one trusted operator: local commands run as plain subprocesses unless a test
+    # asks for bubblewrap (tests/sandboxes/test_isolation.py, tests/test_e2e_security.py).
+    monkeypatch.setenv("IRIS_SANDBOX_ISOLATION", "none")
     return home
 
 
 @pytest.fixture
-def settings(iris_home):
+def settings(iris_home, db_backend):
+    """Settings from the environment; ``db_backend`` (tests/fakes/hrana_fixtures.py) may point
+    the database at the Hrana server."""
     from core.config import load_settings
 
     return load_settings()

@@ -119,6 +119,12 @@ class Users:
     def set_model(self, user_id: str, model: str | None) -> None:
         self.db.execute("UPDATE users SET model = ? WHERE id = ?", (model, user_id))
 
+    def count_people(self) -> int:
+        """People (not groups), each counted once however many accounts they have linked."""
+        return int(self.db.scalar(
+            "SELECT count(*) FROM users WHERE kind = 'person' AND merged_into IS NULL"
+        ))
+
     def list_all(self) -> list[User]:
         """Administrative listing for ``iris users list``."""
         return [User.from_row(r) for r in self.db.query("SELECT * FROM users ORDER BY created_at")]

@@ -1,4 +1,5 @@
 import re
+import shutil
 
 import pytest
 from click.testing import CliRunner
@@ -28,11 +29,25 @@ def problems(output):
     return found
 
 
-def test_a_fresh_home_has_warnings_only():
+def test_a_fresh_home_has_warnings_only(monkeypatch):
+    monkeypatch.delenv("IRIS_SANDBOX_ISOLATION")  # the default: isolated when bwrap is here
     result = doctor()
     assert result.exit_code == 0, result.output
     assert "! model  " in result.output and "! api key  " in result.output
-    assert "0 error(s), 2 warning(s)." in result.output
+    if shutil.which("bwrap"):
+        assert "✓ sandbox         local, isolated" in result.output
+        assert "0 error(s), 2 warning(s)." in result.output
+    else:
+        assert "! sandbox         local, not isolated" in result.output
+        assert "0 error(s), 3 warning(s)." in result.output
+
+
+def test_unisolated_commands_are_named_and_an_open_home_is_flagged(iris_home, monkeypatch):
+    monkeypatch.setenv("IRIS_SANDBOX_ISOLATION", "none")
+    iris_home.chmod(0o755)
+    result = doctor()
+    assert "local, NOT isolated (sandbox_isolation: none)" in result.output
+    assert f"fix: chmod 700 {iris_home}" in result.output
 
 
 def test_a_broken_configuration_names_each_problem(iris_home, moto_s3, s3_bucket, monkeypatch):

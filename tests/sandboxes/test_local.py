@@ -168,7 +168,7 @@ async def test_secrets_never_reach_commands(home: Path, monkeypatch: pytest.Monk
     assert "HARMLESS_SETTING" not in variables
     assert variables["TOOL_HOME"] == "/opt"
     assert variables["CALLER_VAR"] == "given"
-    assert variables["HOME"] == str(sandbox.workspace)
+    assert variables["HOME"] == str(sandbox.command_home)  # outside the workspace
     assert variables["TERM"] == "dumb"
 
 
