@@ -8,7 +8,7 @@ from core.config import load_settings
 from functions.app import create_app
 from functions.dispatch import LocalDispatcher
 from functions.runtime import compose
-from tests.fakes.scripted_model import FixedRouter, ScriptedModel
+from iris_testing.scripted_model import FixedRouter, ScriptedModel
 
 
 def scripted_app() -> FastAPI:

@@ -71,8 +71,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
-    from tests.fakes.llm_server import ScriptedLLM
-    from tests.fakes.server import start_server
+    from iris_testing.llm_server import ScriptedLLM
+    from iris_testing.server import start_server
 
     llm = ScriptedLLM()
     llm.handler = lambda request: "hello"

@@ -41,7 +41,7 @@ def runtime(dispatcher=None, model=None):  # type: ignore[no-untyped-def]
     from core.config import load_settings
     from functions.dispatch import LocalDispatcher
     from functions.runtime import compose
-    from tests.fakes.scripted_model import FixedRouter, ScriptedModel
+    from iris_testing.scripted_model import FixedRouter, ScriptedModel
 
     return compose(load_settings(), clock=ManualClock(START),
                    dispatcher=dispatcher or LocalDispatcher(),
@@ -139,7 +139,7 @@ def main() -> None:
           f"({args.jobs / wall:.0f} claims/s together)")
     rt.store.close()
 
-    from tests.fakes.scripted_model import ScriptedModel
+    from iris_testing.scripted_model import ScriptedModel
 
     os.environ["IRIS_HOME"] = tempfile.mkdtemp(prefix="iris-bench-cron-turns-")
     model = ScriptedModel().then(*["hi"] * args.turns)

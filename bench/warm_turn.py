@@ -63,7 +63,7 @@ async def run(total: int, turns: int) -> None:
     from functions.dispatch import LocalDispatcher
     from functions.ingress import receive
     from functions.runtime import compose
-    from tests.fakes.scripted_model import FixedRouter, ScriptedModel, call, tool_calls
+    from iris_testing.scripted_model import FixedRouter, ScriptedModel, call, tool_calls
 
     # Reviews and titles are side-model calls (model time), run after the reply: off here.
     settings = load_settings().model_copy(update={

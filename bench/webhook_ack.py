@@ -43,8 +43,8 @@ def bench_env(home: str) -> dict[str, str]:
 
 
 def requests(n: int) -> tuple[list[tuple[str, bytes, dict[str, str]]], ...]:
-    from tests.fakes.slack_api import FakeSlack
-    from tests.fakes.telegram_api import FakeTelegram
+    from iris_testing.slack_api import FakeSlack
+    from iris_testing.telegram_api import FakeTelegram
 
     telegram, slack = FakeTelegram(), FakeSlack()
     tg = []
@@ -88,7 +88,7 @@ def loopback(n: int) -> dict[str, list[float]]:
     import httpx
     from _apps import ack_only_app
 
-    from tests.fakes.server import serve
+    from iris_testing.server import serve
 
     tg, sl = requests(n + 50)
     out: dict[str, list[float]] = {}
@@ -131,7 +131,7 @@ def cold(path: str, body: bytes, headers: dict[str, str], method: str = "POST") 
 def import_costs() -> str:
     code = (
         "import time, json; t = time.perf_counter(); import telegram; "
-        "i = time.perf_counter() - t; from tests.fakes.telegram_api import FakeTelegram; "
+        "i = time.perf_counter() - t; from iris_testing.telegram_api import FakeTelegram; "
         "u = FakeTelegram().make_update('hi'); t = time.perf_counter(); "
         "[telegram.Update.de_json(u, None) for _ in range(1000)]; "
         "d = (time.perf_counter() - t) / 1000; "
@@ -166,7 +166,7 @@ def main() -> None:
     os.environ["IRIS_HOME"] = tempfile.mkdtemp(prefix="iris-bench-")
     for name, times in loopback(args.n).items():
         print(f"warm loopback (uvicorn) ack, {name}: {summary(times)}")
-    from tests.fakes.slack_api import FakeSlack
+    from iris_testing.slack_api import FakeSlack
 
     base = [cold("/healthz", b"", {}, method="GET") for _ in range(args.runs)]
     print(f"cold process -> GET /healthz (the app alone, for comparison): "

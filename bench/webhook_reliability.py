@@ -23,8 +23,8 @@ import _common  # noqa: F401  (puts the project on sys.path)
 
 
 def load(messages: int, chats: int, repeat_share: float, concurrency: int) -> bool:
-    from tests.functions.platform_stack import platform_stack
-    from tests.functions.webhook_load import run
+    from iris_testing.platform_stack import platform_stack
+    from iris_testing.webhook_load import run
 
     with platform_stack(Path(tempfile.mkdtemp(prefix="iris-bench-"))) as stack:
         report = run(stack, messages=messages, chats=chats, repeat_share=repeat_share,
@@ -34,8 +34,8 @@ def load(messages: int, chats: int, repeat_share: float, concurrency: int) -> bo
 
 
 def crashes() -> bool:
-    from tests.functions.crash_platform_worker import STEPS, crash_and_recover
-    from tests.functions.platform_stack import platform_stack
+    from iris_testing.crash_platform_worker import STEPS, crash_and_recover
+    from iris_testing.platform_stack import platform_stack
 
     ok = True
     for platform in ("telegram", "slack"):

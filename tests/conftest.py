@@ -67,7 +67,7 @@ def store(settings, clock):
 
 @pytest.fixture
 def scripted():
-    from tests.fakes.scripted_model import ScriptedModel
+    from iris_testing.scripted_model import ScriptedModel
 
     return ScriptedModel()
 
@@ -79,7 +79,7 @@ def runtime(settings, store, scripted):
 
     from functions.dispatch import LocalDispatcher
     from functions.runtime import compose
-    from tests.fakes.scripted_model import FixedRouter
+    from iris_testing.scripted_model import FixedRouter
 
     dispatcher = LocalDispatcher()
     configured = settings.model_copy(update={"api_key": SecretStr("test-key"),

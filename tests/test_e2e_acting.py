@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.llm_server import ScriptedLLM
+from iris_testing.llm_server import ScriptedLLM
 from tests.fakes.stack import emulator_stack
 
 BIN = Path(sys.executable).parent

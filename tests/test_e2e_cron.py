@@ -17,10 +17,10 @@ import httpx
 import pytest
 
 from core.scheduler.jobs import CronJobs
-from tests.fakes.llm_server import ScriptedLLM
-from tests.fakes.server import serve
+from iris_testing.llm_server import ScriptedLLM
+from iris_testing.server import serve
+from iris_testing.telegram_api import FakeTelegram
 from tests.fakes.stack import emulator_stack
-from tests.fakes.telegram_api import FakeTelegram
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "telegram-webhook-secret"

@@ -4,7 +4,7 @@ a scripted OpenAI-compatible model server, with a real tool call in between."""
 import openai
 import pytest
 
-from tests.fakes.llm_server import ScriptedLLM
+from iris_testing.llm_server import ScriptedLLM
 from tests.fakes.stack import emulator_stack
 
 

@@ -6,7 +6,7 @@ import httpx
 import openai
 import pytest
 
-from tests.fakes.llm_server import ScriptedLLM
+from iris_testing.llm_server import ScriptedLLM
 from tests.fakes.stack import ADMIN_KEY as KEY
 from tests.fakes.stack import emulator_stack
 

@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 from core.skills.importer import import_skills
 from core.skills.library import SkillLibrary
+from iris_testing.llm_server import ScriptedLLM, ToolCall, ToolCalls
 from local_dev.cli import cli
-from tests.fakes.llm_server import ScriptedLLM, ToolCall, ToolCalls
 from tests.fakes.stack import emulator_stack
 
 CORPUS = Path(__file__).resolve().parent.parent / "bench" / "data" / "skills" / "library"

@@ -3,7 +3,7 @@ import asyncio
 from core.errors import ProviderError
 from core.messages import InboundMessage
 from functions.ingress import receive
-from tests.fakes.scripted_model import call, tool_calls
+from iris_testing.scripted_model import call, tool_calls
 
 
 def send(rt, text, pmid, account="http:alice", chat="alice", session=None):

@@ -13,9 +13,9 @@ import pytest
 
 from core.config import load_settings
 from functions.runtime import Runtime
+from iris_testing.llm_server import ScriptedLLM
+from iris_testing.server import serve
 from local_dev.emulator import build_emulator
-from tests.fakes.llm_server import ScriptedLLM
-from tests.fakes.server import serve
 
 API_KEY = "iris-test-key"
 ADMIN_KEY = "iris-admin-key"

@@ -7,8 +7,8 @@ import httpx
 import openai
 import pytest
 
-from tests.fakes.llm_server import Failure, ScriptedLLM
-from tests.fakes.server import serve
+from iris_testing.llm_server import Failure, ScriptedLLM
+from iris_testing.server import serve
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 litellm = pytest.importorskip("litellm")

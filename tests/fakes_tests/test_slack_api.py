@@ -9,8 +9,8 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
-from tests.fakes.server import serve
-from tests.fakes.slack_api import FakeSlack
+from iris_testing.server import serve
+from iris_testing.slack_api import FakeSlack
 
 SECRET = "signing-secret"
 

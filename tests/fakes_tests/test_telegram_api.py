@@ -7,8 +7,8 @@ from telegram import Bot, Update
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import BadRequest, EndPointNotFound, InvalidToken, NetworkError, RetryAfter
 
-from tests.fakes.server import serve
-from tests.fakes.telegram_api import FakeTelegram
+from iris_testing.server import serve
+from iris_testing.telegram_api import FakeTelegram
 
 TOKEN = "123456:test-token"
 

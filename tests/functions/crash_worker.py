@@ -11,7 +11,7 @@ from core.dispatch import ChatRef
 from functions import worker
 from functions.dispatch import LocalDispatcher
 from functions.runtime import compose
-from tests.fakes.scripted_model import FixedRouter, ScriptedModel, call, tool_calls
+from iris_testing.scripted_model import FixedRouter, ScriptedModel, call, tool_calls
 
 EXIT_CODE = 17
 

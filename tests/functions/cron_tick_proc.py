@@ -15,7 +15,7 @@ from core.config import load_settings
 from core.scheduler.jobs import CronJobs
 from functions.cron import tick
 from functions.runtime import compose
-from tests.fakes.scripted_model import FixedRouter, ScriptedModel
+from iris_testing.scripted_model import FixedRouter, ScriptedModel
 
 
 class RecordingDispatcher:

@@ -7,8 +7,8 @@ import pytest
 from core.memory.book import Limits, MemoryBook
 from core.memory.ops import Author
 from functions.app import create_app
+from iris_testing.server import serve
 from tests.core.memory.helpers import op
-from tests.fakes.server import serve
 
 KEY = {"Authorization": "Bearer admin-key"}
 LIMITS = Limits(memory=2_200, user=1_375)

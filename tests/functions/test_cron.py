@@ -27,11 +27,11 @@ from functions.runtime import compose
 from functions.sweeper import sweep
 from functions.tick import run_tick
 from functions.worker import MAX_ATTEMPTS
+from iris_testing.scripted_model import FixedRouter
+from iris_testing.server import serve
+from iris_testing.telegram_api import FakeTelegram
 from tests.clocks import NOW
 from tests.core.scheduler.cron_helpers import MINUTE, make_job
-from tests.fakes.scripted_model import FixedRouter
-from tests.fakes.server import serve
-from tests.fakes.telegram_api import FakeTelegram
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "7000001:test-token"

@@ -6,7 +6,7 @@ import httpx
 import pytest
 
 from functions.app import create_app
-from tests.fakes.server import serve
+from iris_testing.server import serve
 
 KEY = {"Authorization": "Bearer test-key"}
 

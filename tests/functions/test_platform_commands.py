@@ -3,7 +3,7 @@ without a model call."""
 
 import pytest
 
-from tests.functions.platform_stack import platform_stack
+from iris_testing.platform_stack import platform_stack
 
 COMMANDS = ["/new", "/help", "/memory", "/skills", "/usage", "/compress", "/model", "/link",
             "/approve ABCD2345", "/stop"]

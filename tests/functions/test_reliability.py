@@ -1,12 +1,12 @@
 """Nothing lost, nothing doubled, nothing out of order: many webhook deliveries from both
-platforms with repeats (tests/functions/webhook_load.py; bench/webhook_reliability.py runs
+platforms with repeats (iris_testing/webhook_load.py; bench/webhook_reliability.py runs
 1,000), and a worker killed at every step of a turn."""
 
 import pytest
 
-from tests.functions.crash_platform_worker import STEPS, crash_and_recover
-from tests.functions.platform_stack import platform_stack
-from tests.functions.webhook_load import run
+from iris_testing.crash_platform_worker import STEPS, crash_and_recover
+from iris_testing.platform_stack import platform_stack
+from iris_testing.webhook_load import run
 
 
 def test_100_deliveries_over_10_chats_with_repeats(iris_home):

@@ -7,7 +7,7 @@ import pytest
 
 from core.sessions.transfer import import_sessions, read_lines
 from functions.app import create_app
-from tests.fakes.server import serve
+from iris_testing.server import serve
 
 KEY = {"Authorization": "Bearer admin-key"}
 

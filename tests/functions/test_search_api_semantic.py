@@ -9,7 +9,7 @@ from core.sessions.transfer import import_sessions, read_lines
 from core.toolkit import ToolContext
 from core.tools.session_search import SessionSearch, SessionSearchArgs
 from functions.app import create_app
-from tests.fakes.server import serve
+from iris_testing.server import serve
 
 KEY = {"Authorization": "Bearer admin-key"}
 LINES = [

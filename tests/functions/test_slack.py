@@ -11,9 +11,9 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
 from core.clock import ManualClock
+from iris_testing.platform_stack import platform_stack
+from iris_testing.server import serve
 from tests.clocks import NOW
-from tests.fakes.server import serve
-from tests.functions.platform_stack import platform_stack
 
 
 @pytest.fixture
@@ -201,8 +201,8 @@ def test_a_message_over_the_limit_is_answered_and_not_recorded(iris_home):
 def test_slacks_ssl_check_and_interactivity_payloads_are_acknowledged(stack):
     from urllib.parse import urlencode
 
-    from tests.fakes.slack_api import FakeSlack
-    from tests.functions.platform_stack import SLACK_SECRET
+    from iris_testing.platform_stack import SLACK_SECRET
+    from iris_testing.slack_api import FakeSlack
 
     for form in ({"ssl_check": "1", "token": "x"}, {"payload": json.dumps({"type": "x"})}):
         body = urlencode(form).encode()

@@ -9,8 +9,8 @@ import threading
 import time
 
 from core.messages import Message, ToolCall
-from tests.functions.crash_platform_worker import ROOT, HandOff
-from tests.functions.platform_stack import platform_stack
+from iris_testing.crash_platform_worker import ROOT, HandOff
+from iris_testing.platform_stack import platform_stack
 
 
 def test_stop_over_http_ends_the_waiting_request(iris_home):
@@ -53,7 +53,7 @@ def test_stop_reaches_a_turn_running_in_another_process(iris_home):
         env = {**os.environ, **stack.env, "PYTHONPATH": str(ROOT),
                "IRIS_TEST_IN_MODEL": str(in_model)}
         child = subprocess.Popen(
-            [sys.executable, "-m", "tests.functions.crash_platform_worker", entry["user_id"],
+            [sys.executable, "-m", "iris_testing.crash_platform_worker", entry["user_id"],
              entry["chat_key"], "wait_for_stop"],
             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:

@@ -11,8 +11,8 @@ import pytest
 from core.clock import ManualClock
 from core.messages import Message, ToolCall
 from core.platforms.delivery import backoff
+from iris_testing.platform_stack import TELEGRAM_SECRET, EchoModel, platform_stack
 from tests.clocks import NOW
-from tests.functions.platform_stack import TELEGRAM_SECRET, EchoModel, platform_stack
 
 
 @pytest.fixture

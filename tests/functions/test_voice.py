@@ -8,8 +8,8 @@ from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from tests.fakes.server import serve
-from tests.functions.platform_stack import platform_stack
+from iris_testing.platform_stack import platform_stack
+from iris_testing.server import serve
 
 
 class FakeWhisper:

@@ -13,9 +13,9 @@ from starlette.testclient import TestClient
 from core.config import load_settings
 from functions.app import create_app
 from functions.runtime import compose
-from tests.fakes.slack_api import FakeSlack
-from tests.fakes.telegram_api import FakeTelegram
-from tests.functions.platform_stack import SLACK_SECRET, TELEGRAM_SECRET, stack_env
+from iris_testing.platform_stack import SLACK_SECRET, TELEGRAM_SECRET, stack_env
+from iris_testing.slack_api import FakeSlack
+from iris_testing.telegram_api import FakeTelegram
 
 FUZZ = settings(max_examples=60, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,

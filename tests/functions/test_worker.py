@@ -11,7 +11,7 @@ from core.messages import InboundMessage
 from functions import worker
 from functions.ingress import receive
 from functions.sweeper import sweep
-from tests.fakes.scripted_model import call, tool_calls
+from iris_testing.scripted_model import call, tool_calls
 from tests.functions import crash_worker
 
 ROOT = Path(__file__).resolve().parents[2]

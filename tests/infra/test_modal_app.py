@@ -16,8 +16,8 @@ from core.config import load_settings
 from core.messages import InboundMessage
 from core.store import open_store
 from functions.dispatch_modal import ModalDispatcher
-from tests.fakes.llm_server import ScriptedLLM
-from tests.fakes.server import serve
+from iris_testing.llm_server import ScriptedLLM
+from iris_testing.server import serve
 from tests.fakes.stack import scripted_env
 from tests.infra.fakes import FakeModal
 

@@ -10,9 +10,9 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
+from iris_testing.llm_server import ScriptedLLM
+from iris_testing.server import free_port, serve
 from local_dev.cli import cli
-from tests.fakes.llm_server import ScriptedLLM
-from tests.fakes.server import free_port, serve
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -9,10 +9,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from click.testing import CliRunner
 
+from iris_testing.llm_server import ScriptedLLM
+from iris_testing.server import serve
+from iris_testing.telegram_api import FakeTelegram
 from local_dev.cli import cli
-from tests.fakes.llm_server import ScriptedLLM
-from tests.fakes.server import serve
-from tests.fakes.telegram_api import FakeTelegram
 
 
 @pytest.fixture

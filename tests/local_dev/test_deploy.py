@@ -12,9 +12,9 @@ from click.testing import CliRunner
 
 from core.dotenv import read_dotenv
 from infra.deploy import SecretState
+from iris_testing.server import serve
+from iris_testing.telegram_api import FakeTelegram
 from local_dev.cli import cli
-from tests.fakes.server import serve
-from tests.fakes.telegram_api import FakeTelegram
 from tests.local_dev.fake_modal_cli import calls, install
 
 ROOT = Path(__file__).resolve().parents[2]

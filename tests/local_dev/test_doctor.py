@@ -4,10 +4,10 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
+from iris_testing.llm_server import ScriptedLLM
+from iris_testing.server import serve
 from local_dev.cli import cli
 from local_dev.doctor import run_checks
-from tests.fakes.llm_server import ScriptedLLM
-from tests.fakes.server import serve
 
 
 def doctor(*args):

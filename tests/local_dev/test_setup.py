@@ -7,9 +7,9 @@ from click.testing import CliRunner
 
 from core.config import load_settings
 from core.dotenv import read_dotenv
+from iris_testing.llm_server import ScriptedLLM
+from iris_testing.server import serve
 from local_dev.cli import cli
-from tests.fakes.llm_server import ScriptedLLM
-from tests.fakes.server import serve
 
 TOKEN = "123456:ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghi"
 

@@ -11,8 +11,8 @@ from core.config import load_settings
 from core.errors import ConfigError
 from core.messages import ToolCall
 from core.toolkit import Toolset
+from iris_testing.server import serve
 from tests.core.acting.support import make_ctx
-from tests.fakes.server import serve
 
 BIN = Path(sys.executable).parent
 TIME_SERVER = (

@@ -6,7 +6,7 @@ from core.errors import ProviderError
 from core.messages import InboundMessage, Message
 from core.search.engine import search_messages
 from functions.ingress import receive
-from tests.fakes.scripted_model import call, tool_calls
+from iris_testing.scripted_model import call, tool_calls
 
 
 def send(rt, text, pmid="1"):

@@ -6,8 +6,8 @@ import pytest
 from core.acting.workspaces import Workspaces, hibernates_after_turn, sandbox_options
 from core.messages import InboundMessage
 from functions.ingress import receive
+from iris_testing.scripted_model import call, tool_calls
 from sandboxes.modal_backend import ModalSandbox
-from tests.fakes.scripted_model import call, tool_calls
 from tests.sandboxes.fakes import FakeModal
 
 

@@ -4,8 +4,8 @@ archive or sessions reach the other, and the group has its own scope."""
 import pytest
 
 from functions.webhooks import group_owner
+from iris_testing.scripted_model import call, tool_calls
 from tests.core.identity.helpers import deliver, message
-from tests.fakes.scripted_model import call, tool_calls
 
 
 @pytest.fixture

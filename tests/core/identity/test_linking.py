@@ -11,10 +11,10 @@ from core.identity.linking import LINK_SECONDS, Links
 from core.identity.merge import merge_users
 from core.memory.book import Limits, MemoryBook
 from core.memory.ops import Author
+from iris_testing.scripted_model import call, tool_calls
 from tests.clocks import NOW
 from tests.core.identity.helpers import deliver, message
 from tests.core.memory.helpers import op
-from tests.fakes.scripted_model import call, tool_calls
 
 TABLES = ("messages", "sessions", "usage", "inbox", "memory_archive", "memory_entries")
 

@@ -5,9 +5,9 @@ import pytest
 
 from core.clock import ManualClock
 from core.errors import ProviderError
+from iris_testing.scripted_model import call, tool_calls
 from tests.clocks import NOW
 from tests.core.memory.test_snapshot import send
-from tests.fakes.scripted_model import call, tool_calls
 
 
 @pytest.fixture

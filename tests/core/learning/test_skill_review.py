@@ -7,10 +7,10 @@ import pytest
 
 from core.learning.skill_review import render_transcript, skills_used, sounds_pleased
 from core.skills.library import SkillLibrary
+from iris_testing.scripted_model import call as clock_call
+from iris_testing.scripted_model import tool_calls
 from tests.core.skills.conftest import PG, skill_md
 from tests.core.skills.turns import call, send
-from tests.fakes.scripted_model import call as clock_call
-from tests.fakes.scripted_model import tool_calls
 
 BUSY = tool_calls(*[clock_call("clock", timezone=z) for z in
                     ("UTC", "Asia/Tokyo", "Europe/Paris", "America/Chicago", "Africa/Cairo")])

@@ -12,7 +12,7 @@ from mcp_types import CallToolResult, ImageContent
 
 from core.mcp.client import McpConnections, McpError, list_server_tools
 from core.mcp.config import McpServerConfig
-from tests.fakes.server import free_port, serve
+from iris_testing.server import free_port, serve
 
 
 class CheckToken:

@@ -1,7 +1,7 @@
 """/memory: the stores as they are now, the archive, restoring from it."""
 
+from iris_testing.scripted_model import call, tool_calls
 from tests.core.memory.test_snapshot import send
-from tests.fakes.scripted_model import call, tool_calls
 
 
 def test_memory_command_shows_searches_and_restores(runtime, scripted):

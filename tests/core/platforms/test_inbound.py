@@ -9,8 +9,8 @@ from core.platforms.slack_inbound import (
     readable,
 )
 from core.platforms.telegram_inbound import BotIdentity, TgUpdate, parse_update, utf16_slice
-from tests.fakes.slack_api import FakeSlack
-from tests.fakes.telegram_api import FakeTelegram
+from iris_testing.slack_api import FakeSlack
+from iris_testing.telegram_api import FakeTelegram
 
 BOT = BotIdentity(7000001, "iris_test_bot")
 

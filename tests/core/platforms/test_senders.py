@@ -10,10 +10,10 @@ from core.platforms.delivery import DeliveryFailed, DeliveryService, backoff
 from core.platforms.registry import PLATFORMS
 from core.platforms.slack import SlackSender
 from core.platforms.telegram import TelegramSender
+from iris_testing.server import serve
+from iris_testing.slack_api import FakeSlack
+from iris_testing.telegram_api import FakeTelegram
 from tests.clocks import NOW
-from tests.fakes.server import serve
-from tests.fakes.slack_api import FakeSlack
-from tests.fakes.telegram_api import FakeTelegram
 
 TOKEN = "7000001:abc"
 

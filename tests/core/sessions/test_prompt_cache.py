@@ -7,8 +7,8 @@ from core.prompt_cache import wants_cache_control, with_cache_control
 from functions.dispatch import LocalDispatcher
 from functions.ingress import receive
 from functions.runtime import compose
+from iris_testing.server import serve
 from tests.core.sessions.anthropic_api import FakeAnthropic
-from tests.fakes.server import serve
 
 MODEL = "anthropic/claude-3-5-haiku-20241022"
 

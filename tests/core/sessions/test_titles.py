@@ -8,7 +8,7 @@ from core.messages import InboundMessage
 from functions.dispatch import LocalDispatcher
 from functions.ingress import receive
 from functions.runtime import compose
-from tests.fakes.scripted_model import ScriptedModel
+from iris_testing.scripted_model import ScriptedModel
 
 
 @dataclass

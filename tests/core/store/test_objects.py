@@ -381,7 +381,7 @@ def test_s3_check_reports_a_missing_bucket(moto_s3: MotoS3, s3_bucket: str) -> N
 
 
 def test_s3_check_reports_an_unreachable_endpoint(s3_bucket: str) -> None:
-    from tests.fakes.server import free_port
+    from iris_testing.server import free_port
 
     endpoint = f"http://127.0.0.1:{free_port()}"
     store = open_object_store(f"s3://{s3_bucket}", s3_endpoint_url=endpoint)

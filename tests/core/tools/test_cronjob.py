@@ -11,7 +11,7 @@ from core.scheduler.jobs import CronJobs
 from core.toolkit import ToolContext, Toolset
 from core.tools.cronjob import Cronjob
 from functions.worker import drain
-from tests.fakes.scripted_model import call, tool_calls
+from iris_testing.scripted_model import call, tool_calls
 
 
 def cronjob(**arguments):

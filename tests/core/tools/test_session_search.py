@@ -5,7 +5,7 @@ from core.store.transcripts import ImportedMessage
 from core.toolkit import ToolContext
 from core.tools.session_search import SessionSearch, SessionSearchArgs
 from functions.ingress import receive
-from tests.fakes.scripted_model import call, tool_calls
+from iris_testing.scripted_model import call, tool_calls
 
 
 def send(rt, text, pmid, account="http:alice", chat="alice"):

@@ -8,9 +8,9 @@ from click.testing import CliRunner
 
 from core.config import load_settings
 from core.store import open_store
+from iris_testing.server import serve
+from iris_testing.telegram_api import FakeTelegram
 from local_dev.cli import cli
-from tests.fakes.server import serve
-from tests.fakes.telegram_api import FakeTelegram
 
 TOKEN = "7000001:cli-token"
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from tests.fakes.slack_api import FakeSlack
-from tests.functions.platform_stack import SLACK_SECRET, TELEGRAM_SECRET, Stack
+from iris_testing.platform_stack import SLACK_SECRET, TELEGRAM_SECRET, Stack
+from iris_testing.slack_api import FakeSlack
 
 MARK = re.compile(r"m:(\d+):(\d+)")
 

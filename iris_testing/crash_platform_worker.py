@@ -1,5 +1,5 @@
 """A worker killed at a named step of a turn, with replies going to the fake Telegram/Slack API
-of the parent: ``python -m tests.functions.crash_platform_worker USER CHAT STEP`` drains one chat
+of the parent: ``python -m iris_testing.crash_platform_worker USER CHAT STEP`` drains one chat
 in a child process that dies (os._exit) at STEP (or, for ``wait_for_stop``, whose first model
 step lasts until a /stop is recorded); ``crash_and_recover`` (parent side) records a
 message through the webhook, runs that child, expires its lease and lets the sweeper finish."""
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 EXIT_CODE = 19
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 STEPS = ("after_lease", "after_model", "after_tools", "before_commit", "before_delivery",
          "after_delivery")
 
@@ -27,7 +27,7 @@ def main(user_id: str, chat_key: str, step: str) -> None:
     from functions import worker
     from functions.dispatch import LocalDispatcher
     from functions.runtime import compose
-    from tests.fakes.scripted_model import FixedRouter, ScriptedModel, call, tool_calls
+    from iris_testing.scripted_model import FixedRouter, ScriptedModel, call, tool_calls
 
     model = ScriptedModel().then(tool_calls(call("clock")), "child answer")
     dispatcher = LocalDispatcher()
@@ -81,7 +81,7 @@ def crash_and_recover(stack: Any, step: str, platform: str) -> Recovered:
     entry = rt.store.db.one("SELECT id, user_id, chat_key FROM inbox ORDER BY id DESC LIMIT 1")
     env = {**os.environ, **stack.env, "PYTHONPATH": str(ROOT)}
     child = subprocess.run(
-        [sys.executable, "-m", "tests.functions.crash_platform_worker", entry["user_id"],
+        [sys.executable, "-m", "iris_testing.crash_platform_worker", entry["user_id"],
          entry["chat_key"], step],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
     )

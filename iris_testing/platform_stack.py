@@ -24,9 +24,9 @@ from core.store import open_store
 from functions.app import create_app
 from functions.dispatch import LocalDispatcher
 from functions.runtime import Runtime, compose
-from tests.fakes.server import start_server
-from tests.fakes.slack_api import FakeSlack
-from tests.fakes.telegram_api import FakeTelegram
+from iris_testing.server import start_server
+from iris_testing.slack_api import FakeSlack
+from iris_testing.telegram_api import FakeTelegram
 
 TELEGRAM_TOKEN = "7000001:test-token"
 TELEGRAM_SECRET = "telegram-webhook-secret"

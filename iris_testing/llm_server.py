@@ -1,6 +1,6 @@
 """A scripted OpenAI-compatible chat completions server for end-to-end tests.
 
-Script the answers, serve ``llm.app`` with ``tests.fakes.server.serve`` and point litellm
+Script the answers, serve ``llm.app`` with ``iris_testing.server.serve`` and point litellm
 (``model="openai/x", api_base=f"{url}/v1", api_key="x"``) or the ``openai`` client at it::
 
     llm = ScriptedLLM()
