@@ -2,7 +2,7 @@
 
     Web     the FastAPI app of ``functions.asgi.build()`` (HTTP API, Telegram, Slack routes)
     Worker  drains one chat; the web function's ModalDispatcher ``.spawn()``s ``Worker().drain``
-    tick    every minute: due cron jobs (once ``functions.cron.tick`` exists) and the sweeper
+    tick    every minute: due cron jobs (``functions.cron.tick``), daily skill curation, the sweeper
 
 Every function scales to zero (``min_containers=0``) and starts from a memory snapshot taken after
 the imports (module import in a container runs ``preload_common``; each class adds its own
