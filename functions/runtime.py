@@ -35,9 +35,10 @@ def default_sections() -> list[PromptSection]:
     and content must only depend on state at session start."""
     from core.context import base_section
     from core.memory.snapshot import memory_section
+    from core.persona import persona_section
     from core.skills.index import skills_section
 
-    return [base_section, memory_section, skills_section]
+    return [base_section, persona_section, memory_section, skills_section]
 
 
 def default_after_turn() -> list[AfterTurn]:

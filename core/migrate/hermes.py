@@ -1,14 +1,19 @@
-"""``iris import-hermes``: bring a Hermes Agent home (``~/.hermes``) into one Iris user.
+"""``iris import-hermes``: bring a whole Hermes Agent home (``~/.hermes``) into Iris.
 
-Taken: ``memories/MEMORY.md`` and ``memories/USER.md`` (entry by entry, scanned, provenance
-``import``), ``skills/`` (through the skills importer, each skill all-or-nothing) and the
-model named in ``config.yaml`` (as the user's model). Everything else is listed as skipped,
-with the reason; API keys are never copied.
+Taken, each step reporting what it took, skipped and refused (``core.migrate.report``):
+``memories/MEMORY.md`` and ``USER.md`` (entry by entry, scanned), ``SOUL.md`` (the user's persona),
+``skills/`` with their usage counts (``core.migrate.hermes_skills``), the model from
+``config.yaml``, ``state.db`` — every session and message with its platform identities mapped to
+Iris accounts and group scopes (``hermes_sessions``, ``hermes_people``), indexed for search —
+and ``cron/jobs.json`` (``hermes_cron``). ``profiles/<name>/`` homes are separate agents: one
+with ``profile=``, or each into its own user. Secrets (``.env``, ``auth.json``, keys inside
+``config.yaml``) are never read into Iris; they are listed as refused. Every id is derived from
+Hermes' own, so a second run takes only what is new and an interrupted run can be rerun.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,10 +21,11 @@ from core.errors import IrisUsageError
 from core.memory.book import Limits, MemoryBook
 from core.memory.models import TARGETS
 from core.memory.ops import MemoryRefused, check_content
-from core.memory.transfer import ImportReport, import_entries, parse_entries, read_memory_file
+from core.memory.transfer import import_entries, parse_entries, read_memory_file
+from core.migrate.context import ImportContext, Progress
+from core.migrate.report import MigrationReport
 
 if TYPE_CHECKING:
-    from core.memory.models import Target
     from core.store import Store
 
 FILES = {"memory": "MEMORY.md", "user": "USER.md"}
@@ -27,36 +33,21 @@ OPENAI_COMPATIBLE = {"custom", "ollama", "vllm", "llamacpp", "lmstudio", "nous",
 PREFIXES = {"openrouter": "openrouter", "anthropic": "anthropic", "openai": "openai",
             "openai-codex": "openai", "gemini": "gemini", "deepinfra": "deepinfra",
             "huggingface": "huggingface", "nvidia": "nvidia_nim", "ollama-cloud": "ollama"}
-SKIPPED = {
-    "SOUL.md": "persona file: Iris keeps its own base prompt",
-    ".env": "API keys and secrets are never copied; set IRIS_MODEL_API_KEY yourself",
-    "auth.json": "OAuth credentials are never copied",
-    "cron": "scheduled jobs: recreate them with the cron tool or `iris cron`",
-    "sessions": "gateway sessions: import transcripts with `iris sessions import`",
-    "state.db": "Hermes' session database: import transcripts with `iris sessions import`",
-    "logs": "logs are not imported",
+SECRET_FILES = {
+    ".env": "API keys and tokens are never copied; set Iris' own (IRIS_MODEL_API_KEY, "
+            "IRIS_TELEGRAM_TOKEN, …) in Iris' .env",
+    "auth.json": "OAuth credentials are never copied; sign in again where Iris needs it",
 }
-
-
-@dataclass
-class HermesReport:
-    home: Path
-    memory: list[ImportReport] = field(default_factory=list)
-    skills: dict[str, Any] | None = None
-    model: str | None = None
-    taken: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    def lines(self) -> list[str]:
-        out = [f"Hermes home: {self.home}", "Took:"]
-        out += [f"  {line}" for line in self.taken] or ["  nothing"]
-        for report in self.memory:
-            out += [f"  {line}" for line in report.lines()[1:]]
-        out.append("Skipped:")
-        out += [f"  {line}" for line in self.skipped] or ["  nothing"]
-        out += [f"Note: {note}" for note in self.notes]
-        return out
+SECRET_KEY = re.compile(r"(api[_-]?key|token|secret|password|auth|credential)", re.I)
+NOT_MOVED = {
+    "logs": "logs are not imported",
+    "sessions": "gateway session files: the history comes from state.db",
+    "checkpoints": "file checkpoints belong to Hermes' working copies",
+    "sandboxes": "Hermes' sandboxes are not Iris workspaces",
+    "hooks": "gateway hooks run Hermes code; Iris has no equivalent",
+    "plugins": "Hermes plugins run Hermes code; Iris has no equivalent",
+}
+EMBED_MODES = ("full", "fast", "none")
 
 
 def hermes_model(config: dict[str, Any]) -> tuple[str | None, list[str]]:
@@ -91,7 +82,8 @@ def hermes_model(config: dict[str, Any]) -> tuple[str | None, list[str]]:
     return model, notes
 
 
-def _read_config(home: Path, report: HermesReport) -> dict[str, Any]:
+
+def read_config(home: Path, report: MigrationReport) -> dict[str, Any]:
     path = home / "config.yaml"
     if not path.is_file():
         return {}
@@ -100,107 +92,268 @@ def _read_config(home: Path, report: HermesReport) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        report.skipped.append(f"config.yaml: not readable YAML ({type(exc).__name__})")
+        report.refused("other", f"config.yaml: not readable YAML ({type(exc).__name__})")
         return {}
     if not isinstance(data, dict):
-        report.skipped.append("config.yaml: not a mapping")
+        report.refused("other", "config.yaml: not a mapping")
         return {}
     return data
 
 
-def _memories(
-    store: Store, user_id: str, home: Path, limits: Limits, report: HermesReport, dry_run: bool
-) -> None:
+def secret_keys(config: Any, path: str = "") -> list[str]:
+    """Where config.yaml holds something secret-looking (the values are never read out)."""
+    found: list[str] = []
+    if isinstance(config, dict):
+        for key, value in config.items():
+            where = f"{path}.{key}" if path else str(key)
+            if SECRET_KEY.search(str(key)) and isinstance(value, str) and value.strip():
+                found.append(where)
+            else:
+                found += secret_keys(value, where)
+    elif isinstance(config, list):
+        for i, value in enumerate(config):
+            found += secret_keys(value, f"{path}[{i}]")
+    return found
+
+
+def _memories(ctx: ImportContext, limits: Limits) -> None:
+    report = ctx.report
     for target in TARGETS:
-        path = home / "memories" / FILES[target]
+        path = ctx.home / "memories" / FILES[target]
         if not path.is_file():
-            report.skipped.append(f"memories/{FILES[target]}: not present")
+            report.skipped("memory", f"memories/{FILES[target]}: not present")
             continue
         texts = parse_entries(read_memory_file(path))
-        if dry_run:
-            part = ImportReport(target=target)
+        added = duplicates = 0
+        refused: list[tuple[str, str]] = []
+        if ctx.dry_run:
             for text in texts:
                 try:
                     check_content(text, target, limits.as_dict()[target])
-                    part.added.append(text)
+                    added += 1
                 except MemoryRefused as exc:
-                    part.refused.append((text, str(exc)))
+                    refused.append((text, str(exc)))
         else:
-            part = import_entries(
-                MemoryBook(store), user_id, target, texts, limits=limits, who="import-hermes"
-            )
-        report.memory.append(part)
-        report.taken.append(f"memories/{FILES[target]}: {part.lines()[0]}")
+            part = import_entries(MemoryBook(ctx.store), ctx.user_id, target, texts,
+                                  limits=limits, who="import-hermes")
+            added, duplicates, refused = len(part.added), len(part.duplicates), part.refused
+        report.taken("memory", f"memories/{FILES[target]}: {added} added, {duplicates} already "
+                     "there")
+        for text, why in refused:
+            report.refused("memory", f"{FILES[target]} entry {text[:60]!r}: {why}")
 
 
-def _skills(
-    store: Store, settings: Any, user_id: str, home: Path, report: HermesReport, dry_run: bool
-) -> None:
-    folder = home / "skills"
+def _persona(ctx: ImportContext) -> None:
+    from core.persona import PersonaRefused, check_persona
+
+    report, path = ctx.report, ctx.home / "SOUL.md"
+    if not path.is_file():
+        report.skipped("persona", "SOUL.md: not present")
+        return
+    try:
+        text = check_persona(path.read_text(encoding="utf-8", errors="replace"))
+    except PersonaRefused as exc:
+        report.refused("persona", f"SOUL.md: {exc}; shorten it and use `iris persona edit`")
+        return
+    current = ctx.store.personas.get(ctx.user_id)
+    if current is not None and current.content == text:
+        report.skipped("persona", "SOUL.md: already this user's persona")
+        return
+    if current is not None:
+        report.skipped("persona", f"SOUL.md: the user already has a persona (from "
+                       f"{current.source}); not overwritten — `iris persona edit` to change it")
+        return
+    if not ctx.dry_run:
+        ctx.store.personas.put(ctx.user_id, text, source="import-hermes", by="import-hermes")
+    report.taken("persona", f"SOUL.md: the user's persona ({len(text):,} characters)")
+
+
+def _model(ctx: ImportContext, config: dict[str, Any], set_model: bool) -> None:
+    report = ctx.report
+    model, notes = hermes_model(config)
+    if model is None:
+        for note in notes:
+            report.skipped("model", f"config.yaml model: {note}")
+        return
+    if not set_model:
+        report.skipped("model", f"config.yaml model {model}: --no-model given")
+        return
+    current = ctx.store.users.get(ctx.user_id).model if not ctx.dry_run else None
+    if current == model:
+        report.skipped("model", f"config.yaml model {model}: already the user's model")
+        return
+    if current is not None:
+        report.skipped("model", f"config.yaml model {model}: the user already uses {current}")
+        return
+    if not ctx.dry_run:
+        ctx.store.users.set_model(ctx.user_id, model)
+    report.taken("model", f"config.yaml: the user's model is {model}")
+    report.notes.extend(notes)
+
+
+def _secrets_and_rest(ctx: ImportContext, config: dict[str, Any]) -> None:
+    report, home = ctx.report, ctx.home
+    for name, why in SECRET_FILES.items():
+        if (home / name).exists():
+            report.refused("secrets", f"{name}: {why}")
+    keys = secret_keys(config)
+    if keys:
+        report.refused("secrets", f"config.yaml: {len(keys)} secret-looking value"
+                       f"{'s' if len(keys) > 1 else ''} ({', '.join(keys[:6])}) never copied")
+    for name, why in NOT_MOVED.items():
+        if (home / name).exists():
+            report.skipped("other", f"{name}/: {why}")
+    found = config.get("memory")
+    memory_cfg: dict[str, Any] = found if isinstance(found, dict) else {}
+    limits = Limits.from_settings(ctx.settings).as_dict()
+    for key, target in (("memory_char_limit", "memory"), ("user_char_limit", "user")):
+        theirs = memory_cfg.get(key)
+        if isinstance(theirs, int) and theirs > limits[target]:
+            report.notes.append(
+                f"Hermes allowed {theirs:,} characters for {target}; Iris allows "
+                f"{limits[target]:,}. Entries that did not fit are in the archive.")
+
+
+def _history(ctx: ImportContext, config: dict[str, Any], embed: str) -> None:
+    from core.migrate.hermes_cron import JobImporter
+    from core.migrate.hermes_people import People
+    from core.migrate.hermes_sessions import SessionImporter
+    from core.migrate.hermes_state import StateDB
+
+    report = ctx.report
+    path = ctx.home / "state.db"
+    people = People(ctx, [])
+    if path.is_file():
+        db = StateDB(path)
+        try:
+            report.taken("sessions", f"state.db: schema version {db.version}, read-only")
+            importer = SessionImporter(ctx, db)
+            touched = importer.run()
+            people = importer.people
+        finally:
+            db.close()
+        if not ctx.dry_run:
+            _embed(ctx, touched, embed)
+    else:
+        report.skipped("sessions", "state.db: not present")
+        people.approved_users()
+    zone = _zone(ctx, config)
+    JobImporter(ctx, people, zone).run()
+
+
+def _zone(ctx: ImportContext, config: dict[str, Any]) -> str:
+    from core.scheduler.schedule import ScheduleError, validate_timezone
+
+    wanted = config.get("timezone")
+    if isinstance(wanted, str) and wanted.strip():
+        try:
+            return validate_timezone(wanted)
+        except ScheduleError:
+            ctx.report.notes.append(f"config.yaml timezone {wanted!r} is unknown; jobs use "
+                                    f"{ctx.settings.timezone}")
+    return str(ctx.settings.timezone)
+
+
+def _embed(ctx: ImportContext, users: set[str], mode: str) -> None:
+    report = ctx.report
+    if mode == "none" or not users:
+        if users:
+            report.skipped("sessions", "meaning vectors: --embed none (words search works; "
+                           "`iris sessions reindex` adds vectors)")
+        return
+    from core.search import embed
+
+    if not embed.available():
+        report.skipped("sessions", "meaning vectors: the embedding model is not installed "
+                       "(search is by words)")
+        return
+    total = sum(ctx.store.vectors.count_missing(u, None if mode == "fast" else embed.FULL)
+                for u in sorted(users))
+    done = 0
+
+    def step(n: int) -> None:
+        nonlocal done
+        done += n
+        ctx.tick("vectors", min(done, total), total)
+
+    embedded = 0
+    for user in sorted(users):
+        embedded += embed.reindex(ctx.store, user, fast=mode == "fast", progress=step).embedded
+    report.count("sessions", f"messages given {'static' if mode == 'fast' else 'full'} "
+                 "meaning vectors", embedded)
+
+
+def import_home(
+    store: Store, settings: Any, user_id: str, home: Path, *, dry_run: bool = False,
+    set_model: bool = True, embed: str = "fast", slack_team: str | None = None,
+    profile: str | None = None, progress: Progress | None = None,
+) -> MigrationReport:
+    """Import one Hermes home (the default one, or a profile's) into ``user_id``."""
+    if embed not in EMBED_MODES:
+        raise IrisUsageError(f"--embed is one of {', '.join(EMBED_MODES)}")
+    home = home.expanduser()
+    if not home.is_dir():
+        raise IrisUsageError(f"{home}: no such directory (a Hermes home holds config.yaml, "
+                             "memories/, skills/ and state.db)")
+    report = MigrationReport(home=str(home), user_id=user_id, dry_run=dry_run, profile=profile)
+    ctx = ImportContext(store=store, settings=settings, user_id=user_id, home=home,
+                        source=f"hermes:{profile or 'default'}", report=report,
+                        dry_run=dry_run, slack_team=slack_team, progress=progress)
+    config = read_config(home, report)
+    _memories(ctx, Limits.from_settings(settings))
+    _persona(ctx)
+    _model(ctx, config, set_model)
+    from core.migrate.hermes_skills import import_skills_with_usage
+
+    import_skills_with_usage(ctx)
+    _history(ctx, config, embed)
+    _secrets_and_rest(ctx, config)
+    return report
+
+
+def profile_names(home: Path) -> list[str]:
+    folder = home.expanduser() / "profiles"
     if not folder.is_dir():
-        report.skipped.append("skills/: not present")
-        return
-    from core.skills.format import find_skill_dirs
+        return []
+    return sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
 
-    found = find_skill_dirs(folder)
-    if not found:
-        report.skipped.append("skills/: no SKILL.md found")
-        return
+
+def profile_user(store: Store, name: str, *, dry_run: bool) -> str:
+    """The Iris user a profile becomes with --all-profiles: ``http:hermes-<name>``."""
+    account = f"http:hermes-{name}"
     if dry_run:
-        report.taken.append(f"skills/: {len(found)} skills would be imported")
-        return
-    from core.skills.importer import import_skills
-    from core.skills.library import SkillLibrary
-
-    result = import_skills(SkillLibrary(store, settings), user_id, str(folder))
-    report.skills = result.as_dict()
-    report.taken.append(
-        f"skills/: {len(result.loaded)} loaded, {len(result.warned)} with warnings, "
-        f"{len(result.refused)} refused"
-    )
-    for item in result.refused:
-        report.skipped.append(f"skill {item.path}: {'; '.join(item.reasons)}")
+        try:
+            return store.users.resolve(account)
+        except Exception:
+            return f"(new user {account})"
+    return store.users.for_account(account, display_name=f"Hermes profile {name}")
 
 
 def import_hermes(
     store: Store, settings: Any, user_id: str, home: Path, *, dry_run: bool = False,
-    set_model: bool = True,
-) -> HermesReport:
+    set_model: bool = True, embed: str = "fast", slack_team: str | None = None,
+    profile: str | None = None, all_profiles: bool = False, progress: Progress | None = None,
+) -> MigrationReport:
+    """Import the home (or one of its profiles) into ``user_id``; with ``all_profiles`` each
+    profile also goes into its own user (see ``profile_user``)."""
     home = home.expanduser()
-    if not home.is_dir():
-        raise IrisUsageError(f"{home}: no such directory (a Hermes home holds config.yaml, "
-                             "memories/ and skills/)")
-    report = HermesReport(home=home)
-    limits = Limits.from_settings(settings)
-    _memories(store, user_id, home, limits, report, dry_run)
-    _skills(store, settings, user_id, home, report, dry_run)
-    config = _read_config(home, report)
-    model, notes = hermes_model(config)
-    if model and set_model:
-        if not dry_run:
-            store.users.set_model(user_id, model)
-        report.model = model
-        report.taken.append(f"config.yaml model: the user's model is now {model}")
-        report.notes += notes
-    elif model:
-        report.skipped.append(f"config.yaml model {model}: --no-model given")
-    elif notes:
-        report.skipped += [f"config.yaml model: {note}" for note in notes]
-    found = config.get("memory")
-    memory_cfg: dict[str, Any] = found if isinstance(found, dict) else {}
-    limit_keys: tuple[tuple[str, Target], ...] = (
-        ("memory_char_limit", "memory"), ("user_char_limit", "user"),
-    )
-    for key, target in limit_keys:
-        theirs = memory_cfg.get(key)
-        ours = limits.as_dict()[target]
-        if isinstance(theirs, int) and theirs > ours:
-            report.notes.append(
-                f"Hermes allowed {theirs:,} characters for {target}; Iris allows {ours:,} "
-                f"(IRIS_{'MEMORY' if target == 'memory' else 'USER'}_LIMIT_CHARS). Entries "
-                "that did not fit are in the archive."
-            )
-    for name, why in SKIPPED.items():
-        if (home / name).exists():
-            report.skipped.append(f"{name}: {why}")
+    options = dict(dry_run=dry_run, set_model=set_model, embed=embed, slack_team=slack_team,
+                   progress=progress)
+    if profile is not None:
+        if profile not in profile_names(home):
+            have = ", ".join(profile_names(home)) or "none"
+            raise IrisUsageError(f"{home}/profiles/{profile}: no such profile (profiles: {have})")
+        return import_home(store, settings, user_id, home / "profiles" / profile,
+                           profile=profile, **options)  # type: ignore[arg-type]
+    report = import_home(store, settings, user_id, home, **options)  # type: ignore[arg-type]
+    names = profile_names(home)
+    if all_profiles:
+        for name in names:
+            owner = profile_user(store, name, dry_run=dry_run)
+            report.profiles.append(import_home(
+                store, settings, owner, home / "profiles" / name, profile=name,
+                **options))  # type: ignore[arg-type]
+    elif names:
+        report.notes.append(f"profiles not imported: {', '.join(names)} (each is a separate "
+                            "agent: --profile NAME into a user, or --all-profiles)")
     return report

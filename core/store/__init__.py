@@ -18,11 +18,13 @@ from core.store.compaction import Compaction
 from core.store.cron import CronTables
 from core.store.db import Database
 from core.store.deliveries import Deliveries
+from core.store.imports import Imports
 from core.store.inbox import Inbox
 from core.store.leases import Leases
 from core.store.links import LinkCodes
 from core.store.memory import MemoryRows
 from core.store.migrations import applied_count, migrate
+from core.store.personas import Personas
 from core.store.rehoming import Rehoming
 from core.store.search import SearchIndex
 from core.store.sessions import Messages, Sessions
@@ -68,6 +70,8 @@ class Store:
         self.sandbox_states = SandboxStates(db)
         self.held = HeldCommands(db)
         self.cron = CronTables(db)
+        self.personas = Personas(db)
+        self.imports = Imports(db)
         self._objects_args = (objects_url, s3_endpoint_url, s3_region)
         self._objects: ObjectStore | None = None
 

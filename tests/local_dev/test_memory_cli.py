@@ -139,11 +139,11 @@ def test_import_hermes_reports_what_it_took_and_skipped(iris, tmp_path, store):
     (home / "memories" / "USER.md").write_text("Name: Sam.\n", encoding="utf-8")
     (home / "config.yaml").write_text("model: anthropic/claude-sonnet-4\n", encoding="utf-8")
     output = iris("import-hermes", str(home), "--user", "telegram:9")
-    assert "importing into user" in output
-    assert "memories/USER.md: user: 1 added" in output
-    assert "memories/MEMORY.md: not present" in output
-    assert "skills/: not present" in output
-    assert "the user's model is now openrouter/anthropic/claude-sonnet-4" in output
+    assert f"-> Iris user {store.users.resolve('telegram:9')}" in output
+    assert "taken: memories/USER.md: 1 added, 0 already there" in output
+    assert "skipped: memories/MEMORY.md: not present" in output
+    assert "skipped: skills/: not present" in output
+    assert "taken: config.yaml: the user's model is openrouter/anthropic/claude-sonnet-4" in output
     user = store.users.resolve("telegram:9")
     assert [e.content for e in store.memory.entries(user, "user")] == ["Name: Sam."]
     assert "no such directory" in iris("import-hermes", str(tmp_path / "nope"), code=1)

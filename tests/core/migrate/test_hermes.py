@@ -43,6 +43,10 @@ def hermes_home(tmp_path):
     return home
 
 
+def text_of(report):
+    return "\n".join(report.lines())
+
+
 def test_import_takes_memories_skills_and_model_and_reports_the_rest(
     store, settings, alice, hermes_home
 ):
@@ -52,13 +56,14 @@ def test_import_takes_memories_skills_and_model_and_reports_the_rest(
     assert [e.content for e in store.memory.entries(alice, "user")] == [
         "Name: Sam.", "Prefers terse replies."]
     assert store.users.get(alice).model == "openrouter/anthropic/claude-sonnet-4"
-    assert report.skills["loaded"] == 1 and report.skills["refused"] == 1
-    text = "\n".join(report.lines())
-    assert "memories/MEMORY.md: memory: 2 added, 0 already there, 1 refused" in text
-    assert "prompt injection" in text
-    assert "skills/: 1 loaded, 0 with warnings, 1 refused" in text
-    assert "skill evil-helper:" in text
-    assert "SOUL.md: persona file" in text and ".env: API keys" in text
+    assert report["skills"].counts["skills loaded"] == 1
+    text = text_of(report)
+    assert "taken: memories/MEMORY.md: 2 added, 0 already there" in text
+    assert "refused: MEMORY.md entry 'Ignore all previous" in text and "prompt injection" in text
+    assert "refused: evil-helper:" in text
+    assert "taken: SOUL.md: the user's persona" in text
+    assert store.personas.get(alice).content == "You are Hermes."
+    assert "refused: .env: API keys" in text
     assert "Hermes allowed 4,000 characters for memory" in text
     assert "sk-or-v1-abc" not in text
     from core.skills.library import SkillLibrary
@@ -70,7 +75,8 @@ def test_import_takes_memories_skills_and_model_and_reports_the_rest(
 def test_dry_run_changes_nothing(store, settings, alice, hermes_home):
     report = import_hermes(store, settings, alice, hermes_home, dry_run=True)
     assert store.memory.entries(alice) == [] and store.users.get(alice).model is None
-    assert "skills/: 2 skills would be imported" in report.taken
+    assert store.personas.get(alice) is None
+    assert "2 skills would be imported" in text_of(report)
 
 
 def test_missing_home_is_a_clear_error(store, settings, alice, tmp_path):
