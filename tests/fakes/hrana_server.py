@@ -174,7 +174,8 @@ class HranaServer(ThreadingHTTPServer):
             return asdict(self._faults)
 
     def pick_faults(self, body: bytes) -> tuple[float, list[FaultRule]]:
-        """The fixed delay and the rules that fire for this request (each spends one use)."""
+        """The fixed delay and the rules that fire for this request, in order, up to the first
+        that ends it (each spends one use)."""
         text = body.decode("utf-8", "replace")
         fired = []
         with self._faults_lock:
@@ -188,6 +189,8 @@ class HranaServer(ThreadingHTTPServer):
                 if rule.times is not None:
                     rule.times -= 1
                 fired.append(rule)
+                if rule.kind in ("fail", "drop_before"):  # the request ends here
+                    break
             return self._faults.delay, fired
 
 

@@ -10,6 +10,7 @@ import libsql
 import pytest
 
 from tests.fakes.hrana import hrana_server
+from tests.fakes.hrana_fixtures import fresh_hrana_url
 from tests.fakes.hrana_server import FaultRule
 
 
@@ -21,8 +22,8 @@ def server(tmp_path_factory):
 
 
 @pytest.fixture
-def conn(server, request):
-    connection = libsql.connect(server.database_url(request.node.name[:60]),
+def conn(server):
+    connection = libsql.connect(fresh_hrana_url(server),
                                 auth_token=server.token, isolation_level=None)
     yield connection
     server.inject()

@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from tests.fakes.hrana import hrana_server
+from tests.fakes.hrana_fixtures import fresh_hrana_url
 from tests.fakes.hrana_server import FaultRule
 
 TOKEN = "spec-token"
@@ -24,9 +25,9 @@ def server(tmp_path_factory):
 
 
 @pytest.fixture
-def db(server, request):
+def db(server):
     """A client for a fresh database of ``server``; faults are cleared afterwards."""
-    base = server.database_url(request.node.name.replace("[", "_").replace("]", "")[:60])
+    base = fresh_hrana_url(server)
     client = Client(base)
     yield client
     server.inject()

@@ -1,4 +1,5 @@
 import multiprocessing
+import os
 
 import pytest
 
@@ -6,18 +7,18 @@ from core.store.db import Database, DatabaseError
 from core.store.migrations import discover, migrate
 
 
-def test_migrations_apply_once(tmp_path):
-    db = Database(f"file:{tmp_path / 'a.db'}")
+def test_migrations_apply_once(open_db):
+    db = open_db()
     assert migrate(db) == discover()
     assert migrate(db) == []
     tables = {r["name"] for r in db.query("SELECT name FROM sqlite_master WHERE type='table'")}
     assert {"users", "accounts", "sessions", "messages", "inbox", "leases", "usage"} <= tables
 
 
-def test_every_user_data_table_has_user_id(tmp_path):
-    db = Database(f"file:{tmp_path / 'a.db'}")
+def test_every_user_data_table_has_user_id(open_db):
+    db = open_db()
     migrate(db)
-    system = {"_migrations", "users", "sqlite_sequence"}
+    system = {"_migrations", "_iris_commits", "users", "sqlite_sequence"}
     for row in db.query("SELECT name FROM sqlite_master WHERE type='table'"):
         name = row["name"]
         if name in system or name.startswith(("messages_fts", "sqlite_")) or "_fts" in name:
@@ -26,8 +27,8 @@ def test_every_user_data_table_has_user_id(tmp_path):
         assert "user_id" in columns, f"table {name} has no user_id"
 
 
-def test_transaction_rolls_back_on_error(tmp_path):
-    db = Database(f"file:{tmp_path / 'a.db'}")
+def test_transaction_rolls_back_on_error(open_db):
+    db = open_db()
     db.execute("CREATE TABLE t (x INTEGER UNIQUE)")
     with pytest.raises(DatabaseError, match="UNIQUE"), db.transaction():
         db.execute("INSERT INTO t VALUES (1)")
@@ -35,8 +36,8 @@ def test_transaction_rolls_back_on_error(tmp_path):
     assert db.scalar("SELECT count(*) FROM t") == 0
 
 
-def test_nested_transaction_joins_outer(tmp_path):
-    db = Database(f"file:{tmp_path / 'a.db'}")
+def test_nested_transaction_joins_outer(open_db):
+    db = open_db()
     db.execute("CREATE TABLE t (x INTEGER)")
     with pytest.raises(RuntimeError), db.transaction():
         db.execute("INSERT INTO t VALUES (1)")
@@ -46,21 +47,21 @@ def test_nested_transaction_joins_outer(tmp_path):
     assert db.scalar("SELECT count(*) FROM t") == 0
 
 
-def _increment(path: str, times: int) -> None:
-    db = Database(f"file:{path}")
+def _increment(url: str, token: str | None, times: int) -> None:
+    db = Database(url, token)
     for _ in range(times):
         with db.transaction():
             value = db.scalar("SELECT n FROM counter")
             db.execute("UPDATE counter SET n = ?", (value + 1,))
 
 
-def test_processes_do_not_lose_updates(tmp_path):
-    path = str(tmp_path / "shared.db")
-    db = Database(f"file:{path}")
+def test_processes_do_not_lose_updates(open_db, db_url):
+    db = open_db()
     db.execute("CREATE TABLE counter (n INTEGER)")
     db.execute("INSERT INTO counter VALUES (0)")
     ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_increment, args=(path, 50)) for _ in range(3)]
+    token = os.environ.get("IRIS_DB_AUTH_TOKEN")
+    procs = [ctx.Process(target=_increment, args=(db_url, token, 50)) for _ in range(3)]
     for p in procs:
         p.start()
     for p in procs:
@@ -69,10 +70,10 @@ def test_processes_do_not_lose_updates(tmp_path):
     assert db.scalar("SELECT n FROM counter") == 150
 
 
-def test_threads_share_one_connection_safely(tmp_path):
+def test_threads_share_one_connection_safely(open_db):
     import threading
 
-    db = Database(f"file:{tmp_path / 'a.db'}")
+    db = open_db()
     db.execute("CREATE TABLE counter (n INTEGER)")
     db.execute("INSERT INTO counter VALUES (0)")
 
