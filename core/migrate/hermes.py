@@ -133,10 +133,14 @@ def _memories(ctx: ImportContext, limits: Limits) -> None:
                     added += 1
                 except MemoryRefused as exc:
                     refused.append((text, str(exc)))
-        else:
-            part = import_entries(MemoryBook(ctx.store), ctx.user_id, target, texts,
-                                  limits=limits, who="import-hermes")
-            added, duplicates, refused = len(part.added), len(part.duplicates), part.refused
+        else:  # entries already there are left alone (not even marked as used again)
+            have = {e.content for e in ctx.store.memory.entries(ctx.user_id, target)}
+            fresh = [t for t in texts if t.strip() not in have]
+            part = import_entries(MemoryBook(ctx.store), ctx.user_id, target, fresh,
+                                  limits=limits, who="import-hermes") if fresh else None
+            added = len(part.added) if part else 0
+            duplicates = len(texts) - len(fresh) + (len(part.duplicates) if part else 0)
+            refused = part.refused if part else []
         report.taken("memory", f"memories/{FILES[target]}: {added} added, {duplicates} already "
                      "there")
         for text, why in refused:

@@ -1,0 +1,80 @@
+"""A Hermes home imported, then used through the real paths: Telegram webhook (FakeTelegram ⇄
+uvicorn ⇄ Iris ⇄ litellm ⇄ ScriptedLLM), session search by meaning, the cron tick on a
+ManualClock, and a second import that changes nothing."""
+
+import asyncio
+from datetime import timedelta
+
+from core.clock import ManualClock
+from core.llm import LiteLLMModel
+from core.migrate.hermes import import_hermes
+from functions.tick import run_tick
+from iris_testing.llm_server import ScriptedLLM
+from iris_testing.platform_stack import platform_stack
+from iris_testing.server import serve
+from tests.clocks import NOW
+from tests.core.migrate.hermes_home import write_home
+from tests.core.migrate.test_hermes_history import snapshot
+
+
+def contents(request):
+    return [m.get("content") for m in request["messages"] if isinstance(m.get("content"), str)]
+
+
+def test_an_imported_home_goes_on_in_iris(iris_home, tmp_path):
+    clock = ManualClock(NOW)
+    home = write_home(tmp_path, NOW, profiles=())
+    llm = ScriptedLLM()
+    with serve(llm.app) as server, platform_stack(
+        iris_home, clock=clock, IRIS_TELEGRAM_ACCESS="pairing",
+        model=LiteLLMModel("openai/scripted-model", api_base=f"{server.url}/v1", api_key="k"),
+    ) as stack:
+        rt, telegram = stack.rt, stack.telegram
+        ada = rt.store.users.for_account("http:ada")
+        import_hermes(rt.store, rt.settings, ada, home, embed="fast")
+
+        # Ada writes on Telegram ten minutes after Hermes' last answer: her imported session
+        # goes on, with its history in the model's context (no pairing code: she is approved).
+        llm.reply("Salmon treats for Miso, on Saturday.")
+        stack.telegram_post(telegram.make_update("What did I ask you to remember?"))
+        stack.wait(lambda: telegram.sent_messages(4242))
+        assert telegram.sent_messages(4242)[-1]["text"] == "Salmon treats for Miso, on Saturday."
+        seen = contents(llm.requests[-1])
+        assert any("My cat Miso turns four" in c for c in seen)
+        assert not any("It runs Ubuntu" in c for c in seen)  # the compressed-away parent
+        imported = rt.store.imports.session_by_external(ada, "hermes:default:20261120_100000_a2")
+        entry = rt.store.inbox.latest_messages(ada, chat_key="telegram:4242", limit=1)
+        assert entry and rt.store.sessions.latest(ada, "telegram:4242").id == imported["id"]
+
+        # session_search finds an imported message by meaning (no word in common).
+        llm.tool_call("session_search", {"query": "Which database engine keeps our bills?"})
+        llm.reply("You chose PostgreSQL.")
+        stack.telegram_post(telegram.make_update("Remind me what we decided about storage."))
+        stack.wait(lambda: len(telegram.sent_messages(4242)) == 2)
+        results = [m["content"] for m in llm.requests[-1]["messages"] if m["role"] == "tool"]
+        assert results and "PostgreSQL for the invoicing ledger" in results[-1]
+
+        # The imported "every 30m" job (last run 20 minutes before the import) runs on the
+        # next tick and its answer arrives in Ada's Telegram chat.
+        llm.reply("The build is green.")
+        clock.advance(timedelta(minutes=11))
+
+        async def tick():
+            report = await run_tick(rt)  # the run's turn is a task on this loop: keep it alive
+            deadline = asyncio.get_running_loop().time() + 30
+            while not (len(telegram.sent_messages(4242)) == 3 and stack.settled()):
+                assert asyncio.get_running_loop().time() < deadline, "the job never delivered"
+                await asyncio.sleep(0.02)
+            return report
+
+        report = asyncio.run(tick())
+        assert report.cron_ran and not report.errors
+        delivered = telegram.sent_messages(4242)[-1]["text"]
+        assert delivered == "⏰ Check the build\n\nThe build is green."
+        stack.wait(stack.settled)
+
+        # Importing again changes nothing.
+        before = snapshot(rt.store)
+        again = import_hermes(rt.store, rt.settings, ada, home, embed="fast")
+        assert snapshot(rt.store) == before
+        assert again["sessions"].counts["messages"] == 0 and not again["jobs"].taken
