@@ -10,27 +10,77 @@
    after the lease expires the sweeper finishes the message: it must be done once and its reply
    received exactly once.
 
+3. ``--remote-db``: the load run again with the database behind the Hrana test server
+   (tests/fakes/hrana_server.py, a child process on loopback: libSQL's remote protocol, as Iris
+   talks to Turso), printed next to the file-database run with the server's round trips;
+   ``--db-faults 0.03`` also answers that share of the round trips 503 before running them.
+
 Run: .venv/bin/python bench/webhook_reliability.py [--messages 1000] [--chats 50] [--crash]
+     [--remote-db [--db-faults RATE]]
 """
 
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-import _common  # noqa: F401  (puts the project on sys.path)
+import _common  # puts the project on sys.path
+import httpx
+
+HRANA_TOKEN = "bench-token"
 
 
-def load(messages: int, chats: int, repeat_share: float, concurrency: int) -> bool:
+def load(messages: int, chats: int, repeat_share: float, concurrency: int,
+         label: str = "file database", **env: str) -> bool:
     from iris_testing.platform_stack import platform_stack
     from iris_testing.webhook_load import run
 
-    with platform_stack(Path(tempfile.mkdtemp(prefix="iris-bench-"))) as stack:
+    with platform_stack(Path(tempfile.mkdtemp(prefix="iris-bench-")), **env) as stack:
         report = run(stack, messages=messages, chats=chats, repeat_share=repeat_share,
                      concurrency=concurrency, timeout=900)
-    print(report.line())
+        counters = stack.rt.store.db.remote_counters()
+    print(f"{label}: {report.line()}")
+    if counters:
+        print(f"  store: {counters}")
     return (report.lost, report.doubled, report.out_of_order) == (0, 0, 0)
+
+
+@contextmanager
+def hrana(directory: Path) -> Iterator[str]:
+    """The Hrana test server as a child process; yields its base URL."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tests.fakes.hrana_server", "--port", "0", "--dir",
+         str(directory), "--token", HRANA_TOKEN], cwd=_common.ROOT, stdout=subprocess.PIPE,
+        text=True)
+    try:
+        assert server.stdout is not None
+        line = server.stdout.readline()
+        if not line.startswith("hrana listening on "):
+            raise SystemExit(f"the Hrana server did not start: {line!r}")
+        yield line.removeprefix("hrana listening on ").strip()
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def remote(messages: int, chats: int, repeat_share: float, concurrency: int,
+           faults: float) -> bool:
+    with hrana(Path(tempfile.mkdtemp(prefix="iris-hrana-"))) as url:
+        rules = [{"kind": "fail", "rate": faults, "status": 503}] if faults else []
+        httpx.post(f"{url}/_fake/faults", json={"rules": rules, "seed": 1}).raise_for_status()
+        label = f"Hrana server, {faults:.0%} 503s" if faults else "Hrana server"
+        ok = load(messages, chats, repeat_share, concurrency, label,
+                  IRIS_DB_URL=f"{url}/db/bench", IRIS_DB_AUTH_TOKEN=HRANA_TOKEN)
+        stats = httpx.get(f"{url}/_fake/stats").json()
+    trips = stats.get("round_trips", 0)
+    print(f"  server: {trips} round trips ({trips / messages:.0f} per message), "
+          f"{stats.get('statements', 0)} statements, {stats.get('fault_fail', 0)} answered 503")
+    return ok
 
 
 def crashes() -> bool:
@@ -57,8 +107,15 @@ def main() -> int:
     parser.add_argument("--repeat-share", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--crash", action="store_true", help="also run the crash grid")
+    parser.add_argument("--remote-db", action="store_true",
+                        help="also run the load through the Hrana test server")
+    parser.add_argument("--db-faults", type=float, default=0.0,
+                        help="with --remote-db: share of round trips answered 503")
     args = parser.parse_args()
     ok = load(args.messages, args.chats, args.repeat_share, args.concurrency)
+    if args.remote_db:
+        ok = remote(args.messages, args.chats, args.repeat_share, args.concurrency,
+                    args.db_faults) and ok
     if args.crash:
         ok = crashes() and ok
     return 0 if ok else 1
