@@ -23,16 +23,13 @@ from core.memory.models import TARGETS
 from core.memory.ops import MemoryRefused, check_content
 from core.memory.transfer import import_entries, parse_entries, read_memory_file
 from core.migrate.context import ImportContext, Progress
+from core.migrate.hermes_model import hermes_model
 from core.migrate.report import MigrationReport
 
 if TYPE_CHECKING:
     from core.store import Store
 
 FILES = {"memory": "MEMORY.md", "user": "USER.md"}
-OPENAI_COMPATIBLE = {"custom", "ollama", "vllm", "llamacpp", "lmstudio", "nous", "nous-api"}
-PREFIXES = {"openrouter": "openrouter", "anthropic": "anthropic", "openai": "openai",
-            "openai-codex": "openai", "gemini": "gemini", "deepinfra": "deepinfra",
-            "huggingface": "huggingface", "nvidia": "nvidia_nim", "ollama-cloud": "ollama"}
 SECRET_FILES = {
     ".env": "API keys and tokens are never copied; set Iris' own (IRIS_MODEL_API_KEY, "
             "IRIS_TELEGRAM_TOKEN, …) in Iris' .env",
@@ -48,39 +45,6 @@ NOT_MOVED = {
     "plugins": "Hermes plugins run Hermes code; Iris has no equivalent",
 }
 EMBED_MODES = ("full", "fast", "none")
-
-
-def hermes_model(config: dict[str, Any]) -> tuple[str | None, list[str]]:
-    """A litellm model string for Hermes' ``model`` setting, and what the operator must do."""
-    section = config.get("model")
-    if isinstance(section, str):
-        section = {"default": section}
-    if not isinstance(section, dict):
-        return None, []
-    name = section.get("default") or section.get("model")
-    if not isinstance(name, str) or not name.strip() or any(c.isspace() for c in name.strip()):
-        return None, ["config.yaml names no usable model"]
-    name = name.strip()
-    provider = str(section.get("provider") or "auto").lower()
-    base_url = section.get("base_url") if isinstance(section.get("base_url"), str) else None
-    notes: list[str] = []
-    if provider == "auto" and base_url and "openrouter.ai" in base_url:
-        provider = "openrouter"
-    if provider in PREFIXES:
-        prefix = PREFIXES[provider]
-        model = name if name.startswith(f"{prefix}/") else f"{prefix}/{name}"
-    elif provider in OPENAI_COMPATIBLE or (provider == "auto" and base_url):
-        if not base_url:
-            return None, [f"provider {provider!r} without base_url has no Iris equivalent"]
-        model = f"openai/{name}"
-        notes.append(f"this model is served at {base_url}: set IRIS_MODEL_API_BASE={base_url}")
-    elif provider == "auto" and "/" in name:
-        model = f"openrouter/{name}"
-    else:
-        return None, [f"provider {provider!r} has no Iris equivalent; set IRIS_MODEL yourself"]
-    notes.append("API keys were not copied: set IRIS_MODEL_API_KEY for this provider")
-    return model, notes
-
 
 
 def read_config(home: Path, report: MigrationReport) -> dict[str, Any]:
@@ -209,7 +173,8 @@ def _secrets_and_rest(ctx: ImportContext, config: dict[str, Any]) -> None:
             report.skipped("other", f"{name}/: {why}")
     found = config.get("memory")
     memory_cfg: dict[str, Any] = found if isinstance(found, dict) else {}
-    limits = Limits.from_settings(ctx.settings).as_dict()
+    allowed = Limits.from_settings(ctx.settings).as_dict()
+    limits: dict[str, int] = {str(k): v for k, v in allowed.items()}
     for key, target in (("memory_char_limit", "memory"), ("user_char_limit", "user")):
         theirs = memory_cfg.get(key)
         if isinstance(theirs, int) and theirs > limits[target]:

@@ -115,7 +115,8 @@ class JobImporter:
         if job.get("context_from"):
             raise Unsupported("feeds another job's output into its prompt (context_from); "
                               "Iris jobs have no chaining")
-        repeat = job.get("repeat") if isinstance(job.get("repeat"), dict) else {}
+        found = job.get("repeat")
+        repeat: dict[str, Any] = found if isinstance(found, dict) else {}
         times, done = repeat.get("times"), int(repeat.get("completed") or 0)
         if isinstance(times, int) and times > 0 and done >= times:
             report.skipped("jobs", f"{label}: finished ({done} of {times} runs)")
@@ -183,7 +184,8 @@ class JobImporter:
         from core.skills.library import SkillLibrary
 
         library = SkillLibrary(self.ctx.store, self.ctx.settings)
-        found, missing = [], []
+        found: list[str] = []
+        missing: list[str] = []
         for name in dict.fromkeys(str(n) for n in names if n):
             (found if library.find(self.ctx.user_id, name) is not None else missing).append(name)
         if missing:
@@ -194,7 +196,7 @@ class JobImporter:
     def _model(self, job: dict[str, Any], notes: list[str]) -> str | None:
         if not job.get("model"):
             return None
-        from core.migrate.hermes import hermes_model
+        from core.migrate.hermes_model import hermes_model
 
         model, _ = hermes_model({"model": {"default": job.get("model"),
                                            "provider": job.get("provider") or "auto",
@@ -210,7 +212,8 @@ class JobImporter:
         if deliver in ("local", "none", ""):
             return NO_TARGET
         if deliver == "origin":
-            origin = job.get("origin") if isinstance(job.get("origin"), dict) else {}
+            given = job.get("origin")
+            origin: dict[str, Any] = given if isinstance(given, dict) else {}
             platform = str(origin.get("platform") or job.get("user_platform") or "")
             chat = origin.get("chat_id") or job.get("user_id")
             thread = origin.get("thread_id")

@@ -20,12 +20,14 @@ def send(rt, text, pmid, account="http:alice", chat="alice"):
     return asyncio.run(go())
 
 
-def test_memory_section_follows_the_base_section():
+def test_memory_section_follows_the_base_and_persona_sections():
     from core.context import base_section
     from core.memory.snapshot import memory_section
+    from core.persona import persona_section
 
     sections = default_sections()
-    assert sections.index(memory_section) == sections.index(base_section) + 1
+    assert sections.index(base_section) < sections.index(persona_section)
+    assert sections.index(memory_section) == sections.index(persona_section) + 1
 
 
 def test_snapshot_is_frozen_for_the_session_and_fresh_in_the_next(runtime, scripted):
@@ -42,7 +44,7 @@ def test_snapshot_is_frozen_for_the_session_and_fresh_in_the_next(runtime, scrip
     assert send(runtime, "/new", "3").reply == "Started a new session."
     send(runtime, "hi", "4")
     fresh = scripted.requests[-1][0].content
-    assert "USER PROFILE [1% — 16/1,375 chars]\nLikes green tea." in fresh
+    assert "USER PROFILE [1% — 16/1,375 chars]\n[user] Likes green tea." in fresh
     assert fresh.index("You are Iris") < fresh.index("## Memory")
     (entry,) = runtime.store.memory.entries(first.user_id)
     assert (entry.provenance, entry.author, entry.session_id) == (
