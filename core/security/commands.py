@@ -84,11 +84,13 @@ DEFAULT_DANGEROUS_PATTERNS: tuple[DangerousPattern, ...] = (
     _danger(
         "pipes a downloaded script into a shell",
         r"\b(?:curl|wget|fetch)\b[^;&]*\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:ba|z|k|c|tc|da|fi)?sh\b",
-        r"\b(?:curl|wget)\b[^;&]*\|\s*(?:sudo\s+)?(?:python[\d.]*|perl|ruby|node|php)\b",
+        r"\b(?:curl|wget)\b[^;&]*\|\s*(?:sudo\s+)?(?:python[\d.]*|perl|ruby|node|php)\b"
+        r"(?P<reads_data>\s+-[mce]\b)?",  # `| python3 -m json.tool` reads data, runs no code
         r"\b(?:ba|z)?sh\s+(?:-c\s+)?\$\(\s*(?:curl|wget)\b",
         r"\b(?:ba|z)?sh\s+<\(\s*(?:curl|wget)\b",
         r"\beval\s+\$\(\s*(?:curl|wget)\b",
         r"\biex\b[^;]*\b(?:iwr|invoke-webrequest|downloadstring)\b",
+        accept=lambda m: m["reads_data"] is None,
     ),
     _danger(
         "writes to a system account file (/etc/passwd, /etc/shadow, /etc/sudoers)",
@@ -191,17 +193,19 @@ _READ_CREDENTIALS = linear.compile(
     r"(?:\b(?:cat|less|more|head|tail|base64|xxd|od|strings|cp|scp|rsync|tar|zip|gzip|"
     r"openssl|gpg|grep|awk|sed|get-content|read_text|read_bytes|readfile(?:sync)?|open|read|"
     r"print|show|display|dump|upload|send|post|copy|exfiltrate|leak|attach|e-?mail|paste|curl|"
-    r"wget)\b[^\n]{0,80}?|@)" + _SENSITIVE_PATH
+    r"wget|scp|rsync|sftp)(?:[^\w@.-]|$)[^\n]{0,80}?|@)" + _SENSITIVE_PATH
 )
-_SECRETS_FILE = linear.compile(
-    r"(?:^|[\s\"'=@<(:/])(?P<path>(?:[\w.~-]*/)*(?:\.env(?:\.(?:local|prod|production|dev|"
+_SECRETS_FILE = linear.compile(  # read or attached: `@.env`, `<.env`, `--post-file=.env`, cat
+    r"(?:[@<=]\s?|--upload-file\s|-t\s|\b(?:cat|type|get-content|open\(|read_text\()\s?[\"']?)"
+    r"(?P<path>(?:[\w.~-]*/)*(?:\.env(?:\.(?:local|prod|production|dev|"
     r"development|staging))?|\.(?:bash|zsh|sh|python|psql|mysql|node_repl)_history|"
     r"credentials\.json|secrets\.(?:ya?ml|json|toml)|service[-_]?account[\w-]*\.json))"
     r"(?:[^\w.-]|$)"
 )
 _NETWORK = linear.compile(
     r"\b(?:curl|wget|nc|ncat|netcat|socat|telnet|ftp|tftp|nslookup|dig|invoke-webrequest|"
-    r"invoke-restmethod|iwr|irm|smtplib|sendmail|urlopen|urllib|aiohttp|axios|httpx)\b|"
+    r"invoke-restmethod|iwr|irm|smtplib|sendmail|urlopen|urllib|aiohttp|axios|httpx|scp|sftp"
+    r"|rsync)\b|"
     r"requests\.(?:get|post|put|patch|request)|\bfetch\(|/dev/(?:tcp|udp)/|\bmail -s\b"
 )
 # The whole environment: `env`/`printenv` alone in a pipeline, or os.environ / process.env as a
@@ -215,7 +219,7 @@ _PY_NETWORK = linear.compile(
     r"\b(?:requests|httpx|aiohttp|urllib\.request)\.|\burlopen\(|\bfetch\("
 )
 _PY_ENV_DUMP = linear.compile(
-    r"dict\(os\.environ\)|os\.environ\.(?:copy|items)\(\)|\*\*os\.environ|json\.dumps\(os\.environ"
+    r"dict\(os\.environ\)|os\.environ\.items\(\)|\*\*os\.environ|json\.dumps\(os\.environ"
     r"|(?:data|json|params)=os\.environ|json\.stringify\(process\.env\)"
 )
 _REVERSE_SHELL = linear.compile("|".join(_REVERSE_SHELLS))
@@ -250,8 +254,15 @@ _KNOWN_APIS = {  # a credential named for a service, sent to that service, is or
 MAX_PATHS_NAMED = 10  # distinct credential files named in findings; one is enough to refuse
 
 
-def find_exfiltration(folded: str) -> list[Finding]:
+def find_exfiltration(folded: str, *, docs: bool = False) -> list[Finding]:
     """Shell or Python lines that read credentials or send secrets out; input is `fold`ed.
+
+    ``docs=True`` is for documentation, such as a skill's, which shows commands rather than
+    running them (the agent's own commands still pass ``check_command``'s gate when run): a
+    credential file read counts only on a line that also talks to the network, and a secret
+    sent out only when the line names a remote host it does not belong to. A GitHub skill
+    that checks ~/.git-credentials, or a script passing its token to a URL it was given,
+    leaks nothing.
 
     The credential and reverse-shell patterns never cross a line, so each runs once over the
     whole text; the checks for secrets sent out run only on lines that talk to the network.
@@ -266,6 +277,8 @@ def find_exfiltration(folded: str) -> list[Finding]:
     paths: set[str] = set()
     for match in _READ_CREDENTIALS.finditer(folded):
         path = match["key"] or match["file"] or match["sshdir"]
+        if docs and not _NETWORK.search(_line_of(folded, match.start())[0]):
+            continue
         if path not in paths:
             add(f"reads a credential file ({path})", match)
             paths.add(path)
@@ -283,7 +296,7 @@ def find_exfiltration(folded: str) -> list[Finding]:
             reason = "sends the whole environment over the network"
         elif match := _SECRETS_FILE.search(line):
             reason = f"sends a secrets file ({match['path']}) over the network"
-        elif match := _secret_sent_out(line):
+        elif match := _secret_sent_out(line, docs=docs):
             name = next(group for group in match.groups() if group)
             reason = f"sends a secret (${name.upper()}) to a remote host"
         else:
@@ -306,17 +319,45 @@ def _whole_environment(match: Match) -> bool:
     return not (match["one_os"] or match["one_js"])
 
 
-def _secret_sent_out(line: str) -> Match | None:
+def _secret_sent_out(line: str, *, docs: bool = False) -> Match | None:
     stripped = _AUTH_ARGS.sub(" ", line)
-    hosts = _HOST.findall(stripped)
+    hosts = [host for host in _HOST.findall(stripped) if not _local(host)]
+    if (docs or _HOST.search(stripped)) and not hosts:
+        return None  # only this machine or its network is named (or, in docs, no host at all)
     for match in _SECRET_VAR.finditer(stripped):
-        parts = set(next(group for group in match.groups() if group).split("_"))
+        parts = set(next(group for group in match.groups() if group).split("_")) - {""}
+        before = stripped[max(0, match.start() - 24) : match.start() + 1]
+        if parts <= GENERIC_PARTS and _AS_API_KEY.search(before):
+            continue  # `?api_key=$API_KEY`: a key passed to the API the line calls
         if not hosts or not all(_service_of(host, parts) for host in hosts):
             return match
     return None
 
 
+GENERIC_PARTS = frozenset({
+    "api", "key", "keys", "token", "tokens", "secret", "secrets", "password", "passwd", "pass",
+    "pwd", "credential", "credentials", "cookie", "auth", "access", "private", "my", "the",
+    "app", "client", "user", "bearer", "id",
+})
+_AS_API_KEY = linear.compile(r"[?&](?:api_?key|apikey|key|token|access_token|auth)=\$\{?$")
+_PRIVATE_HOST = linear.compile(
+    r"^(?:localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[?::1\]?|10(?:\.\d{1,3}){3}"
+    r"|192\.168(?:\.\d{1,3}){2}|172\.(?:1[6-9]|2\d|3[01])(?:\.\d{1,3}){2}"
+    r"|[\w.-]+\.(?:local|localhost|internal|lan))$"
+)
+
+
+def _local(host: str) -> bool:
+    return _PRIVATE_HOST.search(host) is not None
+
+
 def _service_of(host: str, name_parts: set[str]) -> bool:
+    """Whether a credential named ``name_parts`` belongs to ``host``: a known API's hints, or
+    the name's own service word in the host (TENOR_API_KEY → tenor.googleapis.com)."""
+    labels = set(re.split(r"[.-]", host))
+    own = {part for part in name_parts - GENERIC_PARTS if len(part) >= 3}
+    if own & labels or any(part in host for part in own if len(part) >= 4):
+        return True
     return any(
         host == domain or host.endswith("." + domain)
         for domain, hints in _KNOWN_APIS.items()

@@ -48,7 +48,7 @@ def _letters_and_digits(match: Match) -> bool:
 
 _PLACEHOLDER = linear.compile(
     r"your|example|change.?me|placeholder|redacted|dummy|sample|x{4}|\*{3}|\.\.\.|vault|keychain"
-    r"|environ|getenv|secrets\."
+    r"|environ|getenv|secrets\.|process\.env|import\.meta\.env"
 )
 
 
@@ -58,6 +58,8 @@ def _secret_value(match: Match) -> bool:
         return False  # a reference, template or path, not the secret itself
     if _PLACEHOLDER.search(value.lower()) or re.fullmatch(r"[a-z]+(?:[-_.][a-z0-9]+)+", value):
         return False  # a placeholder, or a name such as stored-in-1password
+    if not any(c.isdigit() for c in value) and len(value) < 20:
+        return False  # a word, however decorated (**Settings, Password!): not a key
     symbols = any(not c.isalnum() for c in value)
     return looks_random(value, 2.5 if symbols else 3.0) and not value.isalpha()
 

@@ -21,7 +21,8 @@ def scan_file(path: str, data: bytes) -> str | None:
             return f"{path}: not UTF-8 text"
         return None
     script = is_script(path) or text.startswith("#!")
-    findings = scan_script(text) if script else scan_text(text)
+    # A skill documents commands; the agent's own commands are checked again when it runs them.
+    findings = scan_script(text, docs=True) if script else scan_text(text, docs=True)
     return f"{path}: {describe(findings)}" if findings else None
 
 

@@ -16,6 +16,8 @@ from core.security import (
     commands,
     credentials,
     linear,
+    phrases,
+    phrases_intl,
     scan_script,
     scan_text,
     scanner,
@@ -26,6 +28,7 @@ from core.security.commands import check_command, compile_patterns, find_exfiltr
 from core.security.credentials import mask_secrets
 
 SIZE = 100_000
+MODULES = (commands, credentials, phrases, phrases_intl, scanner, untrusted)
 FRAGMENTS = [
     "cat/", "a/", "~/", ".ssh/", "id_", "cat id_rsa ", "cat ~/.ssh/id_rsa\n", "/proc/1/",
     "curl ", "curl -H x $a_key ", "nc -e sh ", "/dev/tcp/a/1 ", "rm -rf ", "chmod ", "f(){ f|",
@@ -34,18 +37,20 @@ FRAGMENTS = [
     "ignore ", "ignore all ", "ignore all previous ", "you are now ", "developer mode ",
     "[system]", "ai must ", "send memory ", "a ", "a.", "a:", "@", "print ", "a\n", "\n", " ",
     "x", "-", "=", "'", '"', "\\", "password=", "sk-a", "eyJ", "AIza", "1234567890:AA",
+    "aGVsbG8g", "QUFB", "игнорируй ", "忽略之前", "disregard what ", "assistant, ",
 ]
 
 
 def _patterns() -> dict[str, linear.Regex]:
     found: dict[str, linear.Regex] = {}
-    for module in (commands, credentials, scanner, untrusted):
+    for module in MODULES:
         for name, value in vars(module).items():
             if type(value).__module__.startswith("re2"):
                 found[f"{module.__name__}.{name}"] = value
     for i, danger in enumerate(commands.DEFAULT_DANGEROUS_PATTERNS):
         found[f"danger[{i}] {danger.reason}"] = danger.pattern
-    rules = scanner._PHRASES + scanner._LINE_PHRASES + scanner._SQUASHED
+    rules = (phrases.PHRASES + phrases.LINE_PHRASES + phrases.SQUASHED
+             + phrases_intl.INTL_PHRASES)
     for i, rule in enumerate(rules):
         found[f"rule[{i}] {rule.reason}"] = rule.pattern
     for i, secret in enumerate(credentials.SECRETS):
@@ -72,14 +77,14 @@ def test_every_pattern_is_compiled_for_linear_time():
     assert len(PATTERNS) > 40  # the walk above found them (a rename would hide them)
     leftovers = {
         value.pattern
-        for module in (commands, credentials, scanner, untrusted)
+        for module in MODULES
         for value in vars(module).values()
         if isinstance(value, re.Pattern)
     }
     # Python's re is kept only where backtracking cannot happen: a single character class,
     # runs of one class each, or a match anchored at one position over a few bounded words.
     assert leftovers == {untrusted.INVISIBLE.pattern, untrusted._TAG_FLAG.pattern,
-                         scanner._PIECES.pattern, scanner._DATA_SOURCE.pattern}
+                         scanner._PIECES.pattern, phrases._DATA_SOURCE.pattern}
 
 
 @pytest.mark.parametrize("name", sorted(PATTERNS))
