@@ -52,4 +52,5 @@ def hold_command(
     return ctx.store.held.hold(
         ctx.user_id, chat_key=ctx.chat_key, session_id=ctx.session_id, command=command,
         workdir=workdir, timeout=timeout, reason=reason, ttl=ctx.settings.approval_minutes * 60,
+        requested_by=ctx.account,
     )

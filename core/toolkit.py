@@ -9,7 +9,7 @@ import json
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
@@ -42,6 +42,10 @@ class ToolContext:
     # Set when the tools run in a post-turn review rather than for the user: the note recorded
     # with what they change; looking at a skill there does not count as using it.
     review_note: str | None = None
+    # The tools whose untrusted output (web pages, files, command output, MCP results) is in
+    # the model's context: while any is, writes to memory and skills wait for the user
+    # (``core.confirm``), so instructions hidden in that content cannot persist themselves.
+    tainted_by: set[str] = field(default_factory=set)
 
 
 class Tool(ABC):
@@ -56,6 +60,10 @@ class Tool(ABC):
     def spec(self) -> ToolSpec:
         return ToolSpec(name=self.name, description=self.description,
                         parameters=copy.deepcopy(_args_schema(self.Args)))
+
+    def taints(self, output: str) -> bool:
+        """Whether ``output`` brings outside content into the turn (see ``tainted_by``)."""
+        return self.untrusted_output
 
     @abstractmethod
     async def run(self, ctx: ToolContext, args: Any) -> str: ...
@@ -131,5 +139,7 @@ class Toolset:
         if tool.untrusted_output:
             from core.security.untrusted import wrap_untrusted
 
+            if tool.taints(output):
+                ctx.tainted_by.add(call.name)
             return wrap_untrusted(call.name, output)
         return output

@@ -151,6 +151,7 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
                 system, user_message,
             )
             convo, usages = fitted.convo, list(fitted.usage)
+            tool_ctx.tainted_by.update(_outside_content(convo))
             reply = await _loop(deps, model, toolset, tool_ctx, convo, new, usages)
     except ProviderError as error:
         log.warning("turn for inbox %s failed: %s: %s", entry.id, error.kind, error)
@@ -219,6 +220,18 @@ async def _loop(
     )
     new.append(Message(role="assistant", content=reply))
     return reply
+
+
+def _outside_content(convo: Sequence[Message]) -> set[str]:
+    """Sources of untrusted content already in the history (earlier turns' tool results,
+    a summary of them, an approved command's output): still in the model's context."""
+    from core.security.untrusted import untrusted_sources
+
+    found: set[str] = set()
+    for message in convo:
+        if message.role != "system" and message.content:
+            found |= untrusted_sources(message.content)
+    return found
 
 
 def _normalised(arguments: str) -> str:

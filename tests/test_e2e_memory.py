@@ -59,7 +59,7 @@ def test_a_fact_told_in_one_session_is_in_the_next_sessions_prompt_for_that_user
     _, second_session = ask(client, "what should I cook?", "alice")
     assert second_session != first_session
     prompt = system_prompt(llm)
-    assert "USER PROFILE [2% — 29/1,375 chars]\nAlice is allergic to peanuts." in prompt
+    assert "USER PROFILE [2% — 29/1,375 chars]\n[user] Alice is allergic to peanuts." in prompt
 
     llm.reply("How about tacos?")
     ask(client, "what should I cook?", "bob")

@@ -96,6 +96,7 @@ class SubagentRunner:
             store=store, settings=deps.settings, services=parent.services,
             user_id=parent.user_id, session_id=session.id, chat_key=chat_key, platform=PLATFORM,
             account=parent.account, inbox_id=parent.inbox_id,
+            tainted_by=set(parent.tainted_by),  # the task text may carry what the parent read
         )
         user_message = Message(role="user", content=request)
         convo = [Message(role="system", content=CHILD_PROMPT), user_message]

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 
 from core.commands import CommandContext, CommandResult
+from core.errors import NotFound
+from core.identity.access import is_owner_account
 from core.platforms.registry import PLATFORMS
 from core.store.acting import HeldCommand, HeldCommands
 
@@ -42,6 +44,8 @@ async def approve_pending(ctx: CommandContext, arg: str) -> CommandResult | None
             return None
         if len(pending) > 1:
             return CommandResult(reply=_listing(pending, ctx.store.clock.now()))
+        if not may_decide(ctx, pending[0].requested_by):
+            return _not_yours(pending[0].number)
         return await _run(ctx, held, pending[0].number)
     if words == ["list"]:
         if not pending:
@@ -52,11 +56,34 @@ async def approve_pending(ctx: CommandContext, arg: str) -> CommandResult | None
     if len(rest) != 1 or not (match := _NUMBER.fullmatch(rest[0])):
         return None
     number = int(match[1])
+    found = held.get(ctx.user_id, number)
+    if found is not None and not may_decide(ctx, found.requested_by):
+        return _not_yours(number)
     if deny:
         if held.deny(ctx.user_id, number):
             return CommandResult(reply=f"Dropped held command #{number}; it will not run.")
         return CommandResult(reply=_not_pending(held, ctx.user_id, number))
     return await _run(ctx, held, number)
+
+
+def may_decide(ctx: CommandContext, requested_by: str | None) -> bool:
+    """In a group, what one member asked for is theirs (or an owner's) to approve or deny;
+    in a person's own chats, any of their linked accounts may."""
+    if requested_by is None or requested_by == ctx.account:
+        return True
+    if ctx.store.users.get(ctx.user_id).kind != "group":
+        return True
+    if is_owner_account(ctx.settings, ctx.account):
+        return True
+    try:
+        return ctx.store.users.get(ctx.store.users.resolve(ctx.account)).is_owner
+    except NotFound:
+        return False
+
+
+def _not_yours(number: int) -> CommandResult:
+    return CommandResult(reply=f"Held command #{number} was asked for by another member of "
+                         "this group: only they or an owner can approve or deny it.")
 
 
 def _not_pending(held: HeldCommands, user_id: str, number: int) -> str:
@@ -99,3 +126,33 @@ async def _run(ctx: CommandContext, held: HeldCommands, number: int) -> CommandR
         "Tell the user what happened, then carry on with the task if there is more to do."
     )
     return CommandResult(continue_with=f"/approve {number}", extra_context=facts)
+
+
+async def held_writes(ctx: CommandContext, kind: str, verb: str, arg: str) -> CommandResult:
+    """``/memory|/skills pending``, ``… approve N|all`` and ``… reject N|all``: writes held
+    for the user's confirmation (``core.confirm``). In a group, each write is its asker's (or
+    an owner's) to decide."""
+    from core import confirm
+    from core.errors import IrisUsageError
+
+    if verb == "pending":
+        return CommandResult(reply=confirm.listing(ctx.store, ctx.user_id, kind))
+    try:
+        chosen = confirm.numbers(ctx.store, ctx.user_id, kind, arg)
+    except IrisUsageError as exc:
+        return CommandResult(reply=str(exc))
+    if not chosen:
+        return CommandResult(reply=confirm.listing(ctx.store, ctx.user_id, kind))
+    replies = []
+    for number in chosen:
+        found = ctx.store.held_writes.get(ctx.user_id, number)
+        if found is not None and not may_decide(ctx, found.requested_by):
+            replies.append(f"#{number} was asked for by another member of this group: only "
+                           "they or an owner can decide it.")
+        elif verb == "approve":
+            replies.append(await confirm.approve(ctx.store, ctx.settings, ctx.user_id, kind,
+                                                 number, by=ctx.account))
+        else:
+            replies.append(confirm.reject(ctx.store, ctx.user_id, kind, number, by=ctx.account))
+    return CommandResult(reply="\n".join(replies))
+

@@ -10,7 +10,8 @@ from core.memory.book import Limits, MemoryBook
 from core.memory.models import ArchivedEntry, clip, summary
 from core.memory.snapshot import render_store
 
-USAGE = "Usage: /memory | /memory archive [words] | /memory restore ID"
+USAGE = ("Usage: /memory | /memory archive [words] | /memory restore ID | /memory pending | "
+         "/memory approve N|all | /memory reject N|all")
 
 
 def archive_lines(found: list[ArchivedEntry]) -> str:
@@ -21,7 +22,8 @@ def archive_lines(found: list[ArchivedEntry]) -> str:
     )
 
 
-@command("memory", "show your memory; /memory archive [words]; /memory restore ID")
+@command("memory", "show your memory; /memory archive [words]; /memory restore ID; "
+         "/memory pending")
 async def memory(ctx: CommandContext, args: str) -> CommandResult:
     repo, limits = ctx.store.memory, Limits.from_settings(ctx.settings)
     book = MemoryBook(ctx.store)
@@ -34,7 +36,13 @@ async def memory(ctx: CommandContext, args: str) -> CommandResult:
         archived = repo.count_archive(ctx.user_id)
         if archived:
             parts.append(f"{archived} archived entries: /memory archive [words]")
+        if held := ctx.store.held_writes.pending(ctx.user_id, "memory"):
+            parts.append(f"{len(held)} write(s) waiting for your confirmation: /memory pending")
         return CommandResult(reply="\n\n".join(parts))
+    if verb in ("pending", "approve", "reject"):
+        from core.commands.held import held_writes
+
+        return await held_writes(ctx, "memory", verb, rest)
     if verb == "archive":
         found = (
             repo.search_archive(ctx.user_id, rest, limit=10) if rest

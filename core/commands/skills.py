@@ -19,10 +19,16 @@ def _library(ctx: CommandContext) -> SkillLibrary:
     return SkillLibrary(ctx.store, ctx.settings)
 
 
-@command("skills", "list your skills, or find some: /skills [words]; use one with /<name>")
+@command("skills", "list your skills, or find some: /skills [words]; use one with /<name>; "
+         "/skills pending")
 async def list_skills(ctx: CommandContext, args: str) -> CommandResult:
     from core.skills.ranking import rank
 
+    verb, _, rest = args.strip().partition(" ")
+    if verb.lower() in ("pending", "approve", "reject"):
+        from core.commands.held import held_writes
+
+        return await held_writes(ctx, "skill", verb.lower(), rest.strip())
     entries = _library(ctx).entries(ctx.user_id)
     if not entries:
         return CommandResult(reply="No skills yet.")

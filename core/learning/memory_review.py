@@ -96,6 +96,7 @@ class MemoryReviewer:
     async def review(
         self, user_id: str, session_id: str, *, chat_key: str, platform: str
     ) -> ReviewResult:
+        from core.security.untrusted import untrusted_sources
         from core.toolkit import ToolContext
         from core.tools.memory import Memory, MemoryArgs, write_memory
 
@@ -124,6 +125,9 @@ class MemoryReviewer:
                 store=self.store, settings=self.settings, services=self.services,
                 user_id=user_id, session_id=session_id, chat_key=chat_key, platform=platform,
                 account="review",
+                # what the reviewed turns read from outside: their saves wait for the user
+                tainted_by=set().union(*(untrusted_sources(m.message.content or "")
+                                         for m in messages)),
             )
             for call in response.message.tool_calls:
                 if call.name != Memory.name:

@@ -160,6 +160,7 @@ def review_request(ctx: HookContext, messages: Sequence[Message]) -> list[Messag
 
 async def skill_review(hook: HookContext) -> ReviewResult | None:
     """The after-turn hook: run the review if this turn calls for one; returns what it did."""
+    from core.security.untrusted import untrusted_sources
     from core.toolkit import ToolContext, Toolset
     from core.tools.skill_manage import SkillManage
     from core.tools.skill_view import SkillView
@@ -176,6 +177,8 @@ async def skill_review(hook: HookContext) -> ReviewResult | None:
         user_id=entry.user_id, session_id=outcome.session_id, chat_key=entry.chat_key,
         platform=entry.message.platform, account=entry.message.account, inbox_id=entry.id,
         review_note=NOTE,
+        # the turn read outside content: a skill written from it waits for the user
+        tainted_by=set().union(*(untrusted_sources(m.content or "") for m in messages)),
     )
     model = hook.services.router.side()
     convo = review_request(hook, messages)

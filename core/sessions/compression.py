@@ -95,6 +95,20 @@ def shorten_tool_outputs(messages: list[Message], keep_recent: int) -> list[Mess
     return out
 
 
+def _mark_outside_content(text: str, previous: Summary | None,
+                          middle: Sequence[StoredMessage]) -> str:
+    """A summary of untrusted content (tool results, or a summary that held them) is
+    untrusted too: wrapped, so the turn still knows outside content is in its context."""
+    from core.security.untrusted import untrusted_sources, wrap_untrusted
+
+    sources = untrusted_sources(previous.content) if previous is not None else set()
+    for stored in middle:
+        sources |= untrusted_sources(stored.message.content or "")
+    if not sources:
+        return text
+    return wrap_untrusted("summary of " + ", ".join(sorted(sources)), text)
+
+
 def summary_message(summary: Summary) -> Message:
     return Message(
         role="user",
@@ -219,6 +233,7 @@ async def fit_context(
                     failed.failures, exc)
         return Outcome(convo, error=str(exc) or type(exc).__name__, before_tokens=before,
                        after_tokens=before, usage=usage)
+    text = _mark_outside_content(text, summary, chosen.middle)
     new_summary = store.compaction.compact(
         user_id, session_id, [m.id for m in chosen.middle], text,
         model=getattr(side, "name", None),

@@ -9,8 +9,9 @@ stays in its history when the agent changes it, and only its owner can delete it
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from core.errors import IrisUsageError, NotFound
 from core.skills.duplicates import near_duplicate
@@ -186,6 +187,27 @@ class SkillEditor:
         written = self.library.apply(self.user_id, name, build)
         return Outcome(written, f"Archived skill {name!r} (version {written.version}); it can "
                        f"be restored with `iris skills rollback {name}`.")
+
+    def apply(self, change: Mapping[str, Any]) -> Outcome:
+        """One ``skill_manage`` action from its arguments (the tool's, or a held write's)."""
+        action, name = change["action"], str(change["name"]).strip()
+        text = change.get("content") or ""
+        path = change.get("file_path") or ""
+        if action == "create":
+            return self.create(name, text)
+        if action == "edit":
+            return self.edit(name, text)
+        if action == "patch":
+            return self.patch(name, change.get("old_string") or "",
+                              change.get("new_string") or "", file_path=change.get("file_path"),
+                              replace_all=bool(change.get("replace_all")))
+        if action == "write_file":
+            return self.write_file(name, path, change.get("file_content") or "")
+        if action == "remove_file":
+            return self.remove_file(name, path)
+        if action == "delete":
+            return self.delete(name)
+        raise SkillRefused(f"unknown skill action {action!r}")
 
     def _visible(self, name: str) -> SkillSnapshot:
         entry = self.library.find(self.user_id, name)

@@ -18,6 +18,7 @@ from core.store.compaction import Compaction
 from core.store.cron import CronTables
 from core.store.db import Database
 from core.store.deliveries import Deliveries
+from core.store.held_writes import HeldWrites
 from core.store.imports import Imports
 from core.store.inbox import Inbox
 from core.store.leases import Leases
@@ -69,6 +70,7 @@ class Store:
         self.skill_vectors = SkillVectors(db)
         self.sandbox_states = SandboxStates(db)
         self.held = HeldCommands(db)
+        self.held_writes = HeldWrites(db)
         self.cron = CronTables(db)
         self.personas = Personas(db)
         self.imports = Imports(db)

@@ -51,6 +51,7 @@ class HeldCommand:
     decided_at: float | None
     exit_code: int | None
     output: str | None
+    requested_by: str | None  # the account that asked (in a group: who may approve)
 
     @classmethod
     def from_row(cls, row: Row) -> HeldCommand:
@@ -70,6 +71,7 @@ class HeldCommands:
     def hold(
         self, user_id: str, *, chat_key: str, session_id: str | None, command: str,
         workdir: str | None, timeout: float | None, reason: str, ttl: float,
+        requested_by: str | None = None,
     ) -> HeldCommand:
         at = self.db.clock.now()
         with self.db.transaction():
@@ -78,10 +80,10 @@ class HeldCommands:
             ) or 0)
             self.db.execute(
                 "INSERT INTO pending_approvals (user_id, number, chat_key, session_id, command,"
-                " workdir, timeout, reason, created_at, expires_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " workdir, timeout, reason, created_at, expires_at, requested_by)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (user_id, number, chat_key, session_id, command, workdir, timeout, reason, at,
-                 at + ttl),
+                 at + ttl, requested_by),
             )
         held = self.get(user_id, number)
         assert held is not None

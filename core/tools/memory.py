@@ -7,11 +7,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from core.confirm import hold_memory_write
 from core.errors import ToolRetry
 from core.llm import ToolSpec
 from core.memory.book import Limits, MemoryBook, MemoryBusy
 from core.memory.models import TARGETS, MemoryOperation, Target, summary
-from core.memory.ops import Author, MemoryRefused
+from core.memory.ops import Author, MemoryRefused, check_content
 from core.toolkit import Tool, ToolContext
 
 MAX_OPERATIONS = 20
@@ -95,10 +96,19 @@ def write_memory(
 ) -> str:
     """The one write path of the tool, the post-turn review and imports: scanned,
     all-or-nothing, compare-and-set. Raises ToolRetry with the reason when refused."""
+    limits = Limits.from_settings(ctx.settings)
+    if ctx.tainted_by:  # this turn read untrusted content: the user confirms first
+        try:  # what would be refused anyway is refused now, not queued
+            for op in operations:
+                if op.content is not None:
+                    check_content(op.content, op.target, limits.as_dict()[op.target])
+        except MemoryRefused as exc:
+            raise ToolRetry(str(exc)) from None
+        return hold_memory_write(ctx, operations, provenance, who or ctx.account)
     author = Author(provenance=provenance, who=who or ctx.account, session_id=ctx.session_id)
     try:
         result = MemoryBook(ctx.store).write(
-            ctx.user_id, operations, limits=Limits.from_settings(ctx.settings), author=author
+            ctx.user_id, operations, limits=limits, author=author
         )
     except (MemoryRefused, MemoryBusy) as exc:
         raise ToolRetry(str(exc)) from None

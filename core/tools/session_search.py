@@ -63,6 +63,10 @@ class SessionSearch(Tool):
     untrusted_output = True  # old tool results and outside text come back: data, not orders
     Args = SessionSearchArgs
 
+    def taints(self, output: str) -> bool:
+        """Only when the hits hold outside content: past tool results, stored wrapped."""
+        return "<untrusted" in output
+
     async def run(self, ctx: ToolContext, args: SessionSearchArgs) -> str:
         store = ctx.store
         session_id = None

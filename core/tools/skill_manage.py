@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from core.confirm import hold_skill_write
 from core.errors import ToolRetry
 from core.toolkit import Tool, ToolContext
 
@@ -64,18 +64,10 @@ class SkillManage(Tool):
             SkillLibrary(ctx.store, ctx.settings), ctx.user_id, provenance="agent",
             note=ctx.review_note,
         )
-        name = args.name.strip()
-        actions = {
-            "create": lambda: editor.create(name, args.content or ""),
-            "edit": lambda: editor.edit(name, args.content or ""),
-            "patch": lambda: editor.patch(name, args.old_string or "", args.new_string or "",
-                                          file_path=args.file_path, replace_all=args.replace_all),
-            "write_file": lambda: editor.write_file(name, args.file_path or "",
-                                                    args.file_content or ""),
-            "remove_file": lambda: editor.remove_file(name, args.file_path or ""),
-            "delete": lambda: editor.delete(name),
-        }
+        change = args.model_dump()
+        if ctx.tainted_by:  # this turn read untrusted content: the user confirms first
+            return hold_skill_write(ctx, change)
         # A skill's files (up to 1 MiB each) are scanned before they are stored: a thread's
         # work, not the event loop's.
-        outcome = await asyncio.to_thread(actions[args.action])
+        outcome = await asyncio.to_thread(editor.apply, change)
         return outcome.message

@@ -12,7 +12,6 @@ from core.approvals import danger_of, hold_command, may_hold
 from core.errors import ToolRetry
 from core.toolkit import Tool, ToolContext
 
-
 MAX_COMMAND_CHARS = 32_000
 
 

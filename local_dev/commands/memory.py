@@ -11,6 +11,7 @@ import click
 
 from core.errors import IrisUsageError
 from local_dev.clikit import USER_HELP, friendly, opened, resolve_user
+from local_dev.held_cli import add_held_commands
 
 TARGET = click.Choice(["memory", "user"])
 
@@ -258,3 +259,6 @@ def memory_edit(user_ref: str | None, target: str) -> None:
 
 
 commands = [memory_group]
+
+
+add_held_commands(memory_group, "memory")

@@ -14,6 +14,7 @@ import click
 
 from core.errors import IrisUsageError, NotFound
 from local_dev.clikit import default_account, friendly, settings_or_exit
+from local_dev.held_cli import add_held_commands
 
 USER_HELP = "User id or account (telegram:42, http:alice) [default: http:$USER, as `iris chat`]."
 
@@ -316,3 +317,6 @@ def skills_curate(user: str | None, dry_run: bool, as_json: bool) -> None:
 
 
 commands = [skills_group]
+
+
+add_held_commands(skills_group, "skill")

@@ -53,7 +53,8 @@ def test_import_show_export_round_trip(iris, memory_file, tmp_path):
     assert "memory: 2 added, 0 already there, 1 refused" in output
     assert "prompt injection" in output
     shown = iris("memory", "show")
-    assert "MEMORY [2% — 42/2,200 chars]\nRepo uses uv.\n§\nCI runs on GitHub Actions." in shown
+    assert ("MEMORY [2% — 42/2,200 chars]\n[import] Repo uses uv.\n§\n"
+            "[import] CI runs on GitHub Actions.") in shown
     assert iris("memory", "export") == "Repo uses uv.\n§\nCI runs on GitHub Actions.\n"
     out = tmp_path / "out"
     assert "wrote" in iris("memory", "export", "--out", str(out))

@@ -1,0 +1,183 @@
+"""Writes to memory and skills held for the user's confirmation.
+
+Memory and skills reach every future prompt. A turn whose context holds content from outside
+(a web page, a file, command output, an MCP result: ``ToolContext.tainted_by``) may be carrying
+instructions planted there, and a write made in it could plant them for good. Such writes are
+not applied: they are stored as held write #N with what they would do and why they were held,
+and the user approves or rejects them (``/memory pending``, ``/skills pending``, their
+``approve``/``reject`` forms, and the same in the CLI). Approval replays the write through the
+ordinary path, scanned and compare-and-set like any other.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from core.errors import IrisUsageError
+from core.memory.models import MemoryOperation, clip
+
+if TYPE_CHECKING:
+    from core.config import Settings
+    from core.store import Store
+    from core.store.held_writes import HeldWrite
+    from core.toolkit import ToolContext
+
+KINDS = ("memory", "skill")
+
+
+def _sources(ctx: ToolContext) -> str:
+    return ", ".join(sorted(ctx.tainted_by))
+
+
+def held_reason(ctx: ToolContext) -> str:
+    return f"written after reading untrusted content ({_sources(ctx)}), which may carry orders"
+
+
+def _describe_memory(operations: list[MemoryOperation]) -> str:
+    parts = []
+    for op in operations:
+        if op.action == "add":
+            parts.append(f"add to {op.target}: {clip(op.content or '', 90)!r}")
+        elif op.action == "replace":
+            parts.append(f"replace {clip(op.old_text or '', 40)!r} in {op.target} with "
+                         f"{clip(op.content or '', 70)!r}")
+        else:
+            parts.append(f"remove {clip(op.old_text or '', 60)!r} from {op.target}")
+    return "; ".join(parts)
+
+
+def _describe_skill(change: dict[str, Any]) -> str:
+    action, name = change["action"], change["name"]
+    if action in ("create", "edit"):
+        return f"{action} skill {name!r}: {clip(change.get('content') or '', 90)!r}"
+    if action == "patch":
+        return (f"patch skill {name!r}: {clip(change.get('old_string') or '', 40)!r} → "
+                f"{clip(change.get('new_string') or '', 60)!r}")
+    if action in ("write_file", "remove_file"):
+        return f"{action.replace('_', ' ')} {change.get('file_path')!r} in skill {name!r}"
+    return f"{action} skill {name!r}"
+
+
+def _told(ctx: ToolContext, held: HeldWrite, noun: str) -> str:
+    return (
+        f"Not saved yet: held as #{held.number} for the user's confirmation, because this turn "
+        f"read untrusted content ({_sources(ctx)}). Tell the user what you wanted to save and "
+        f"that they can send /{noun} approve {held.number} (or /{noun} reject {held.number}). "
+        "Do not try to save it another way."
+    )
+
+
+def hold_memory_write(ctx: ToolContext, operations: list[MemoryOperation], provenance: str,
+                      who: str | None) -> str:
+    held = ctx.store.held_writes.hold(
+        ctx.user_id, kind="memory",
+        payload={"operations": [op.model_dump() for op in operations], "who": who},
+        summary=_describe_memory(operations), reason=held_reason(ctx), provenance=provenance,
+        requested_by=ctx.account, session_id=ctx.session_id,
+    )
+    return _told(ctx, held, "memory")
+
+
+def hold_skill_write(ctx: ToolContext, change: dict[str, Any]) -> str:
+    held = ctx.store.held_writes.hold(
+        ctx.user_id, kind="skill", payload={"change": change, "note": ctx.review_note},
+        summary=_describe_skill(change), reason=held_reason(ctx), provenance="agent",
+        requested_by=ctx.account, session_id=ctx.session_id,
+    )
+    return _told(ctx, held, "skills")
+
+
+def listing(store: Store, user_id: str, kind: str) -> str:
+    pending = store.held_writes.pending(user_id, kind)
+    noun = "memory" if kind == "memory" else "skills"
+    if not pending:
+        return f"No {'memory' if kind == 'memory' else 'skill'} writes are waiting for you."
+    lines = [f"Waiting for your confirmation ({noun}):"]
+    lines += [f"#{h.number}: {h.summary} — {h.reason}" for h in pending]
+    lines.append(f"/{noun} approve N (or all) saves it; /{noun} reject N (or all) drops it.")
+    return "\n".join(lines)
+
+
+def numbers(store: Store, user_id: str, kind: str, arg: str) -> list[int]:
+    """``N``, ``#N``, several, or ``all`` (every pending write of ``kind``)."""
+    words = arg.replace(",", " ").split()
+    if words == ["all"]:
+        return [h.number for h in store.held_writes.pending(user_id, kind)]
+    try:
+        chosen = [int(word.lstrip("#")) for word in words]
+    except ValueError:
+        raise IrisUsageError(
+            f"give held write numbers (e.g. 3 or #3) or 'all', not {arg!r}") from None
+    if not chosen:
+        raise IrisUsageError("which one? give its number (see the pending list) or 'all'")
+    return chosen
+
+
+def reject(store: Store, user_id: str, kind: str, number: int, *, by: str) -> str:
+    held = _pending(store, user_id, kind, number)
+    if isinstance(held, str):
+        return held
+    if not store.held_writes.claim(user_id, number, by=by):
+        return f"#{number} was decided already."
+    store.held_writes.decide(user_id, number, status="rejected", outcome="rejected")
+    return f"Dropped #{number}; it was not saved."
+
+
+async def approve(store: Store, settings: Settings, user_id: str, kind: str, number: int, *,
+                  by: str) -> str:
+    """Carry out held write ``number``; the reply says what happened."""
+    import asyncio
+
+    held = _pending(store, user_id, kind, number)
+    if isinstance(held, str):
+        return held
+    if not store.held_writes.claim(user_id, number, by=by):
+        return f"#{number} was decided already."
+    try:
+        if held.kind == "memory":
+            message = _apply_memory(store, settings, held, by)
+        else:  # skill files are scanned before they are stored: off the event loop
+            message = await asyncio.to_thread(_apply_skill, store, settings, held)
+    except IrisUsageError as exc:
+        store.held_writes.decide(user_id, number, status="failed", outcome=str(exc))
+        return f"#{number} could not be saved: {exc}"
+    except Exception:
+        store.held_writes.release(user_id, number)
+        raise
+    store.held_writes.decide(user_id, number, status="approved", outcome=message)
+    return f"Saved #{number}. {message}"
+
+
+def _pending(store: Store, user_id: str, kind: str, number: int) -> HeldWrite | str:
+    held = store.held_writes.get(user_id, number)
+    if held is None or held.kind != kind:
+        return f"There is no held {kind} write #{number}."
+    if held.status != "pending":
+        return f"#{number} was already {held.status}."
+    return held
+
+
+def _apply_memory(store: Store, settings: Settings, held: HeldWrite, by: str) -> str:
+    from core.memory.book import Limits, MemoryBook, MemoryBusy
+    from core.memory.models import summary
+    from core.memory.ops import Author, MemoryRefused
+
+    operations = [MemoryOperation(**op) for op in held.payload["operations"]]
+    who = held.payload.get("who") or held.requested_by
+    author = Author(provenance=held.provenance, who=f"{who} (confirmed by {by})",
+                    session_id=held.session_id)
+    try:
+        result = MemoryBook(store).write(held.user_id, operations,
+                                         limits=Limits.from_settings(settings), author=author)
+    except (MemoryRefused, MemoryBusy) as exc:
+        raise IrisUsageError(str(exc)) from None
+    return summary(result)
+
+
+def _apply_skill(store: Store, settings: Settings, held: HeldWrite) -> str:
+    from core.skills.library import SkillLibrary
+    from core.skills.manage import SkillEditor
+
+    editor = SkillEditor(SkillLibrary(store, settings), held.user_id, provenance="agent",
+                         note=held.payload.get("note"))
+    return editor.apply(held.payload["change"]).message
