@@ -1,6 +1,6 @@
 """How long ``iris import-hermes`` takes on a large Hermes home.
 
-Builds a ``state.db`` with Hermes' schema (v30 DDL from tests/core/migrate/hermes_home.py) holding
+Builds a ``state.db`` with Hermes' schema (v30 DDL from iris_testing/hermes_home.py) holding
 ``--messages`` messages (default 100,000) in sessions of 8–16 turns on Telegram, the CLI and a
 Telegram group, every tenth one compressed into a child, with tool calls; texts from
 bench/_conversations.py (fixed seed). Then imports it into a fresh Iris store (a real libSQL
@@ -31,7 +31,7 @@ from _conversations import generate  # noqa: E402
 
 
 def build_state(path: Path, messages: int, seed: int = 11) -> int:
-    from tests.core.migrate.hermes_home import StateWriter, tool_call
+    from iris_testing.hermes_home import StateWriter, tool_call
 
     writer = StateWriter(path)
     r = random.Random(seed)

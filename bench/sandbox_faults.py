@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.sandboxes.fault_grid import run_grid, table
+from iris_testing.sandboxes.fault_grid import run_grid, table
 
 
 def main() -> int:

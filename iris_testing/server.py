@@ -31,12 +31,18 @@ class RunningServer:
 
 
 def start_server(app: object, *, port: int | None = None, timeout: float = 10.0) -> RunningServer:
-    port = port or free_port()
+    # The listening socket is bound here and handed to uvicorn: no window between picking a
+    # free port and binding it in which another server could take it.
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port or 0))
+    port = sock.getsockname()[1]
     config = uvicorn.Config(
         app, host="127.0.0.1", port=port, log_level="warning", lifespan="auto", access_log=False
     )
     server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]},
+                              name=f"uvicorn-{port}", daemon=True)
     thread.start()
     deadline = time.monotonic() + timeout
     while not server.started:

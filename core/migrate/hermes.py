@@ -13,6 +13,7 @@ Hermes' own, so a second run takes only what is new and an interrupted run can b
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -306,22 +307,19 @@ def import_hermes(
     """Import the home (or one of its profiles) into ``user_id``; with ``all_profiles`` each
     profile also goes into its own user (see ``profile_user``)."""
     home = home.expanduser()
-    options = dict(dry_run=dry_run, set_model=set_model, embed=embed, slack_team=slack_team,
-                   progress=progress)
+    run = functools.partial(import_home, store, settings, dry_run=dry_run, set_model=set_model,
+                            embed=embed, slack_team=slack_team, progress=progress)
     if profile is not None:
         if profile not in profile_names(home):
             have = ", ".join(profile_names(home)) or "none"
             raise IrisUsageError(f"{home}/profiles/{profile}: no such profile (profiles: {have})")
-        return import_home(store, settings, user_id, home / "profiles" / profile,
-                           profile=profile, **options)  # type: ignore[arg-type]
-    report = import_home(store, settings, user_id, home, **options)  # type: ignore[arg-type]
+        return run(user_id, home / "profiles" / profile, profile=profile)
+    report = run(user_id, home)
     names = profile_names(home)
     if all_profiles:
         for name in names:
             owner = profile_user(store, name, dry_run=dry_run)
-            report.profiles.append(import_home(
-                store, settings, owner, home / "profiles" / name, profile=name,
-                **options))  # type: ignore[arg-type]
+            report.profiles.append(run(owner, home / "profiles" / name, profile=name))
     elif names:
         report.notes.append(f"profiles not imported: {', '.join(names)} (each is a separate "
                             "agent: --profile NAME into a user, or --all-profiles)")

@@ -235,9 +235,10 @@ class JobImporter:
             rest = own[0].split(":", 1)[1].rsplit("/", 1)[-1]
         from core.platforms.registry import PLATFORMS
 
-        spec = PLATFORMS[platform]
+        parse_chat = PLATFORMS[platform].parse_chat
+        assert parse_chat is not None  # telegram and slack both parse chat addresses
         try:
-            chat_address = spec.parse_chat(rest)  # type: ignore[misc]
+            chat_address = parse_chat(rest)
         except Exception as exc:  # a malformed Hermes target is reported, not raised
             notes.append(f"delivery target {deliver!r} not understood ({exc})")
             return NO_TARGET

@@ -41,10 +41,9 @@ def tool_calls_json(raw: str | None, message_id: int) -> tuple[str | None, str |
     out = []
     for i, call in enumerate(calls):
         fn = call.get("function") if isinstance(call, dict) else None
-        name = fn.get("name") if isinstance(fn, dict) else None
-        if not isinstance(name, str) or not name:
+        if not isinstance(fn, dict) or not isinstance(name := fn.get("name"), str) or not name:
             return None, "a tool call had no function name"
-        arguments = fn.get("arguments", "")  # type: ignore[union-attr]
+        arguments = fn.get("arguments", "")
         if not isinstance(arguments, str):
             arguments = json.dumps(arguments)
         call_id = call.get("id") or f"call_h{message_id}_{i}"

@@ -14,6 +14,7 @@ import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from core.errors import IrisUsageError
@@ -84,16 +85,16 @@ def _text(value: object) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
-def _int(value: object) -> int:
+def _int(value: Any) -> int:
     try:
-        return int(value or 0)  # type: ignore[call-overload]
+        return int(value or 0)
     except (TypeError, ValueError):
         return 0
 
 
-def _float(value: object) -> float | None:
+def _float(value: Any) -> float | None:
     try:
-        return None if value is None else float(value)  # type: ignore[arg-type]
+        return None if value is None else float(value)
     except (TypeError, ValueError):
         return None
 

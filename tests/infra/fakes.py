@@ -11,8 +11,8 @@ from typing import Any
 import modal
 import modal.exception
 
-from tests.sandboxes.fake_common import Call as _Bound
-from tests.sandboxes.fake_common import bind
+from iris_testing.sandboxes.fake_common import Call as _Bound
+from iris_testing.sandboxes.fake_common import bind
 
 
 def _checked(real: Any, call: Call) -> Call:

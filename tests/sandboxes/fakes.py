@@ -5,8 +5,8 @@ signature as it is made, raises the real SDKs' exception classes, and records ev
 (name, args, kwargs) so tests can check call sequences and inject faults.
 """
 
-from tests.sandboxes.fake_common import Call, Container, MemoryStateStore, Recorder
-from tests.sandboxes.fake_daytona import FakeDaytona
-from tests.sandboxes.fake_modal import FakeModal
+from iris_testing.sandboxes.fake_common import Call, Container, MemoryStateStore, Recorder
+from iris_testing.sandboxes.fake_daytona import FakeDaytona
+from iris_testing.sandboxes.fake_modal import FakeModal
 
 __all__ = ["Call", "Container", "FakeDaytona", "FakeModal", "MemoryStateStore", "Recorder"]

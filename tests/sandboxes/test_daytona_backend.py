@@ -8,11 +8,11 @@ import warnings
 import pytest
 from daytona.common import errors
 
+from iris_testing.sandboxes.fake_daytona import FakeDaytona
 from sandboxes import SandboxError, SandboxFileNotFound, SandboxOptions, WorkspaceLost
 from sandboxes.base import COMMAND_HOME
 from sandboxes.daytona_backend import DaytonaSandbox
 from tests.sandboxes.conftest import Backend
-from tests.sandboxes.fake_daytona import FakeDaytona
 
 pytestmark = pytest.mark.anyio
 

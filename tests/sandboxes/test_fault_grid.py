@@ -1,5 +1,5 @@
-"""Every cell of the sandbox fault grid is green (see tests/sandboxes/fault_grid.py; the table is
-printed by ``python bench/sandbox_faults.py`` and kept in docs/benchmarks.md)."""
+"""Every cell of the sandbox fault grid is green (see iris_testing/sandboxes/fault_grid.py; the
+table is printed by ``python bench/sandbox_faults.py`` and kept in docs/benchmarks.md)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sandboxes.fault_grid import BACKENDS, FAILURES, OPERATIONS, run_cell
+from iris_testing.sandboxes.fault_grid import BACKENDS, FAILURES, OPERATIONS, run_cell
 
 
 @pytest.mark.parametrize("failure", FAILURES)

@@ -8,11 +8,11 @@ import warnings
 import modal.exception as errors
 import pytest
 
+from iris_testing.sandboxes.fake_modal import FakeModal
 from sandboxes import SandboxError, SandboxFileNotFound, SandboxOptions, WorkspaceLost
 from sandboxes.base import COMMAND_HOME
 from sandboxes.modal_backend import ModalSandbox
 from tests.sandboxes.conftest import Backend
-from tests.sandboxes.fake_modal import FakeModal
 
 pytestmark = pytest.mark.anyio
 

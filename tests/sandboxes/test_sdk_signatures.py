@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from iris_testing.sandboxes.fake_common import Call, bind
+from iris_testing.sandboxes.fake_daytona import daytona_targets
+from iris_testing.sandboxes.fake_modal import modal_targets
 from sandboxes import SandboxOptions
 from sandboxes.daytona_backend import _GONE, _HIBERNATED, _SETTLING, _STARTING, _WAKE
-from tests.sandboxes.fake_common import Call, bind
-from tests.sandboxes.fake_daytona import daytona_targets
-from tests.sandboxes.fake_modal import modal_targets
 from tests.sandboxes.fakes import FakeDaytona, FakeModal
 
 

@@ -9,11 +9,11 @@ from core.clock import ManualClock
 from core.llm import LiteLLMModel
 from core.migrate.hermes import import_hermes
 from functions.tick import run_tick
+from iris_testing.hermes_home import write_home
 from iris_testing.llm_server import ScriptedLLM
 from iris_testing.platform_stack import platform_stack
 from iris_testing.server import serve
 from tests.clocks import NOW
-from tests.core.migrate.hermes_home import write_home
 from tests.core.migrate.test_hermes_history import snapshot
 
 

@@ -1,4 +1,4 @@
-"""A whole Hermes home (tests/core/migrate/hermes_home.py: Hermes' own formats) imported: history,
+"""A whole Hermes home (iris_testing/hermes_home.py: Hermes' own formats) imported: history,
 people, schedules, persona, profiles and skill usage; then run again, interrupted, grown."""
 
 import json
@@ -12,8 +12,8 @@ from core.migrate.hermes import import_hermes
 from core.migrate.hermes_state import HermesStateError, StateDB
 from core.scheduler.jobs import CronJobs
 from core.store.imports import Imports
+from iris_testing.hermes_home import StateWriter, write_home
 from tests.clocks import NOW
-from tests.core.migrate.hermes_home import StateWriter, write_home
 
 TABLES = ("users", "accounts", "sessions", "messages", "usage", "cron_jobs", "skills",
           "skill_versions", "skill_usage", "personas", "import_records", "memory_entries",

@@ -36,7 +36,7 @@ from typing import Any
 
 from daytona.common import errors
 
-from tests.sandboxes.fake_common import Container, Recorder, next_id
+from iris_testing.sandboxes.fake_common import Container, Recorder, next_id
 
 WORK_DIR = "/home/daytona"
 PROXY = errors.SOURCE_PROXY

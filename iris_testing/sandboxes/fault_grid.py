@@ -24,12 +24,12 @@ from typing import Any
 import modal.exception as modal_errors
 from daytona.common import errors as daytona_errors
 
+from iris_testing.sandboxes.fake_common import MemoryStateStore
+from iris_testing.sandboxes.fake_daytona import FakeDaytona
+from iris_testing.sandboxes.fake_modal import FakeModal
 from sandboxes import SandboxError, WorkspaceLost
 from sandboxes.daytona_backend import DaytonaSandbox
 from sandboxes.modal_backend import ModalSandbox
-from tests.sandboxes.fake_common import MemoryStateStore
-from tests.sandboxes.fake_daytona import FakeDaytona
-from tests.sandboxes.fake_modal import FakeModal
 
 BACKENDS = ("modal", "daytona")
 OPERATIONS = ("create", "exec", "read", "write", "hibernate", "restore", "resume")

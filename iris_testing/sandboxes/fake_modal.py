@@ -43,7 +43,7 @@ from typing import Any
 import modal.exception as errors
 from modal._utils.sandbox_fs_utils import translate_exec_errors
 
-from tests.sandboxes.fake_common import Container, Recorder, aio, next_id
+from iris_testing.sandboxes.fake_common import Container, Recorder, aio, next_id
 
 MODAL_HOME = "/root"
 

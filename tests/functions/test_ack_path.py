@@ -1,0 +1,35 @@
+"""Nothing heavy on the ack path: a fresh process builds the web app as a container does and
+acknowledges Telegram and Slack messages and /stop (tests/functions/ack_probe.py); the turn
+machinery, the model client, MCP, the cloud SDKs and numpy never load, and a platform SDK loads
+only to send /stop's own answer."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+NEVER = {"litellm", "mcp", "modal", "daytona", "boto3", "openai", "core.turn", "core.tools",
+         "core.toolkit", "numpy"}
+
+
+def probe(tmp_path, *, preload: str = "") -> dict:
+    code = f"{preload}import runpy, sys; sys.argv = ['ack_probe', {str(tmp_path)!r}]; " \
+           "runpy.run_module('tests.functions.ack_probe', run_name='__main__')"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, timeout=120, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_acks_load_no_heavy_module(tmp_path):
+    seen = probe(tmp_path)
+    assert seen["statuses"] == [200] * 5
+    assert seen["drained"] == 3  # the three messages were handed to the (recording) dispatcher
+    assert seen["after_messages"] == []
+    assert set(seen["after_stop"]) <= {"telegram", "slack_sdk"}  # sending /stop's answer
+    assert not NEVER & set(seen["after_stop"])
+
+
+def test_the_probe_sees_a_heavy_import(tmp_path):
+    seen = probe(tmp_path, preload="import core.turn; ")
+    assert "core.turn" in seen["after_messages"]
