@@ -111,7 +111,7 @@ class Stack:
                    **FakeSlack.sign(body, SLACK_SECRET)}
         return self.http.post(f"{self.url}/slack/events", content=body, headers=headers)
 
-    def wait(self, predicate: Callable[[], object], timeout: float = 15.0) -> None:
+    def wait(self, predicate: Callable[[], object], timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout
         while not predicate():
             if time.monotonic() > deadline:

@@ -82,7 +82,7 @@ def test_an_expired_stream_is_never_replaced(conn, server):
     statement fails: db.py opens a new connection."""
     conn.execute("SELECT 1").fetchall()
     assert server.stats()["open_streams"] >= 1
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # generous: a loaded machine
     while server.stats()["open_streams"]:  # every stream, this one included, has expired
         assert time.monotonic() < deadline
         time.sleep(0.05)

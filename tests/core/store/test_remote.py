@@ -47,7 +47,7 @@ def values(db) -> list[int]:
 
 
 def wait_until_streams_expire(server: HranaProcess) -> None:
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # generous: a loaded machine
     while server.stats()["open_streams"]:
         assert time.monotonic() < deadline, "the server never expired its streams"
         time.sleep(0.02)
