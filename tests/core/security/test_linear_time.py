@@ -108,9 +108,9 @@ def test_whole_scans_of_100_kb_stay_linear(scan):
     # cost sixteen (the backtracking scanner took 17 s on 4 kB). Compared on the same machine
     # at the same moment, so a busy machine slows both sides alike.
     for text in INPUTS:
-        quarter = _best_of(3, lambda text=text: scan(text[: SIZE // 4]))
-        whole = _best_of(3, lambda text=text: scan(text))
-        assert whole < 8 * quarter + 0.05, f"{whole:.3f} s on 100 kB vs {quarter:.3f} s on 25 kB"
+        quarter = _best_of(5, lambda text=text: scan(text[: SIZE // 4]))
+        whole = _best_of(5, lambda text=text: scan(text))
+        assert whole < 8 * quarter + 0.25, f"{whole:.3f} s on 100 kB vs {quarter:.3f} s on 25 kB"
         assert whole < 5.0, f"{whole:.1f} s on 100 kB of {text[:24]!r}…"
 
 
