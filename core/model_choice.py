@@ -16,7 +16,9 @@ if TYPE_CHECKING:
 
 def allowed_models(settings: Settings) -> list[str]:
     """The models anyone may choose, in the order they are configured."""
-    configured = settings.allowed_models or [settings.model, settings.cheap_model]
+    configured: list[str | None] = [settings.model, settings.cheap_model]
+    if settings.allowed_models:
+        configured = list(settings.allowed_models)
     return list(dict.fromkeys(name for name in configured if name))
 
 
