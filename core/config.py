@@ -36,6 +36,8 @@ class Settings(BaseModel):
     model_api_base: str | None = None
     model_api_key: SecretStr | None = None
     cheap_model: str | None = None
+    # what a non-owner may pick with /model or a job's model; empty: model and cheap_model
+    allowed_models: list[str] = Field(default_factory=list)
     model_timeout: float = Field(default=120.0, gt=0)
     model_retries: int = Field(default=2, ge=0, le=10)
     context_window: int | None = Field(default=None, gt=0)
@@ -155,7 +157,17 @@ class Settings(BaseModel):
             raise ValueError(f"must be a local directory or s3://bucket/prefix (got {value!r})")
         return value
 
-    @field_validator("telegram_allow", "slack_allow", "owner_accounts", mode="before")
+    @field_validator("allowed_models")
+    @classmethod
+    def _model_list(cls, value: list[str]) -> list[str]:
+        for index, name in enumerate(value):
+            if not name or any(ch.isspace() for ch in name) or "/" not in name:
+                raise ValueError(f"item {index} ({name!r}) is not a provider/model string, "
+                                 "e.g. 'openai/gpt-4o-mini'")
+        return value
+
+    @field_validator("telegram_allow", "slack_allow", "owner_accounts", "allowed_models",
+                     mode="before")
     @classmethod
     def _account_list(cls, value: Any) -> Any:
         if isinstance(value, str):

@@ -3,6 +3,7 @@ until a final answer or the step cap, and return everything to persist. No I/O d
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Callable, Sequence
@@ -131,7 +132,10 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
             text, extra = result.continue_with, result.extra_context
 
     user_message = Message(role="user", content=f"{extra}\n\n{text}" if extra else text)
-    system = Message(role="system", content=system_prompt(deps, entry, session, text))
+    # The first turn of a session builds the prompt: skill ranking runs the embedding model and
+    # memory entries are scanned again, CPU work that must not hold up the event loop.
+    prompt = await asyncio.to_thread(system_prompt, deps, entry, session, text)
+    system = Message(role="system", content=prompt)
     new: list[Message] = [user_message]
     usages: list[Usage] = []
     tool_ctx = ToolContext(

@@ -48,6 +48,8 @@ async def accept(
     """Record ``message`` (once) if its sender may talk to Iris, and dispatch its chat; or,
     with ``instead``, answer the sender with that text and record nothing."""
     decision = access(rt, message)
+    for user_id, delivery_id in decision.notices:
+        background.add_task(rt.delivery.attempt, user_id, delivery_id)
     if not decision.allowed:
         if decision.reply:
             answer(rt, message, decision.reply, background)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from core.commands import CommandContext, CommandResult, command, help_text
+from core.commands.approve import is_owner
+from core.errors import IrisUsageError
+from core.model_choice import allowed_models, check_choice
 
 
 @command("new", "start a new session (the old one stays searchable)")
@@ -42,11 +45,15 @@ async def model(ctx: CommandContext, args: str) -> CommandResult:
     user = ctx.store.users.get(ctx.user_id)
     if not args:
         current = user.model or ctx.settings.model or "(none configured)"
-        return CommandResult(reply=f"Your model: {current}. Switch with /model <name>.")
+        choices = ", ".join(allowed_models(ctx.settings)) or "none"
+        return CommandResult(reply=f"Your model: {current}. Switch with /model <name> "
+                                   f"(allowed: {choices}).")
     if args in ("default", "reset"):
         ctx.store.users.set_model(ctx.user_id, None)
         return CommandResult(reply=f"Back to the default model ({ctx.settings.model}).")
-    if any(ch.isspace() for ch in args) or "/" not in args:
-        return CommandResult(reply="A model name looks like provider/model, e.g. openai/gpt-4o.")
-    ctx.store.users.set_model(ctx.user_id, args)
-    return CommandResult(reply=f"Switched your model to {args}.")
+    try:
+        name = check_choice(ctx.settings, args, owner=is_owner(ctx))
+    except IrisUsageError as exc:
+        return CommandResult(reply=f"Model not changed: {exc}.")
+    ctx.store.users.set_model(ctx.user_id, name)
+    return CommandResult(reply=f"Switched your model to {name}.")

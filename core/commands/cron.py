@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from core.commands import CommandContext, CommandResult, command
+from core.commands.approve import is_owner
 from core.errors import IrisUsageError
 from core.platforms.registry import PLATFORMS
 
@@ -82,7 +83,7 @@ def _actor(ctx: CommandContext) -> Actor:
     from core.scheduler.manage import Actor, side_model
     from core.scheduler.targets import origin_of
 
-    return Actor(user_id=ctx.user_id, account=ctx.account, privileged=ctx.is_owner,
+    return Actor(user_id=ctx.user_id, account=ctx.account, privileged=is_owner(ctx),
                  origin=origin_of(ctx.store, ctx.user_id, chat_key=ctx.chat_key),
                  model=side_model(ctx.services.router))
 

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 from core.identity.accounts import AccountAccess, clock
 from core.identity.codes import normalize
 from core.identity.linking import Links
-from core.identity.pairing import Pairing, PairingFull
+from core.identity.pairing import MAX_PENDING_PER_PLATFORM, Pairing
+from core.identity.pairing_notice import tell_owners
 from core.messages import InboundMessage
 from core.platforms.registry import PLATFORMS
 
@@ -33,6 +34,9 @@ class AccessDecision:
     allowed: bool
     reply: str | None = None  # what to answer when not allowed (None: stay silent)
     user_id: str | None = None  # the sender's user when allowed
+    # deliveries recorded on the way (user_id, delivery_id) for the webhook to send now: the
+    # owners' notice that pairing requests are being dropped
+    notices: tuple[tuple[str, int], ...] = ()
 
 
 def policy(settings: Settings, platform: str) -> str:
@@ -93,14 +97,13 @@ def check_access(store: Store, settings: Settings, message: InboundMessage) -> A
     state = store.access.state(message.account)
     if state and state.locked_until and state.locked_until > store.clock.now():
         return _locked(state.locked_until)
-    try:
-        request = Pairing(store).request(message)
-    except PairingFull:
-        return AccessDecision(
-            allowed=False,
-            reply="I can't take more pairing requests right now. Please try again in an hour.",
-        )
-    return AccessDecision(allowed=False, reply=pairing_reply(request.code, request.expires_at))
+    issued = Pairing(store).request(message)
+    notices: list[tuple[str, int]] = []
+    if issued.dropped is not None:
+        notices = tell_owners(store, settings, platform, issued.dropped, MAX_PENDING_PER_PLATFORM)
+    request = issued.request
+    return AccessDecision(allowed=False, reply=pairing_reply(request.code, request.expires_at),
+                          notices=tuple(notices))
 
 
 def _link_attempt(

@@ -1,6 +1,8 @@
 """DM pairing: an unknown account gets a code; the owner approves it (CLI or /approve).
 
-A code is 8 characters, lasts an hour, at most three are pending per platform, and an approver
+A code is 8 characters and lasts an hour. At most ``MAX_PENDING_PER_PLATFORM`` are pending per
+platform: when they are all taken, a new request expires the oldest one (so strangers cannot
+shut everyone else out) and the owners are told (``core.identity.pairing_notice``). An approver
 who enters five wrong codes within an hour is locked out for an hour.
 """
 
@@ -20,7 +22,8 @@ if TYPE_CHECKING:
     from core.store import Store
 
 CODE_SECONDS = 3600.0
-MAX_PENDING_PER_PLATFORM = 3
+MAX_PENDING_PER_PLATFORM = 20
+DROPPED_BY = "iris:full"  # decided_by of a request expired to make room for a newer one
 APPROVED_TEXT = "You're approved: I'm Iris. Say hello!"
 
 
@@ -34,7 +37,7 @@ class PairingRequest:
     thread_id: str | None
     meta: dict[str, Any]
     display_name: str | None
-    status: str  # pending | approved | revoked | expired
+    status: str  # pending | approved | revoked | expired | dropped (to make room)
     created_at: float
     expires_at: float
     decided_at: float | None
@@ -47,6 +50,8 @@ class PairingRequest:
         data["meta"] = json.loads(data["meta"] or "{}")
         if data["status"] == "pending" and data["expires_at"] <= at:
             data["status"] = "expired"
+        if data["status"] == "expired" and data["decided_by"] == DROPPED_BY:
+            data["status"] = "dropped"
         return cls(**data)
 
     @property
@@ -55,8 +60,12 @@ class PairingRequest:
         return f"{key}:{self.thread_id}" if self.thread_id else key
 
 
-class PairingFull(IrisUsageError):
-    """Too many codes are pending on this platform."""
+@dataclass(frozen=True)
+class Issued:
+    """A request's pending code, and the oldest request it pushed out (the platform was full)."""
+
+    request: PairingRequest
+    dropped: PairingRequest | None = None
 
 
 class Pairing:
@@ -74,22 +83,23 @@ class Pairing:
     def pending_count(self, platform: str) -> int:
         return self.rows.pending_count(platform, at=self.store.clock.now())
 
-    def request(self, message: InboundMessage) -> PairingRequest:
-        """The account's pending code, or a new one. PairingFull when the platform has too many
-        pending already (then nothing is stored)."""
+    def request(self, message: InboundMessage) -> Issued:
+        """The account's pending code, or a new one. When the platform already has
+        ``MAX_PENDING_PER_PLATFORM`` pending, the oldest of them expires to make room."""
         existing = self.pending_for(message.account)
         if existing is not None:
-            return existing
+            return Issued(existing)
+        dropped = None
         with self.store.transaction():
+            at = self.store.clock.now()
             if self.pending_count(message.platform) >= MAX_PENDING_PER_PLATFORM:
-                raise PairingFull(
-                    f"{MAX_PENDING_PER_PLATFORM} pairing requests are already waiting on "
-                    f"{message.platform}; try again later"
-                )
+                oldest = self.rows.oldest_pending(message.platform, at=at)
+                if oldest is not None and self.rows.expire(oldest["code"], by=DROPPED_BY, at=at):
+                    dropped = self._request(self.rows.get(oldest["code"]))
             user_id = self.store.users.for_account(
                 message.account, display_name=message.display_name
             )
-            code, at = self._free_code(), self.store.clock.now()
+            code = self._free_code()
             self.rows.add(
                 code, user_id=user_id, account=message.account, platform=message.platform,
                 chat_id=message.chat_id, thread_id=message.thread_id, meta=message.meta,
@@ -97,7 +107,7 @@ class Pairing:
             )
         found = self.get(code)
         assert found is not None
-        return found
+        return Issued(found, dropped)
 
     def _free_code(self) -> str:
         while True:
@@ -127,6 +137,8 @@ class Pairing:
         if found is None or found.status != "pending":
             why = {
                 "expired": "has expired; they get a new one by messaging again",
+                "dropped": "was dropped to make room for newer requests; they get a new one "
+                           "by messaging again",
                 "approved": "was already approved",
                 "revoked": "was revoked",
             }.get(found.status if found else "", "is not a pending pairing code")

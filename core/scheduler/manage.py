@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from core.errors import IrisError, IrisUsageError, NotFound
+from core.model_choice import check_choice
 from core.scheduler.jobs import CronJobs, Job
 from core.scheduler.schedule import Schedule, ScheduleError, next_run, validate_timezone
 from core.scheduler.targets import NO_TARGET, Target, resolve_deliver
@@ -77,7 +78,8 @@ async def create_job(
     return CronJobs(store).create(
         actor.user_id, name=title, prompt=text, schedule=parsed,
         schedule_text=" ".join(schedule.split()), target=target,
-        skills=_skills(store, settings, actor.user_id, skills), model=_model(model),
+        skills=_skills(store, settings, actor.user_id, skills),
+        model=_model(settings, actor, model),
         repeat=_repeat(repeat), next_run_at=first, created_by=actor.account,
     )
 
@@ -103,7 +105,8 @@ async def update_job(
     if skills is not None:
         changes["skills"] = _skills(store, settings, actor.user_id, skills)
     if model is not None:
-        changes["model"] = None if model.strip().lower() in ("", "default") else _model(model)
+        changes["model"] = (None if model.strip().lower() in ("", "default")
+                            else _model(settings, actor, model))
     if schedule is not None or timezone is not None or repeat is not None:
         zone = _zone(timezone) if timezone else job.timezone
         now = store.clock.utcnow()
@@ -217,13 +220,10 @@ def _repeat(repeat: int | None, current: int | None = None) -> int | None:
     return repeat
 
 
-def _model(model: str | None) -> str | None:
+def _model(settings: Settings, actor: Actor, model: str | None) -> str | None:
     if model is None or not model.strip():
         return None
-    name = model.strip()
-    if any(ch.isspace() for ch in name) or "/" not in name:
-        raise IrisUsageError("a model name looks like provider/model, e.g. openai/gpt-4o-mini")
-    return name
+    return check_choice(settings, model, owner=actor.privileged)
 
 
 def _skills(store: Store, settings: Settings, user_id: str, names: list[str] | None) -> list[str]:

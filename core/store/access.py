@@ -105,6 +105,21 @@ class PairingRequests:
             (platform, at),
         ))
 
+    def oldest_pending(self, platform: str, *, at: float) -> Row | None:
+        return self.db.one(
+            "SELECT * FROM pairing_requests WHERE platform = ? AND status = 'pending'"
+            " AND expires_at > ? ORDER BY created_at, rowid LIMIT 1",
+            (platform, at),
+        )
+
+    def expire(self, code: str, *, by: str, at: float) -> bool:
+        """Compare-and-set a pending code to expired now (``by`` says why)."""
+        return self.db.execute(
+            "UPDATE pairing_requests SET status = 'expired', decided_at = ?, decided_by = ?"
+            " WHERE code = ? AND status = 'pending'",
+            (at, by, code),
+        ) == 1
+
     def code_taken(self, code: str) -> bool:
         found = self.db.one("SELECT 1 AS x FROM pairing_requests WHERE code = ?", (code,))
         return found is not None

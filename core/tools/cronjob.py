@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from core.dispatch import ChatRef
 from core.errors import IrisError, ToolRetry
+from core.identity.access import is_owner_account
 from core.platforms.registry import PLATFORMS
 from core.toolkit import Tool, ToolContext
 
@@ -61,10 +62,11 @@ def actor_for(ctx: ToolContext) -> Actor:
     from core.scheduler.targets import origin_of
 
     store = ctx.store
+    owner = store.users.get(ctx.user_id).is_owner or is_owner_account(ctx.settings, ctx.account)
     return Actor(
         user_id=ctx.user_id, account=ctx.account,
         origin=origin_of(store, ctx.user_id, inbox_id=ctx.inbox_id, chat_key=ctx.chat_key),
-        privileged=store.users.get(ctx.user_id).is_owner, model=side_model(ctx.services.router),
+        privileged=owner, model=side_model(ctx.services.router),
     )
 
 

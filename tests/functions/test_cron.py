@@ -256,7 +256,7 @@ def test_a_jobs_model_override_reaches_the_router(rt, scripted):
 
     rt.router = Router(scripted)
     job = make_job(rt.store, rt.settings, schedule="every 5m", at=NOW, deliver="none",
-                   model="openai/gpt-4o-mini")
+                   model="openai/gpt-4o-mini", owner=True)
     scripted.then("ok")
     tick_at(rt, NOW + 5 * MINUTE)
     assert seen == ["openai/gpt-4o-mini"]

@@ -5,7 +5,7 @@ import pytest
 from core.config import load_settings
 from core.identity.access import NOT_ALLOWED, check_access
 from core.identity.codes import CODE_RE
-from core.identity.pairing import Pairing
+from core.identity.pairing import MAX_PENDING_PER_PLATFORM, Pairing
 from tests.core.identity.helpers import message
 
 
@@ -33,15 +33,18 @@ def test_unknown_telegram_account_gets_a_pairing_code_by_default(store, settings
     assert again.reply == first.reply and len(Pairing(store).list()) == 1
 
 
-def test_at_most_three_pending_per_platform_and_nothing_stored_beyond(store, settings):
-    for n in range(3):
+def test_a_full_platform_makes_room_by_dropping_its_oldest_request(store, settings):
+    for n in range(MAX_PENDING_PER_PLATFORM):
         assert "pairing code" in check_access(store, settings, message(f"telegram:{n}")).reply
-    users = count(store, "users")
     full = check_access(store, settings, message("telegram:99"))
-    assert "can't take more pairing requests" in full.reply
-    assert count(store, "users") == users and count(store, "pairing_requests") == 3
+    assert "pairing code" in full.reply
+    pending = Pairing(store).list()
+    assert len(pending) == MAX_PENDING_PER_PLATFORM
+    assert "telegram:0" not in {r.account for r in pending}
+    assert "telegram:99" in {r.account for r in pending}
     other = check_access(store, settings, message("slack:T1/U1"))
     assert "pairing code" in other.reply
+    assert len(Pairing(store).list()) == MAX_PENDING_PER_PLATFORM + 1
 
 
 def test_allowlist_lets_in_listed_accounts_only(store, settings):

@@ -1,5 +1,5 @@
-"""Pairing codes: expiry, the three-per-platform quota, lockout after five wrong codes, and
-approval from the CLI or an owner's /approve."""
+"""Pairing codes: expiry, the per-platform quota (the oldest request makes room), lockout
+after five wrong codes, and approval from the CLI or an owner's /approve."""
 
 import pytest
 
@@ -7,7 +7,7 @@ from core.clock import ManualClock
 from core.errors import IrisUsageError
 from core.identity.access import check_access
 from core.identity.accounts import FAILURE_WINDOW, MAX_FAILURES, LockedOut
-from core.identity.pairing import APPROVED_TEXT, CODE_SECONDS, Pairing
+from core.identity.pairing import APPROVED_TEXT, CODE_SECONDS, MAX_PENDING_PER_PLATFORM, Pairing
 from tests.clocks import NOW
 from tests.core.identity.helpers import deliver, message
 
@@ -36,11 +36,13 @@ def test_an_expired_code_cannot_be_approved_and_a_new_one_is_issued(store, setti
 
 
 def test_expired_codes_free_the_platform_quota(store, settings):
-    for n in range(3):
-        request_code(store, settings, f"telegram:{n}")
-    assert "can't take more" in check_access(store, settings, message("telegram:9")).reply
+    codes = [request_code(store, settings, f"telegram:{n}")
+             for n in range(MAX_PENDING_PER_PLATFORM)]
+    assert "pairing code" in check_access(store, settings, message("telegram:9000")).reply
+    assert Pairing(store).get(codes[0]).status == "dropped"  # full: the oldest made room
     store.clock.advance(CODE_SECONDS + 1)
-    assert "pairing code" in check_access(store, settings, message("telegram:9")).reply
+    assert "pairing code" in check_access(store, settings, message("telegram:9001")).reply
+    assert [r.status for r in Pairing(store).list(include_all=True)].count("dropped") == 1
 
 
 def test_five_wrong_codes_lock_the_approver_out(store, settings):

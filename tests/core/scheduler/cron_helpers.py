@@ -18,10 +18,10 @@ def utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> date
 
 
 def make_job(store, settings, *, schedule: str, at: datetime, account: str = "http:alice",
-             prompt: str = "say hi", **options) -> Job:
+             prompt: str = "say hi", owner: bool = False, **options) -> Job:
     store.clock.set(at)
     user_id = store.users.for_account(account)
-    actor = Actor(user_id=user_id, account=account)
+    actor = Actor(user_id=user_id, account=account, privileged=owner)
     return asyncio.run(create_job(store, settings, actor, prompt=prompt, schedule=schedule,
                                   **options))
 

@@ -176,7 +176,7 @@ def test_a_manual_run_leaves_the_schedule_and_repeat_count_alone(store, settings
 
 def test_the_run_message_carries_the_job_and_its_target(store, settings):
     job = make_job(store, settings, schedule="every 5m", at=NOW, prompt="check the build",
-                   deliver="none", model="openai/gpt-4o-mini")
+                   deliver="none", model="openai/gpt-4o-mini", owner=True)
     claimed = claim_scheduled(store, settings, job.user_id, job.id, at=NOW + 5 * MINUTE,
                               owner="t")
     entry = store.inbox.get(job.user_id, claimed.inbox_id)
