@@ -1,7 +1,7 @@
 """Round-trip latency of LocalSandbox.exec, and of the ``terminal`` tool as a turn calls it
 (dangerous-command check, the user's workspace, output formatting, untrusted wrapping).
 
-Usage: .venv/bin/python bench/sandbox_exec.py [--runs 200]
+Usage: .venv/bin/python bench/sandbox_exec.py [--runs 200] [--isolation none|bwrap]
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from pathlib import Path
 from _common import summary
 
 from sandboxes.local import LocalSandbox
+from sandboxes.options import SandboxOptions
 
 
 async def measure(run: Callable[[], Awaitable[None]], runs: int) -> list[float]:
@@ -31,8 +32,9 @@ async def measure(run: Callable[[], Awaitable[None]], runs: int) -> list[float]:
     return samples
 
 
-async def sandbox_exec(home: Path, command: str, runs: int) -> list[float]:
-    sandbox = LocalSandbox("bench", home=home)
+async def sandbox_exec(home: Path, command: str, runs: int, isolation: str) -> list[float]:
+    sandbox = LocalSandbox("bench", home=home,
+                           options=SandboxOptions(local_isolation=isolation))  # type: ignore[arg-type]
 
     async def run() -> None:
         result = await sandbox.exec(command)
@@ -41,8 +43,9 @@ async def sandbox_exec(home: Path, command: str, runs: int) -> list[float]:
     return await measure(run, runs)
 
 
-async def terminal_tool(home: Path, command: str, runs: int) -> list[float]:
+async def terminal_tool(home: Path, command: str, runs: int, isolation: str) -> list[float]:
     os.environ["IRIS_HOME"] = str(home)
+    os.environ["IRIS_SANDBOX_ISOLATION"] = isolation
     from core.config import load_settings
     from core.messages import ToolCall
     from core.services import Services
@@ -71,16 +74,19 @@ async def terminal_tool(home: Path, command: str, runs: int) -> list[float]:
         store.close()
 
 
-async def main(runs: int) -> None:
+async def main(runs: int, isolation: str) -> None:
+    print(f"isolation: {isolation}")
     with tempfile.TemporaryDirectory() as home:
         for command in ("true", "echo hi"):
-            samples = await sandbox_exec(Path(home), command, runs)
+            samples = await sandbox_exec(Path(home), command, runs, isolation)
             print(f"LocalSandbox.exec({command!r}) x{runs}: {summary(samples)}")
-        samples = await terminal_tool(Path(home) / "iris", "echo hi", runs)
+        samples = await terminal_tool(Path(home) / "iris", "echo hi", runs, isolation)
         print(f"terminal tool ('echo hi') x{runs}: {summary(samples)}")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200)
-    asyncio.run(main(parser.parse_args().runs))
+    parser.add_argument("--isolation", choices=("none", "bwrap"), default="none")
+    args = parser.parse_args()
+    asyncio.run(main(args.runs, args.isolation))
