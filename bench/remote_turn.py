@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import os
 import statistics
 import tempfile
 import time
@@ -181,7 +180,8 @@ async def scenario(home: Path, samples: int, server: str | None,
         for i in range(samples):
             model.then("hi")
             at = due + timedelta(minutes=5 * i)
-            cost, _ = await meter.measure(lambda at=at: run_tick(rt, cron=lambda r: tick(r, now=at)))
+            cost, _ = await meter.measure(
+                lambda at=at: run_tick(rt, cron=lambda r: tick(r, now=at)))
             note("cron tick (1 job due)", cost)
             job_chat = recorder.chats.pop()
             await turn(job_chat, prefix="cron run")
