@@ -105,6 +105,8 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
     message = entry.message
     store = deps.store
     session = resolve_session(deps, entry)
+    if not session.system_prompt:  # its first turn builds it: read its inputs at once
+        store.drains.prefetch_prompt(entry.user_id)
     user = store.users.get(entry.user_id)
     text = message.text
     if has_voice(message):

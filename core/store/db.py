@@ -99,7 +99,7 @@ class Database:
         self._depth = 0
         self._remote: RemoteLink | None = None
         # prefetched reads, each for the first query asking for it: (expiry, outcome)
-        self._kept: dict[tuple[str, Any], tuple[float, Any]] = {}
+        self._kept: dict[tuple[str, Any], list[tuple[float, Any]]] = {}
         if not url.startswith("file:"):
             self._open_remote(url, auth_token or "", retry_for)
             return
@@ -209,10 +209,12 @@ class Database:
         database (the writes' results are not returned, only the last one's changed-row count,
         kept with the commit marker so that a lost answer is resolved). ``keep``: more reads
         whose results are kept for the first query that asks for the same statement (see
-        ``prefetch``). Not inside a transaction."""
+        ``prefetch``). Inside a transaction, they join it (and ``keep`` is not read)."""
         with self._lock:
-            if self._depth:
-                raise DatabaseError("write_then_read cannot run inside a transaction")
+            if self._depth:  # inside a transaction: its statements join it
+                results = self.batch([*writes, *reads])
+                changed = results[len(writes) - 1].rowcount if writes else 0
+                return changed, [r.rows for r in results[len(writes):]]
             if self._remote is None:
                 with self.transaction():
                     changed = [self._run(sql, params).rowcount for sql, params in writes]
@@ -239,13 +241,16 @@ class Database:
     def _keep(self, reads: Sequence[Statement], outcomes: Sequence[Any]) -> None:
         expires = time.monotonic() + _KEEP_SECONDS
         for (sql, params), outcome in zip(reads, outcomes, strict=True):
-            self._kept[(sql, _frozen(params))] = (expires, outcome)
+            self._kept.setdefault((sql, _frozen(params)), []).append((expires, outcome))
 
     def _take_kept(self, sql: str, params: Params) -> Any:
-        found = self._kept.pop((sql, _frozen(params)), None)
-        if found is None or found[0] < time.monotonic():
+        found = self._kept.get((sql, _frozen(params)))
+        if not found:
             return None
-        return found[1]
+        expires, outcome = found.pop(0)
+        if not found:
+            del self._kept[(sql, _frozen(params))]
+        return outcome if expires >= time.monotonic() else None
 
     def execute(self, sql: str, params: Params = ()) -> int:
         """Run one statement; returns the number of rows changed (or the last insert id for an

@@ -13,7 +13,10 @@ from core.store.cancels import cancel_requested
 from core.store.compaction import latest_summary
 from core.store.db import Database
 from core.store.inbox import InboxEntry
+from core.store.memory import archive_count, memory_entry_rows
+from core.store.personas import persona_row
 from core.store.sessions import latest_session, message_tail
+from core.store.skills import skill_rows, skill_usage_rows
 from core.store.users import user_row
 
 _NEXT = ("SELECT * FROM inbox WHERE user_id = ? AND chat_key = ? AND status = 'pending'"
@@ -52,6 +55,15 @@ class Drains:
         if not holder or holder[0]["owner"] != owner or not pending:
             return None
         return InboxEntry.from_row(pending[0])
+
+    def prefetch_prompt(self, user_id: str) -> None:
+        """Read at once what building a session's system prompt reads (the user, persona,
+        memory snapshot, skill index inputs), for the queries that follow."""
+        self.db.prefetch([
+            user_row(user_id), persona_row(user_id), memory_entry_rows(user_id),
+            memory_entry_rows(user_id), archive_count(user_id), skill_usage_rows(user_id),
+            skill_rows(user_id), skill_usage_rows(user_id),
+        ])
 
     def prefetch_context(self, user_id: str, session_id: str, inbox_id: int | None, *,
                          history: int) -> None:

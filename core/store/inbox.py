@@ -69,16 +69,19 @@ class Inbox:
 
     def add(self, user_id: str, message: InboundMessage) -> int | None:
         """Record a message; returns its id, or None when this delivery was already recorded."""
-        row = self.db.one(
+        changed, [rows] = self.db.write_then_read([(
             "INSERT INTO inbox (user_id, chat_key, platform, platform_message_id, account,"
             " payload, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT (platform, platform_message_id) DO NOTHING RETURNING id",
+            " ON CONFLICT (platform, platform_message_id) DO NOTHING",
             (
                 user_id, message.chat_key, message.platform, message.platform_message_id,
                 message.account, encode_inbound(message), self.db.clock.now(),
             ),
-        )
-        return row["id"] if row else None
+        )], [(
+            "SELECT id FROM inbox WHERE user_id = ? AND platform = ? AND platform_message_id = ?",
+            (user_id, message.platform, message.platform_message_id),
+        )])
+        return rows[0]["id"] if changed == 1 and rows else None
 
     def get(self, user_id: str, entry_id: int) -> InboxEntry:
         row = self.db.one("SELECT * FROM inbox WHERE user_id = ? AND id = ?", (user_id, entry_id))

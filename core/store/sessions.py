@@ -75,12 +75,14 @@ class Sessions:
         self.db = db
 
     def get(self, user_id: str, session_id: str) -> Session:
-        row = self.db.one(
-            "SELECT * FROM sessions WHERE user_id = ? AND id = ?", (user_id, session_id)
-        )
+        row = self.db.one(*self._get_statement(user_id, session_id))
         if not row:
             raise NotFound(f"no session {session_id!r} for this user")
         return Session.from_row(row)
+
+    @staticmethod
+    def _get_statement(user_id: str, session_id: str) -> Statement:
+        return "SELECT * FROM sessions WHERE user_id = ? AND id = ?", (user_id, session_id)
 
     def latest(self, user_id: str, chat_key: str) -> Session | None:
         row = self.db.one(*latest_session(user_id, chat_key))
@@ -102,27 +104,22 @@ class Sessions:
         """End the chat's open session (if any) and start a new one."""
         at = self.db.clock.now() if at is None else at
         session_id = new_id("ses")
-        with self.db.transaction():
-            self.db.execute(
-                "UPDATE sessions SET ended_at = ?, end_reason = ? WHERE user_id = ?"
-                " AND chat_key = ? AND ended_at IS NULL",
-                (at, reason, user_id, chat_key),
-            )
-            self.db.execute(
-                "INSERT INTO sessions (id, user_id, chat_key, platform, started_at, last_active_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (session_id, user_id, chat_key, platform, at, at),
-            )
-        return self.get(user_id, session_id)
+        _, [rows] = self.db.write_then_read([
+            ("UPDATE sessions SET ended_at = ?, end_reason = ? WHERE user_id = ?"
+             " AND chat_key = ? AND ended_at IS NULL", (at, reason, user_id, chat_key)),
+            ("INSERT INTO sessions (id, user_id, chat_key, platform, started_at, last_active_at)"
+             " VALUES (?, ?, ?, ?, ?, ?)", (session_id, user_id, chat_key, platform, at, at)),
+        ], [self._get_statement(user_id, session_id)])
+        return Session.from_row(rows[0])
 
     def freeze_prompt(self, user_id: str, session_id: str, system_prompt: str) -> str:
         """Keep the first system prompt built for a session; returns the one that stands."""
-        self.db.execute(
+        _, [rows] = self.db.write_then_read([(
             "UPDATE sessions SET system_prompt = ? WHERE user_id = ? AND id = ?"
-            " AND system_prompt IS NULL",
-            (system_prompt, user_id, session_id),
-        )
-        return self.get(user_id, session_id).system_prompt or system_prompt
+            " AND system_prompt IS NULL", (system_prompt, user_id, session_id),
+        )], [("SELECT system_prompt FROM sessions WHERE user_id = ? AND id = ?",
+              (user_id, session_id))])
+        return (rows[0]["system_prompt"] if rows else None) or system_prompt
 
     def touch(self, user_id: str, session_id: str, *, at: float) -> None:
         """Record activity in a session (inside the turn's transaction)."""
