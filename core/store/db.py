@@ -14,7 +14,6 @@ nothing is ever committed twice. ``batch`` runs several statements in one round 
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.clock import SYSTEM_CLOCK, Clock
 from core.private import private_file
+from core.store.sqltext import read_only
 
 if TYPE_CHECKING:
     from core.store.remote import RemoteLink
@@ -47,19 +47,6 @@ def _frozen(params: Params) -> Any:
     if isinstance(params, dict):
         return tuple(sorted(params.items()))
     return tuple(params)
-
-
-def read_only(sql: str) -> bool:
-    """Whether a statement only reads (so it may be sent again, or run outside a transaction)."""
-    head = sql.lstrip().split(None, 1)
-    word = head[0].upper() if head else ""
-    if word in ("SELECT", "EXPLAIN", "VALUES"):
-        return True
-    if word == "PRAGMA":
-        return "=" not in sql
-    if word == "WITH":
-        return not re.search(r"\b(INSERT|UPDATE|DELETE|REPLACE)\b", sql, re.IGNORECASE)
-    return False
 
 
 def _result(cursor: Any) -> Result:
@@ -217,9 +204,9 @@ class Database:
                 return changed, [r.rows for r in results[len(writes):]]
             if self._remote is None:
                 with self.transaction():
-                    changed = [self._run(sql, params).rowcount for sql, params in writes]
+                    counts = [self._run(sql, params).rowcount for sql, params in writes]
                 rows = [self.query(sql, params) for sql, params in reads]
-                return (changed[-1] if changed else 0), rows
+                return (counts[-1] if counts else 0), rows
             self._kept.clear()
             with self._remote_errors("write"):
                 changed, outcomes = self._remote.write_then_read(list(writes),

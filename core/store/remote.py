@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.clock import Clock
-from core.store.db import read_only as _read_only
 from core.store.hrana import (
     Failure,
     HranaClient,
@@ -42,6 +41,7 @@ from core.store.hrana import (
     batch_steps,
     chained,
 )
+from core.store.sqltext import read_only as _read_only
 
 COMMITS_TABLE = "_iris_commits"
 _PRUNE_EVERY = 500  # commits between two prunes of old markers
