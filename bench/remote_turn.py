@@ -59,6 +59,7 @@ class Cost:
     statements: int
     issued: int  # statements Iris asked the database to run (both backends)
     seconds: float
+    waited: float = 0.0  # seconds Iris waited for the database's answers (Hrana)
 
 
 class Meter:
@@ -67,6 +68,7 @@ class Meter:
 
     def __init__(self, db: Any, server: str | None):
         self.server = server
+        self.db = db
         self.issued = 0
         run = db._run
 
@@ -83,14 +85,16 @@ class Meter:
 
     async def measure(self, step: Callable[[], Awaitable[Any]]) -> tuple[Cost, Any]:
         before, issued = self._stats(), self.issued
+        waited = self.db.remote_counters().get("waited_ms", 0)
         started = time.perf_counter()
         result = await step()
         seconds = time.perf_counter() - started
+        waited = self.db.remote_counters().get("waited_ms", 0) - waited
         after = self._stats()
         cost = Cost(
             round_trips=after.get("round_trips", 0) - before.get("round_trips", 0),
             statements=after.get("statements", 0) - before.get("statements", 0),
-            issued=self.issued - issued, seconds=seconds,
+            issued=self.issued - issued, seconds=seconds, waited=waited / 1000,
         )
         return cost, result
 
@@ -101,6 +105,7 @@ def median(costs: list[Cost]) -> Cost:
         statements=round(statistics.median(c.statements for c in costs)),
         issued=round(statistics.median(c.issued for c in costs)),
         seconds=statistics.median(c.seconds for c in costs),
+        waited=statistics.median(c.waited for c in costs),
     )
 
 
@@ -213,8 +218,9 @@ def table(columns: dict[str, dict[str, Cost]]) -> str:
             elif head == "file":
                 cells.append(f"{cost.issued} st, {cost.seconds * 1000:.0f} ms")
             else:
+                db_time = f" (db {cost.waited * 1000:.0f})" if cost.waited else ""
                 cells.append(f"{cost.round_trips} rt, {cost.statements} st, "
-                             f"{cost.seconds * 1000:.0f} ms")
+                             f"{cost.seconds * 1000:.0f} ms{db_time}")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -240,8 +246,8 @@ def main() -> None:
                 {"IRIS_DB_URL": f"{url}/db/d{delay}", "IRIS_DB_AUTH_TOKEN": HRANA_TOKEN}))
             print(table(columns), flush=True)
     print("\nrt: HTTP round trips to the database; st: statements it ran (file: statements "
-          "Iris issued); ms: wall time, scripted model. Warm, tool and cron rows: median of "
-          f"{args.samples}.")
+          "Iris issued); ms: wall time, scripted model (db: of which waiting for the "
+          f"database's answers). Warm, tool and cron rows: median of {args.samples}.")
 
 
 if __name__ == "__main__":

@@ -120,10 +120,11 @@ class Database:
 
     def remote_counters(self) -> dict[str, int]:
         """How often a remote database needed a retry, a replay or a commit resolved, and
-        how many HTTP round trips it has made."""
+        how many HTTP round trips it has made and how long it waited for them."""
         if self._remote is None:
             return {}
-        return {**self._remote.counters, "round_trips": self._remote.round_trips}
+        return {**self._remote.counters, "round_trips": self._remote.round_trips,
+                "waited_ms": self._remote.waited_ms}
 
     @contextmanager
     def _remote_errors(self, what: str) -> Iterator[None]:

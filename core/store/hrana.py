@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import time
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -174,6 +175,7 @@ class HranaClient:
         self._http = httpx.Client(headers=headers,
                                   timeout=httpx.Timeout(timeout, connect=10.0))
         self.round_trips = 0
+        self.waited = 0.0  # seconds spent waiting for answers
 
     def close(self) -> None:
         self._http.close()
@@ -185,14 +187,17 @@ class HranaClient:
         body = {"baton": stream.baton, "requests": requests + ([{"type": "close"}] if close
                                                                  else [])}
         self.round_trips += 1
+        started = time.perf_counter()
         try:
             answer = self._http.post(f"{stream.base_url or self.base}/v3/pipeline", json=body)
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             raise TransportError(f"cannot connect: {exc}", Failure.NOT_EXECUTED) from exc
         except httpx.HTTPError as exc:
+            self.waited += time.perf_counter() - started
             stream.lost()
             raise TransportError(f"http error: {type(exc).__name__}: {exc}",
                                  Failure.UNKNOWN) from exc
+        self.waited += time.perf_counter() - started
         if answer.status_code != 200:
             code = ""
             with contextlib.suppress(ValueError):

@@ -118,6 +118,11 @@ class RemoteLink:
     def round_trips(self) -> int:
         return self._client.round_trips
 
+    @property
+    def waited_ms(self) -> int:
+        """Milliseconds spent waiting for the database's answers."""
+        return round(self._client.waited * 1000)
+
     def _backoff(self) -> Backoff:
         return Backoff(self.retry_for, self.counters)
 
