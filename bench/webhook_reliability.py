@@ -40,7 +40,8 @@ def load(messages: int, chats: int, repeat_share: float, concurrency: int,
     from iris_testing.platform_stack import platform_stack
     from iris_testing.webhook_load import run
 
-    with platform_stack(Path(tempfile.mkdtemp(prefix="iris-bench-")), **env) as stack:
+    with platform_stack(Path(tempfile.mkdtemp(prefix="iris-bench-")), sweep_seconds=2.0,
+                        **env) as stack:
         report = run(stack, messages=messages, chats=chats, repeat_share=repeat_share,
                      concurrency=concurrency, timeout=900)
         counters = stack.rt.store.db.remote_counters()
