@@ -186,14 +186,15 @@ class RemoteLink:
             return [s for s in steps if isinstance(s, Outcome)]
 
     def _marker_statements(self, marker: str) -> Statements:
+        """The marker (keeping the changed-row count of the statement before it), and now and
+        then a prune of markers old enough that no lost commit can still ask for them."""
         now = float(self._clock.now())
         self._commits += 1
-        statements: Statements = []
+        statements: Statements = [(f"INSERT INTO {COMMITS_TABLE} (id, at, changes)"
+                                   " VALUES (?, ?, changes())", (marker, now))]
         if self._commits % _PRUNE_EVERY == 0:
             statements.append((f"DELETE FROM {COMMITS_TABLE} WHERE at < ?",
                                (now - _MARKER_DAYS * 86400,)))
-        statements.append((f"INSERT INTO {COMMITS_TABLE} (id, at, changes)"
-                           " VALUES (?, ?, changes())", (marker, now)))
         return statements
 
     def write_once(self, sql: str, params: Any) -> Outcome:
