@@ -65,3 +65,13 @@ def test_a_statement_failing_in_a_one_request_write_leaves_nothing(db, server):
                            [])
     assert db.scalar("SELECT count(*) FROM t WHERE n = 9") == 0
     assert server.stats()["open_streams"] == 0  # the request closed its stream
+
+
+def test_a_lost_answer_gets_its_count_back_when_old_markers_are_pruned_with_it(db, server,
+                                                                             monkeypatch):
+    from core.store import remote
+
+    monkeypatch.setattr(remote, "_PRUNE_EVERY", 1)  # every commit also prunes old markers
+    server.inject(FaultRule("drop_after", match="n + 1", times=1))
+    assert db.execute("UPDATE t SET n = n + 1") == 2
+    assert db.remote_counters()["found_commits"] == 1
