@@ -40,7 +40,8 @@ def load(messages: int, chats: int, repeat_share: float, concurrency: int,
     from iris_testing.platform_stack import platform_stack
     from iris_testing.webhook_load import run
 
-    with platform_stack(Path(tempfile.mkdtemp(prefix="iris-bench-")), **env) as stack:
+    with platform_stack(Path(tempfile.mkdtemp(prefix="iris-bench-")), sweep_seconds=2.0,
+                        **env) as stack:
         report = run(stack, messages=messages, chats=chats, repeat_share=repeat_share,
                      concurrency=concurrency, timeout=900)
         counters = stack.rt.store.db.remote_counters()
@@ -51,12 +52,13 @@ def load(messages: int, chats: int, repeat_share: float, concurrency: int,
 
 
 @contextmanager
-def hrana(directory: Path) -> Iterator[str]:
+def hrana(directory: Path, log: str | None = None) -> Iterator[str]:
     """The Hrana test server as a child process; yields its base URL."""
+    extra = ["--log", log] if log else []
     server = subprocess.Popen(
         [sys.executable, "-m", "tests.fakes.hrana_server", "--port", "0", "--dir",
-         str(directory), "--token", HRANA_TOKEN], cwd=_common.ROOT, stdout=subprocess.PIPE,
-        text=True)
+         str(directory), "--token", HRANA_TOKEN, *extra], cwd=_common.ROOT,
+        stdout=subprocess.PIPE, text=True)
     try:
         assert server.stdout is not None
         line = server.stdout.readline()

@@ -106,6 +106,8 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
     message = entry.message
     store = deps.store
     session = resolve_session(deps, entry)
+    if not session.system_prompt:  # its first turn builds it: read its inputs at once
+        store.drains.prefetch_prompt(entry.user_id)
     user = store.users.get(entry.user_id)
     text = message.text
     if has_voice(message):
@@ -150,6 +152,8 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
                 toolset = toolset.with_tools(await stack.enter_async_context(provider(tool_ctx)))
             job_model = message.cron.model if message.cron is not None else None
             model = deps.services.router.main(job_model or user.model)
+            store.drains.prefetch_context(entry.user_id, session.id, entry.id,
+                                          history=deps.settings.history_messages)
             fitted = await fit_context(
                 store, deps.settings, deps.services.router, model, entry.user_id, session.id,
                 system, user_message,

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from core.messages import Message, Usage
+from core.store.deliveries import Delivery
 
 if TYPE_CHECKING:
     from core.store import Store
@@ -45,26 +46,41 @@ def commit_turn(store: Store, record: TurnRecord) -> int | None:
     """Store a turn's messages and usage, mark its inbox entry finished and record the reply
     to deliver, all in one transaction. Returns the delivery id (None when nothing is sent).
     Raises TurnAlreadyFinished (and stores nothing) if the entry was finished meanwhile."""
+    delivery = record_turn(store, record)
+    return delivery.id if delivery is not None else None
+
+
+def record_turn(
+    store: Store, record: TurnRecord, *, claim: tuple[str, float] | None = None
+) -> Delivery | None:
+    """``commit_turn``, returning the delivery; with ``claim`` (owner, seconds) the delivery
+    is recorded already claimed by that owner, so the sender can go at once. The statements go
+    as one batch: a remote database sees two round trips (the batch, then the commit)."""
     entry = record.entry
     at = store.clock.now()
-    with store.transaction():
-        if not store.inbox.finish(
+    statements = [
+        store.inbox.finish_statement(
             entry.user_id, entry.id, status=record.status, session_id=record.session_id,
             reply=record.reply, error=record.error,
-        ):
-            raise TurnAlreadyFinished(f"inbox entry {entry.id} is already finished")
-        store.messages.insert(
+        ),
+        *store.messages.insert_statements(
             entry.user_id, record.session_id, record.messages, at=at,
             author=entry.message.account, inbox_id=entry.id,
-        )
-        for usage in record.usage:
-            store.usage.record(entry.user_id, usage, session_id=record.session_id,
-                               inbox_id=entry.id)
-        store.sessions.touch(entry.user_id, record.session_id, at=at)
-        if record.outbound is None:
-            return None
-        return store.deliveries.add(
+        ),
+        *(store.usage.record_statement(entry.user_id, usage, session_id=record.session_id,
+                                       inbox_id=entry.id) for usage in record.usage),
+        store.sessions.touch_statement(entry.user_id, record.session_id, at=at),
+    ]
+    if record.outbound is not None:
+        statements.append(store.deliveries.add_statement(
             entry.user_id, source=f"inbox:{entry.id}", platform=record.outbound.platform,
             chat_key=record.outbound.chat_key or entry.chat_key, target=record.outbound.target,
-            text=record.outbound.text,
-        )
+            text=record.outbound.text, claim=claim,
+        ))
+    with store.transaction():
+        results = store.batch(statements)
+        if results[0].rowcount != 1:
+            raise TurnAlreadyFinished(f"inbox entry {entry.id} is already finished")
+    if record.outbound is None or not results[-1].rows:
+        return None
+    return Delivery.from_row(results[-1].rows[0])

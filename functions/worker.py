@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING
 
 from core.dispatch import ChatRef
 from core.ids import new_id
+from core.platforms.delivery import CLAIM_SECONDS
 from core.platforms.registry import PLATFORMS
 from core.platforms.typing import typing_while
 from core.replies import outbound_for
 from core.store.inbox import InboxEntry
 from core.turn import TurnOutcome, run_turn
-from core.turn_commit import TurnAlreadyFinished, TurnRecord, commit_turn
+from core.turn_commit import TurnAlreadyFinished, TurnRecord, record_turn
 
 if TYPE_CHECKING:
     from functions.runtime import Runtime
@@ -44,10 +45,10 @@ async def _renew(rt: Runtime, name: str, owner: str) -> None:
 
 
 async def process(rt: Runtime, entry: InboxEntry) -> TurnOutcome | None:
-    """Run, commit and deliver one entry; returns the outcome for the after-turn hooks."""
+    """Run, commit and deliver one entry (taken, its attempt counted: ``Drains.take``);
+    returns the outcome for the after-turn hooks."""
     store = rt.store
-    attempt = store.inbox.mark_started(entry.user_id, entry.id)
-    if attempt > MAX_ATTEMPTS:
+    if entry.attempts > MAX_ATTEMPTS:  # counted when the entry was taken
         session = store.sessions.current(
             entry.user_id, entry.chat_key, entry.message.platform,
             idle_seconds=rt.settings.session_idle_hours * 3600, at=entry.received_at,
@@ -72,8 +73,9 @@ async def process(rt: Runtime, entry: InboxEntry) -> TurnOutcome | None:
         )
     turn_checkpoint = rt.checkpoint or (lambda step: None)
     turn_checkpoint("before_commit")
+    sender_id = new_id("dlv")
     try:
-        delivery_id = commit_turn(store, record)
+        delivery = record_turn(store, record, claim=(sender_id, CLAIM_SECONDS))
     except TurnAlreadyFinished:
         log.warning("inbox %s was finished by another worker; discarding this run", entry.id)
         rt.notifier.notify(entry.id)
@@ -81,8 +83,8 @@ async def process(rt: Runtime, entry: InboxEntry) -> TurnOutcome | None:
     rt.notifier.notify(entry.id)
     await asyncio.sleep(0)  # let a waiting HTTP request answer before delivery and hooks run
     turn_checkpoint("before_delivery")
-    if delivery_id is not None:
-        await rt.delivery.attempt(entry.user_id, delivery_id)
+    if delivery is not None:
+        await rt.delivery.send_claimed(delivery, sender_id)
         turn_checkpoint("after_delivery")
     return outcome
 
@@ -117,27 +119,32 @@ async def _drain(
 ) -> int:
     done = 0
     store = rt.store
-    while store.leases.acquire(name, chat.user_id, owner, rt.settings.lease_seconds):
-        if rt.checkpoint is not None:
-            rt.checkpoint("after_lease")
-        renewer = asyncio.create_task(_renew(rt, name, owner))
-        try:
-            while (entry := store.inbox.next_pending(chat.user_id, chat.chat_key)) is not None:
-                try:
-                    outcome = await process(rt, entry)
-                except Exception:
-                    log.exception("inbox %s: turn crashed; it stays pending", entry.id)
-                    return done
-                done += 1
-                if outcome is not None:
-                    finished.append((entry, outcome))
-        finally:
+    renewer: asyncio.Task[None] | None = None
+    holding = False
+    try:
+        # Each take holds (or takes) the lease and starts the next entry; it lets the lease go
+        # in the same transaction that finds nothing pending, so nothing is ever stranded.
+        while (entry := store.drains.take(chat.user_id, chat.chat_key, name, owner,
+                                          rt.settings.lease_seconds)) is not None:
+            holding = True
+            if renewer is None:
+                if rt.checkpoint is not None:
+                    rt.checkpoint("after_lease")
+                renewer = asyncio.create_task(_renew(rt, name, owner))
+            try:
+                outcome = await process(rt, entry)
+            except Exception:
+                log.exception("inbox %s: turn crashed; it stays pending", entry.id)
+                return done
+            done += 1
+            if outcome is not None:
+                finished.append((entry, outcome))
+        holding = False
+        return done
+    finally:
+        if renewer is not None:
             renewer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await renewer
+        if holding:
             store.leases.release(name, owner)
-        # A message may have arrived after our last look but before the release, while its
-        # own dispatch saw the lease held: look once more so it is never stranded.
-        if not store.inbox.has_pending(chat.user_id, chat.chat_key):
-            break
-    return done

@@ -4,8 +4,10 @@ do. Used by the webhook tests and by bench/webhook_reliability.py."""
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
+import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -126,6 +128,27 @@ class Stack:
         return pending == 0 and unsent == 0
 
 
+class _Sweeping:
+    """An ASGI app with a task in its event loop that attempts due deliveries now and then."""
+
+    def __init__(self, app: Any, rt: Runtime, seconds: float):
+        self.app, self.rt, self.seconds = app, rt, seconds
+        self._task: asyncio.Task[None] | None = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._sweep())
+        await self.app(scope, receive, send)
+
+    async def _sweep(self) -> None:
+        while True:
+            await asyncio.sleep(self.seconds)
+            try:
+                await self.rt.delivery.sweep()
+            except Exception:
+                logging.getLogger("iris.testing").exception("delivery sweep failed")
+
+
 def stack_env(home: Path, telegram_url: str, slack_url: str, **extra: str) -> dict[str, str]:
     return {
         "IRIS_HOME": str(home), "IRIS_API_KEY": "test-key",
@@ -140,7 +163,9 @@ def stack_env(home: Path, telegram_url: str, slack_url: str, **extra: str) -> di
 
 @contextmanager
 def platform_stack(home: Path, *, model: Any = None, clock: Clock = SYSTEM_CLOCK,
-                   **env: str) -> Iterator[Stack]:
+                   sweep_seconds: float | None = None, **env: str) -> Iterator[Stack]:
+    """With ``sweep_seconds``, due deliveries (a send that failed and backs off) are retried that
+    often, as the minute tick does in the cloud and in ``iris dev``."""
     telegram, slack = FakeTelegram(), FakeSlack()
     model = model or EchoModel()
     servers = [start_server(telegram.app), start_server(slack.app)]
@@ -151,7 +176,9 @@ def platform_stack(home: Path, *, model: Any = None, clock: Clock = SYSTEM_CLOCK
         settings = load_settings(variables)
         rt = compose(settings, dispatcher=dispatcher, store=open_store(settings, clock=clock),
                            router=SplitRouter(model, EchoModel("side")))
-        servers.append(start_server(create_app(rt)))
+        app = create_app(rt)
+        servers.append(start_server(app if sweep_seconds is None
+                                    else _Sweeping(app, rt, sweep_seconds)))
         with httpx.Client(timeout=30) as http:
             yield Stack(rt, model, telegram, slack, servers[2].url, http, variables)
     finally:

@@ -54,6 +54,12 @@ class DeliveryService:
         claimed = self.store.deliveries.claim(user_id, delivery_id, owner, CLAIM_SECONDS)
         if claimed is None:
             return self.store.deliveries.get(user_id, delivery_id).status
+        return await self.send_claimed(claimed, owner)
+
+    async def send_claimed(self, claimed: Delivery, owner: str) -> str:
+        """Send a delivery ``owner`` has claimed (``attempt``, or recorded claimed with its
+        turn: ``core.turn_commit.record_turn``); returns its status afterwards."""
+        user_id, delivery_id = claimed.user_id, claimed.id
         sender = self.senders.get(claimed.platform)
         if sender is None:
             self.store.deliveries.mark_retry(
@@ -89,7 +95,8 @@ class DeliveryService:
         ids = list(claimed.platform_ids)
         for index in range(len(ids), len(parts)):
             ids.append(await multi.send_part(claimed.target, parts[index], index))
-            self.store.deliveries.record_progress(claimed.user_id, claimed.id, owner, ids)
+            if index < len(parts) - 1:  # the last part's id is stored by mark_sent
+                self.store.deliveries.record_progress(claimed.user_id, claimed.id, owner, ids)
         return ids
 
     async def sweep(self, *, limit: int = 100) -> int:

@@ -145,6 +145,8 @@ def backfill(
         done += embed_messages(store, user_id, batch, model)
         if progress is not None:
             progress(len(batch))
+        if len(batch) < size:  # that was all of them
+            break
         if seconds is not None and time.perf_counter() - started >= seconds:
             break
     if model == STATIC and done:

@@ -6,7 +6,7 @@ without it. The few system sweeps (stalled chats, due deliveries) return keys, n
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -16,8 +16,9 @@ from core.store.bots import BotIdentities
 from core.store.cancels import TurnCancels
 from core.store.compaction import Compaction
 from core.store.cron import CronTables
-from core.store.db import Database
+from core.store.db import Database, Result, Statement
 from core.store.deliveries import Deliveries
+from core.store.drains import Drains
 from core.store.held_writes import HeldWrites
 from core.store.imports import Imports
 from core.store.inbox import Inbox
@@ -51,6 +52,7 @@ class Store:
         self.users = Users(db)
         self.sessions = Sessions(db)
         self.messages = Messages(db)
+        self.drains = Drains(db)
         self.inbox = Inbox(db)
         self.leases = Leases(db)
         self.usage = UsageLog(db)
@@ -76,6 +78,11 @@ class Store:
         self.imports = Imports(db)
         self._objects_args = (objects_url, s3_endpoint_url, s3_region)
         self._objects: ObjectStore | None = None
+
+    def batch(self, statements: Sequence[Statement]) -> list[Result]:
+        """Statements built by the repositories, run in order as one request to a remote
+        database (see ``Database.batch``)."""
+        return self.db.batch(statements)
 
     @property
     def clock(self) -> Clock:

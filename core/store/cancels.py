@@ -3,8 +3,12 @@ mark between steps, so a stop recorded by one container stops a turn running in 
 
 from __future__ import annotations
 
-from core.store.db import Database
+from core.store.db import Database, Statement
 
+
+def cancel_requested(user_id: str, inbox_id: int) -> Statement:
+    return ("SELECT count(*) FROM turn_cancels WHERE user_id = ? AND inbox_id = ?",
+            (user_id, inbox_id))
 
 class TurnCancels:
     def __init__(self, db: Database):
@@ -30,8 +34,5 @@ class TurnCancels:
 
     def requested(self, user_id: str, inbox_id: int) -> bool:
         return bool(
-            self.db.scalar(
-                "SELECT count(*) FROM turn_cancels WHERE user_id = ? AND inbox_id = ?",
-                (user_id, inbox_id),
-            )
+            self.db.scalar(*cancel_requested(user_id, inbox_id))
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.store.db import Database, Row
+from core.store.db import Database, Row, Statement
 
 
 @dataclass(frozen=True)
@@ -31,16 +31,17 @@ class CompressionState:
     last_error: str | None = None
 
 
+def latest_summary(user_id: str, session_id: str) -> Statement:
+    return ("SELECT * FROM session_summaries WHERE user_id = ? AND session_id = ?"
+            " ORDER BY id DESC LIMIT 1", (user_id, session_id))
+
+
 class Compaction:
     def __init__(self, db: Database):
         self.db = db
 
     def latest(self, user_id: str, session_id: str) -> Summary | None:
-        row = self.db.one(
-            "SELECT * FROM session_summaries WHERE user_id = ? AND session_id = ?"
-            " ORDER BY id DESC LIMIT 1",
-            (user_id, session_id),
-        )
+        row = self.db.one(*latest_summary(user_id, session_id))
         return Summary.from_row(row) if row else None
 
     def history(self, user_id: str, session_id: str) -> list[Summary]:

@@ -5,28 +5,54 @@ that contend for the write lock stall each other until the busy timeout. All acc
 therefore goes through one connection guarded by a re-entrant lock; separate processes
 coordinate through SQLite's own locking (WAL + busy timeout).
 
-A remote database (``libsql://``, ``https://``, ``http://``) goes through ``core.store.remote``:
-transient failures are retried for up to ``retry_for`` seconds, a lost transaction is replayed
-on a new connection, a lost commit is resolved through its marker, and writes outside a
-transaction run in one, so nothing is ever committed twice.
+A remote database (``libsql://``, ``https://``, ``http://``) goes through ``core.store.remote``
+(Iris' own Hrana client, ``core.store.hrana``; libsql is used for files only): transient failures
+are retried for up to ``retry_for`` seconds, a lost transaction is replayed on a new stream, a
+lost commit is resolved through its marker, and writes outside a transaction run in one, so
+nothing is ever committed twice. ``batch`` runs several statements in one round trip.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.clock import SYSTEM_CLOCK, Clock
 from core.private import private_file
+from core.store.sqltext import read_only
 
 if TYPE_CHECKING:
     from core.store.remote import RemoteLink
 
 Row = dict[str, Any]
 Params = Sequence[Any] | dict[str, Any]
+Statement = tuple[str, Params]
+_KEEP_SECONDS = 5.0
+
+
+@dataclass(frozen=True)
+class Result:
+    """One statement's rows (a write's: those it RETURNs) and changed-row count."""
+
+    rows: list[Row]
+    rowcount: int
+
+
+def _frozen(params: Params) -> Any:
+    if isinstance(params, dict):
+        return tuple(sorted(params.items()))
+    return tuple(params)
+
+
+def _result(cursor: Any) -> Result:
+    rows = cursor.fetchall() or []
+    names = [col[0] for col in cursor.description] if cursor.description else []
+    return Result([dict(zip(names, row, strict=True)) for row in rows], cursor.rowcount)
 
 
 class DatabaseError(Exception):
@@ -54,16 +80,18 @@ class Database:
         self, url: str, auth_token: str | None = None, *, busy_timeout: float = 15.0,
         clock: Clock = SYSTEM_CLOCK, retry_for: float = 30.0,
     ):
-        import libsql
-
         self.url = url
         self.clock = clock  # the time every repository stamps and compares with
         self._lock = threading.RLock()
         self._depth = 0
         self._remote: RemoteLink | None = None
+        # prefetched reads, each for the first query asking for it: (expiry, outcome)
+        self._kept: dict[tuple[str, Any], list[tuple[float, Any]]] = {}
         if not url.startswith("file:"):
             self._open_remote(url, auth_token or "", retry_for)
             return
+        import libsql
+
         try:
             path = _file_path(url)
             if path != ":memory:":  # 0600 in a 0700 directory: SQLite gives -wal the same
@@ -77,25 +105,26 @@ class Database:
         self._conn.execute("PRAGMA foreign_keys=ON")
 
     def _open_remote(self, url: str, token: str, retry_for: float) -> None:
-        from core.store.remote import COMMITS_TABLE, RemoteLink
+        from core.store.remote import RemoteLink
 
         try:
             self._remote = RemoteLink(url, token, self.clock, retry_for=retry_for)
-        except Exception as exc:  # a malformed URL: libsql raises ValueError/RuntimeError
+        except ValueError as exc:  # a malformed URL
             raise DatabaseError(f"cannot open database {url}: {exc}") from exc
         with self._remote_errors(f"cannot open database {url}"):
-            self._remote.run(
-                f"CREATE TABLE IF NOT EXISTS {COMMITS_TABLE}"
-                " (id TEXT PRIMARY KEY, at REAL NOT NULL)", (),
-            )
+            self._remote.setup()
 
     @property
     def remote(self) -> bool:
         return self._remote is not None
 
     def remote_counters(self) -> dict[str, int]:
-        """How often a remote database needed a retry, a replay or a commit resolved."""
-        return dict(self._remote.counters) if self._remote is not None else {}
+        """How often a remote database needed a retry, a replay or a commit resolved, and
+        how many HTTP round trips it has made and how long it waited for them."""
+        if self._remote is None:
+            return {}
+        return {**self._remote.counters, "round_trips": self._remote.round_trips,
+                "waited_ms": self._remote.waited_ms}
 
     @contextmanager
     def _remote_errors(self, what: str) -> Iterator[None]:
@@ -127,11 +156,89 @@ class Database:
 
     def _run_remote(self, sql: str, params: Params) -> Any:
         assert self._remote is not None
-        if not self._depth and not self._remote.read_only(sql):
-            with self.transaction():  # so that a lost answer is resolved, never sent twice
-                return self._run_remote(sql, params)
+        remote = self._remote
+        read_only = remote.read_only(sql)
+        if not read_only:
+            self._kept.clear()
+        elif not self._depth and (kept := self._take_kept(sql, params)) is not None:
+            return _Answer(kept)
         with self._remote_errors(sql.split(None, 1)[0]):
-            return _Answer(self._remote.run(sql, params))
+            if self._depth or read_only:
+                return _Answer(remote.run(sql, params))
+            if not remote.returns_rows(sql):  # its own transaction, in one round trip
+                return _Answer(remote.write_once(sql, params))
+        with self.transaction():  # rows before the commit: two round trips
+            return self._run_remote(sql, params)
+
+    # -- several statements per round trip (a remote database; a file runs them one by one) --
+    def batch(self, statements: Sequence[Statement]) -> list[Result]:
+        """Run ``statements`` in order, as one request to a remote database. Inside a
+        transaction they join it; outside, if any of them writes they run in one transaction.
+        The first error stops the rest."""
+        with self._lock:
+            if self._remote is None or not statements:
+                if self._depth or all(read_only(sql) for sql, _ in statements):
+                    return [_result(self._run(sql, params)) for sql, params in statements]
+                with self.transaction():
+                    return [_result(self._run(sql, params)) for sql, params in statements]
+            if not self._depth and not all(self._remote.read_only(sql) for sql, _ in statements):
+                with self.transaction():
+                    return self.batch(statements)
+            self._kept.clear()
+            with self._remote_errors("batch"):
+                outcomes = self._remote.run_many(list(statements))
+            return [Result(_Answer(o).rows(), o.rowcount) for o in outcomes]
+
+    def write_then_read(
+        self, writes: Sequence[Statement], reads: Sequence[Statement],
+        keep: Sequence[Statement] = (),
+    ) -> tuple[int, list[list[Row]]]:
+        """Commit ``writes`` as one transaction, then run ``reads``: one round trip to a remote
+        database (the writes' results are not returned, only the last one's changed-row count,
+        kept with the commit marker so that a lost answer is resolved). ``keep``: more reads
+        whose results are kept for the first query that asks for the same statement (see
+        ``prefetch``). Inside a transaction, they join it (and ``keep`` is not read)."""
+        with self._lock:
+            if self._depth:  # inside a transaction: its statements join it
+                results = self.batch([*writes, *reads])
+                changed = results[len(writes) - 1].rowcount if writes else 0
+                return changed, [r.rows for r in results[len(writes):]]
+            if self._remote is None:
+                with self.transaction():
+                    counts = [self._run(sql, params).rowcount for sql, params in writes]
+                rows = [self.query(sql, params) for sql, params in reads]
+                return (counts[-1] if counts else 0), rows
+            self._kept.clear()
+            with self._remote_errors("write"):
+                changed, outcomes = self._remote.write_then_read(list(writes),
+                                                                 [*reads, *keep])
+            self._keep(keep, outcomes[len(reads):])
+            return changed, [_Answer(o).rows() for o in outcomes[:len(reads)]]
+
+    def prefetch(self, reads: Sequence[Statement]) -> None:
+        """Run ``reads`` now, in one round trip to a remote database, and keep each result for
+        the first query that asks for the very same statement, until this process writes (or
+        after a few seconds). A file database reads as fast as it looks up: nothing is done."""
+        with self._lock:
+            if self._remote is None or self._depth or not reads:
+                return
+            with self._remote_errors("prefetch"):
+                outcomes = self._remote.read(list(reads))
+            self._keep(reads, outcomes)
+
+    def _keep(self, reads: Sequence[Statement], outcomes: Sequence[Any]) -> None:
+        expires = time.monotonic() + _KEEP_SECONDS
+        for (sql, params), outcome in zip(reads, outcomes, strict=True):
+            self._kept.setdefault((sql, _frozen(params)), []).append((expires, outcome))
+
+    def _take_kept(self, sql: str, params: Params) -> Any:
+        found = self._kept.get((sql, _frozen(params)))
+        if not found:
+            return None
+        expires, outcome = found.pop(0)
+        if not found:
+            del self._kept[(sql, _frozen(params))]
+        return outcome if expires >= time.monotonic() else None
 
     def execute(self, sql: str, params: Params = ()) -> int:
         """Run one statement; returns the number of rows changed (or the last insert id for an
@@ -147,9 +254,8 @@ class Database:
                 return
             from core.store.remote import split_statements
 
-            with self.transaction():  # libsql's remote executescript drops statement errors
-                for statement in split_statements(sql):
-                    self._run(statement, ())
+            with self.transaction(), self._remote_errors("script"):
+                self._remote.run_many([(statement, ()) for statement in split_statements(sql)])
 
     def query(self, sql: str, params: Params = ()) -> list[Row]:
         with self._lock:
@@ -181,6 +287,7 @@ class Database:
                     self._depth -= 1
                 return
             if self._remote is not None:
+                self._kept.clear()
                 with self._remote_transaction():
                     yield self
                 return
@@ -234,3 +341,9 @@ class _Answer:
 
     def fetchone(self) -> tuple[Any, ...] | None:
         return self._rows[0] if self._rows else None
+
+    def rows(self) -> list[Row]:
+        if not self._rows or not self.description:
+            return []
+        names = [col[0] for col in self.description]
+        return [dict(zip(names, row, strict=True)) for row in self._rows]

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.errors import NotFound
-from core.store.db import Database, Row
+from core.store.db import Database, Row, Statement
 
 
 @dataclass(frozen=True)
@@ -56,14 +56,27 @@ class Deliveries:
         target: dict[str, Any], text: str,
     ) -> int | None:
         """Record a reply to send (inside the turn's transaction); None if ``source`` exists."""
-        at = self.db.clock.now()
-        row = self.db.one(
-            "INSERT INTO deliveries (user_id, source, platform, chat_key, target, text,"
-            " next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT (source) DO NOTHING RETURNING id",
-            (user_id, source, platform, chat_key, json.dumps(target), text, at, at),
-        )
+        row = self.db.one(*self.add_statement(user_id, source=source, platform=platform,
+                                              chat_key=chat_key, target=target, text=text))
         return row["id"] if row else None
+
+    def add_statement(
+        self, user_id: str, *, source: str, platform: str, chat_key: str,
+        target: dict[str, Any], text: str, claim: tuple[str, float] | None = None,
+    ) -> Statement:
+        """``add`` as a statement for a batch, RETURNING the new row (none if ``source``
+        exists). With ``claim`` (owner, seconds) the row starts claimed by that owner, its
+        first attempt counted, as ``claim`` would leave it: the sender goes at once."""
+        at = self.db.clock.now()
+        owner, until, attempts = (claim[0], at + claim[1], 1) if claim else (None, None, 0)
+        return (
+            "INSERT INTO deliveries (user_id, source, platform, chat_key, target, text,"
+            " next_attempt_at, created_at, claimed_by, claimed_until, attempts)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (source) DO NOTHING RETURNING *",
+            (user_id, source, platform, chat_key, json.dumps(target), text, at, at, owner,
+             until, attempts),
+        )
 
     def get(self, user_id: str, delivery_id: int) -> Delivery:
         row = self.db.one(

@@ -9,7 +9,7 @@ from typing import Any
 
 from core.errors import NotFound
 from core.messages import Attachment, CronRun, InboundMessage
-from core.store.db import Database, Row
+from core.store.db import Database, Row, Statement
 
 
 def encode_inbound(message: InboundMessage) -> str:
@@ -69,16 +69,19 @@ class Inbox:
 
     def add(self, user_id: str, message: InboundMessage) -> int | None:
         """Record a message; returns its id, or None when this delivery was already recorded."""
-        row = self.db.one(
+        changed, [rows] = self.db.write_then_read([(
             "INSERT INTO inbox (user_id, chat_key, platform, platform_message_id, account,"
             " payload, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT (platform, platform_message_id) DO NOTHING RETURNING id",
+            " ON CONFLICT (platform, platform_message_id) DO NOTHING",
             (
                 user_id, message.chat_key, message.platform, message.platform_message_id,
                 message.account, encode_inbound(message), self.db.clock.now(),
             ),
-        )
-        return row["id"] if row else None
+        )], [(
+            "SELECT id FROM inbox WHERE user_id = ? AND platform = ? AND platform_message_id = ?",
+            (user_id, message.platform, message.platform_message_id),
+        )])
+        return rows[0]["id"] if changed == 1 and rows else None
 
     def get(self, user_id: str, entry_id: int) -> InboxEntry:
         row = self.db.one("SELECT * FROM inbox WHERE user_id = ? AND id = ?", (user_id, entry_id))
@@ -129,12 +132,21 @@ class Inbox:
         reply: str | None, error: str | None = None,
     ) -> bool:
         """Mark an entry done/failed (inside the turn's transaction). False if already finished."""
-        changed = self.db.execute(
+        changed = self.db.execute(*self.finish_statement(
+            user_id, entry_id, status=status, session_id=session_id, reply=reply, error=error))
+        return changed == 1
+
+    def finish_statement(
+        self, user_id: str, entry_id: int, *, status: str, session_id: str | None,
+        reply: str | None, error: str | None = None,
+    ) -> Statement:
+        """``finish`` as a statement for a batch: it changes one row, or none when the entry
+        was already finished."""
+        return (
             "UPDATE inbox SET status = ?, session_id = ?, reply = ?, error = ?, done_at = ?"
             " WHERE user_id = ? AND id = ? AND status = 'pending'",
             (status, session_id, reply, error, self.db.clock.now(), user_id, entry_id),
         )
-        return changed == 1
 
     def latest_messages(
         self, user_id: str, *, limit: int, chat_key: str | None = None,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from core.errors import NotFound
-from core.store.db import Database, Row
+from core.store.db import Database, Row, Statement
 
 Target = Literal["memory", "user"]
 TARGETS: tuple[Target, ...] = ("memory", "user")
@@ -76,6 +76,19 @@ def _like(word: str) -> str:
     return f"%{escaped}%"
 
 
+def memory_entry_rows(user_id: str, target: str | None = None) -> Statement:
+    sql = "SELECT * FROM memory_entries WHERE user_id = ?"
+    params: tuple[object, ...] = (user_id,)
+    if target is not None:
+        sql += " AND target = ?"
+        params = (user_id, target)
+    return sql + " ORDER BY target, position", params
+
+
+def archive_count(user_id: str) -> Statement:
+    return ("SELECT count(*) FROM memory_archive WHERE user_id = ? AND restored_at IS NULL",
+            (user_id,))
+
 class MemoryRows:
     def __init__(self, db: Database):
         self.db = db
@@ -88,12 +101,7 @@ class MemoryRows:
     # -- entries -------------------------------------------------------------------------
 
     def entries(self, user_id: str, target: Target | None = None) -> list[MemoryEntry]:
-        sql = "SELECT * FROM memory_entries WHERE user_id = ?"
-        params: list[object] = [user_id]
-        if target is not None:
-            sql += " AND target = ?"
-            params.append(target)
-        rows = self.db.query(sql + " ORDER BY target, position", params)
+        rows = self.db.query(*memory_entry_rows(user_id, target))
         return [MemoryEntry.from_row(row) for row in rows]
 
     def snapshot(self, user_id: str) -> dict[Target, list[MemoryEntry]]:
@@ -204,10 +212,7 @@ class MemoryRows:
         return [ArchivedEntry.from_row(row) for row in rows]
 
     def count_archive(self, user_id: str) -> int:
-        return int(self.db.scalar(
-            "SELECT count(*) FROM memory_archive WHERE user_id = ? AND restored_at IS NULL",
-            (user_id,),
-        ))
+        return int(self.db.scalar(*archive_count(user_id)))
 
     def search_archive(self, user_id: str, query: str, limit: int = 10) -> list[ArchivedEntry]:
         """Archived (not restored) entries matching ``query``: entries holding more of its words

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.store.db import Database
+from core.store.db import Database, Statement
 
 
 @dataclass(frozen=True)
@@ -17,12 +17,15 @@ class PersonaRow:
     updated_at: float
 
 
+def persona_row(user_id: str) -> Statement:
+    return "SELECT * FROM personas WHERE user_id = ?", (user_id,)
+
 class Personas:
     def __init__(self, db: Database):
         self.db = db
 
     def get(self, user_id: str) -> PersonaRow | None:
-        row = self.db.one("SELECT * FROM personas WHERE user_id = ?", (user_id,))
+        row = self.db.one(*persona_row(user_id))
         return PersonaRow(**row) if row else None
 
     def put(self, user_id: str, content: str, *, source: str, by: str | None) -> None:

@@ -1,21 +1,23 @@
-"""A remote libSQL database (Turso) over Hrana/HTTP that survives transient failures.
+"""A remote libSQL database (Turso) over Hrana/HTTP that survives transient failures, in as few
+round trips as the guarantees allow (``core.store.hrana`` speaks the protocol).
 
-The ``libsql`` client raises a bare ``ValueError`` for everything; ``classify`` reads its message:
+- A read outside a transaction is one request on a stream closed in the same request.
+- A write outside a transaction is its own transaction in one request: ``BEGIN IMMEDIATE``, the
+  statement, the commit marker (which also records the statement's changed-row count) and
+  ``COMMIT``, each step run only if the one before succeeded. A write with ``RETURNING`` needs its
+  rows before it commits, so it is a transaction of two requests.
+- A transaction sends ``BEGIN IMMEDIATE`` with its first statements and the marker with its
+  ``COMMIT``: a transaction of n requests' worth of statements costs n + 1 round trips.
 
-- not executed, retry as is: HTTP 429/502/503, a refused connection, ``SQLITE_BUSY``;
-- stream lost (``STREAM_EXPIRED``, ``BATON_*``): the request did not run, but the client never
-  recovers (its stale baton is refused forever), so a new connection is opened;
-- unknown outcome (the connection dropped after the request was sent, HTTP 500/504): the
-  request may or may not have run.
-
-A transaction keeps a log of its statements and their results. If its stream is lost or a
-statement's outcome is unknown, a new connection begins a new transaction and replays the log,
-checking that every statement gives the same result; the caller's code then carries on as if
-nothing happened. Every transaction commits together with a marker row (``_iris_commits``), so
-a commit whose answer was lost is resolved exactly: once a new transaction holds the write lock
-the old one has either committed (the marker is there) or never will (it is replayed and
-committed again). Writes outside a transaction run in one, so no write is ever sent twice
-blindly.
+Recovery: a request answered 429/502/503 or refused did not run and is sent again. A
+transaction keeps a log of its statements and their results; if its stream is lost or a
+request's outcome is unknown, a new stream begins a new transaction and replays the log (in one
+request), checking that every statement gives the same result; the caller's code carries on as
+if nothing happened. Every transaction commits together with a marker row (``_iris_commits``),
+so a commit whose answer was lost is resolved exactly: once a new transaction holds the write
+lock the old one has either committed (the marker is there) or never will (it is replayed and
+committed again, under the same marker, so a late copy of the old request would fail on it).
+No write is ever sent twice blindly.
 """
 
 from __future__ import annotations
@@ -26,52 +28,28 @@ import re
 import secrets
 import time
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any
 
 from core.clock import Clock
+from core.store.hrana import (
+    Failure,
+    HranaClient,
+    Outcome,
+    StepError,
+    Stream,
+    TransportError,
+    batch_steps,
+    chained,
+)
+from core.store.sqltext import read_only as _read_only
 
 COMMITS_TABLE = "_iris_commits"
 _PRUNE_EVERY = 500  # commits between two prunes of old markers
 _MARKER_DAYS = 2.0
-
-
-class Failure(Enum):
-    NOT_EXECUTED = "not executed"
-    STREAM_LOST = "stream lost"
-    UNKNOWN = "outcome unknown"
-    FATAL = "fatal"
-
-
-_STATUS = re.compile(r"status=(\d{3})")
-_CODE = re.compile(r'code: "([A-Z_]+)"|"code": "([A-Z_]+)"')
-_STREAM_CODES = {"STREAM_EXPIRED", "BATON_INVALID", "BATON_REUSED", "BATON_STREAM_CLOSED",
-                 "STREAM_CLOSED"}
-
-
-def classify(exc: Exception) -> Failure:
-    message = str(exc)
-    match = _CODE.search(message)
-    code = (match.group(1) or match.group(2)) if match else ""
-    if "stream error" in message or "cursor error" in message:
-        if code.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
-            return Failure.NOT_EXECUTED
-        return Failure.STREAM_LOST if code in _STREAM_CODES else Failure.FATAL
-    status = _STATUS.search(message)
-    if status:
-        number = int(status.group(1))
-        if number in (429, 502, 503):
-            return Failure.NOT_EXECUTED
-        if code in _STREAM_CODES:
-            return Failure.STREAM_LOST
-        if number in (500, 504) or number == 408:
-            return Failure.UNKNOWN
-        return Failure.FATAL
-    if "error trying to connect" in message or "dns error" in message:
-        return Failure.NOT_EXECUTED
-    if "http error" in message:
-        return Failure.UNKNOWN
-    return Failure.FATAL
+_RETURNING = re.compile(r"\bRETURNING\b", re.IGNORECASE)
+Statements = list[tuple[str, Any]]
+_BEGIN: tuple[str, Any] = ("BEGIN IMMEDIATE", ())
+_COMMIT: tuple[str, Any] = ("COMMIT", ())
 
 
 class Unavailable(Exception):
@@ -82,19 +60,8 @@ class Diverged(Exception):
     """A lost transaction could not be replayed: the database changed meanwhile."""
 
 
-@dataclass
-class Outcome:
-    """What one statement gave: column names, rows and changed-row count, or an error."""
-
-    names: tuple[str, ...] | None
-    rows: list[tuple[Any, ...]]
-    rowcount: int
-    error: str | None = None
-
-    def same_as(self, other: Outcome) -> bool:
-        if self.names is None and other.names is None:  # no result set: compare changes
-            return (self.rowcount, self.error) == (other.rowcount, other.error)
-        return (self.names, self.rows, self.error) == (other.names, other.rows, other.error)
+class SqlError(Exception):
+    """The database refused the statement (constraint, syntax, ...): not a transport problem."""
 
 
 @dataclass(frozen=True)
@@ -123,39 +90,38 @@ class Backoff:
         self._delay = min(self._delay * 2, self._cap)
 
 
-class SqlError(Exception):
-    """The database refused the statement (constraint, syntax, ...): not a transport problem."""
-
-
-def _read_only(sql: str) -> bool:
-    head = sql.lstrip().split(None, 1)
-    word = head[0].upper() if head else ""
-    if word in ("SELECT", "EXPLAIN", "VALUES"):
-        return True
-    if word == "PRAGMA":
-        return "=" not in sql
-    if word == "WITH":
-        return not re.search(r"\b(INSERT|UPDATE|DELETE|REPLACE)\b", sql, re.IGNORECASE)
-    return False
+def _response_steps(response: dict[str, Any]) -> list[Any]:
+    if response.get("type") == "error":  # the whole request was refused (malformed)
+        error = response.get("error") or {}
+        raise SqlError(f"{error.get('code')}: {error.get('message')}")
+    return batch_steps(response)
 
 
 class RemoteLink:
-    """One libsql remote connection, replaced whenever its stream is lost."""
+    """Statements and transactions over Hrana, retried, replayed and resolved as above."""
 
     def __init__(self, url: str, token: str, clock: Clock, *, retry_for: float):
-        import libsql
-
-        self._connect = lambda: libsql.connect(url, isolation_level=None, auth_token=token)
-        self._conn = self._connect()
+        self._client = HranaClient(url, token)
         self._clock = clock
         self.retry_for = retry_for
+        self._stream = Stream()
         self._log: list[Step] | None = None  # the open transaction's statements
+        self._begun = False  # BEGIN has been sent on self._stream
         self._marker = ""
         self._commits = 0
         # retries: transient failures waited out; replays: transactions replayed on a new
-        # connection; lost_commits: commits whose answer was lost, and how many of those had
+        # stream; lost_commits: commits whose answer was lost, and how many of those had
         # in fact committed (found_commits)
         self.counters = {"retries": 0, "replays": 0, "lost_commits": 0, "found_commits": 0}
+
+    @property
+    def round_trips(self) -> int:
+        return self._client.round_trips
+
+    @property
+    def waited_ms(self) -> int:
+        """Milliseconds spent waiting for the database's answers."""
+        return round(self._client.waited * 1000)
 
     def _backoff(self) -> Backoff:
         return Backoff(self.retry_for, self.counters)
@@ -164,164 +130,321 @@ class RemoteLink:
     def read_only(sql: str) -> bool:
         return _read_only(sql)
 
-    def _reconnect(self) -> None:
-        old, self._conn = self._conn, self._connect()
-        with contextlib.suppress(Exception):  # its stream is gone; the server expires it
-            old.close()
+    @staticmethod
+    def returns_rows(sql: str) -> bool:
+        return _read_only(sql) or bool(_RETURNING.search(sql))
 
-    def _once(self, sql: str, params: Any) -> Outcome:
-        """Run one statement; ValueError from the client escapes, SQL errors become SqlError."""
-        try:
-            cursor = self._conn.execute(sql, params)
-            rows = [tuple(row) for row in cursor.fetchall() or ()]
-        except ValueError as exc:
-            if classify(exc) is Failure.FATAL:
-                raise SqlError(str(exc)) from exc
-            raise
-        names = tuple(c[0] for c in cursor.description) if cursor.description else None
-        return Outcome(names=names, rows=rows, rowcount=cursor.rowcount)
-
-    # -- statements ---------------------------------------------------------------------------
-    def run(self, sql: str, params: Any) -> Outcome:
-        """One statement, retried until it gives an answer; inside a transaction it is logged
-        (an error too: the caller may carry on after it)."""
-        backoff = self._backoff()
+    def _send(self, stream: Stream, requests: list[dict[str, Any]], backoff: Backoff, *,
+              close: bool = False) -> list[dict[str, Any]]:
+        """One request, sent again while it was not executed; other failures escape."""
         while True:
             try:
-                outcome = self._once(sql, params)
-            except SqlError as exc:
-                if self._log is not None:
-                    self._log.append(Step(sql, params, Outcome(None, [], 0, error=str(exc))))
-                raise
-            except ValueError as exc:
-                failure = classify(exc)
+                return self._client.pipeline(stream, requests, close=close)
+            except TransportError as exc:
+                if exc.failure is Failure.FATAL:
+                    raise SqlError(str(exc)) from exc
+                if exc.failure is not Failure.NOT_EXECUTED:
+                    raise
                 backoff.wait(exc)
-                if failure is Failure.NOT_EXECUTED:
-                    continue
-                if self._log is not None:
-                    self._recover(backoff)
-                else:
-                    self._reconnect()  # a read, or a stream lost before the write ran
+
+    def setup(self) -> None:
+        """The marker table (and its ``changes`` column, added to older databases)."""
+        backoff = self._backoff()
+        statements: Statements = [
+            (f"CREATE TABLE IF NOT EXISTS {COMMITS_TABLE}"
+             " (id TEXT PRIMARY KEY, at REAL NOT NULL, changes INTEGER)", ()),
+            (f"SELECT count(*) FROM pragma_table_info('{COMMITS_TABLE}')"
+             " WHERE name = 'changes'", ()),
+        ]
+        found = self.read(statements, backoff)[1]
+        if not found.rows[0][0]:
+            try:
+                self.read([(f"ALTER TABLE {COMMITS_TABLE} ADD COLUMN changes INTEGER", ())],
+                          backoff)
+            except SqlError as exc:  # another process added it first
+                if "duplicate column" not in str(exc):
+                    raise
+
+    # -- outside a transaction ----------------------------------------------------------------
+    def read(self, statements: Statements, backoff: Backoff | None = None) -> list[Outcome]:
+        """Statements that change nothing (or are idempotent), in one request."""
+        backoff = backoff or self._backoff()
+        while True:
+            try:
+                [response] = self._send(Stream(), [chained(statements)], backoff, close=True)
+            except TransportError as exc:  # safe to send again
+                backoff.wait(exc)
                 continue
-            if self._log is not None:
-                self._log.append(Step(sql, params, outcome))
-            return outcome
+            steps = _response_steps(response)
+            busy = next((s for s in steps if isinstance(s, StepError) and s.busy), None)
+            if busy is not None:
+                backoff.wait(str(busy))
+                continue
+            for step in steps:
+                if isinstance(step, StepError):
+                    raise SqlError(str(step))
+            return [s for s in steps if isinstance(s, Outcome)]
+
+    def _marker_statements(self, marker: str) -> Statements:
+        """The marker (keeping the changed-row count of the statement before it), and now and
+        then a prune of markers old enough that no lost commit can still ask for them."""
+        now = float(self._clock.now())
+        self._commits += 1
+        statements: Statements = [(f"INSERT INTO {COMMITS_TABLE} (id, at, changes)"
+                                   " VALUES (?, ?, changes())", (marker, now))]
+        if self._commits % _PRUNE_EVERY == 0:
+            statements.append((f"DELETE FROM {COMMITS_TABLE} WHERE at < ?",
+                               (now - _MARKER_DAYS * 86400,)))
+        return statements
+
+    def write_once(self, sql: str, params: Any) -> Outcome:
+        """A write that is its own transaction, in one request."""
+        changed, _ = self.write_then_read([(sql, params)], [])
+        return Outcome(None, [], changed)
+
+    def write_then_read(self, writes: Statements, reads: Statements) -> tuple[int, list[Outcome]]:
+        """``writes`` as one transaction, then ``reads``, in one request. Returns the last
+        write's changed-row count and the reads' outcomes. A lost answer is resolved through
+        the marker, which also holds that count; the reads are then sent again."""
+        backoff = self._backoff()
+        marker = secrets.token_hex(16)
+        statements = [_BEGIN, *writes, *self._marker_statements(marker), _COMMIT, *reads]
+        committed_at = len(statements) - len(reads) - 1
+        while True:
+            try:
+                [response] = self._send(Stream(), [chained(statements)], backoff, close=True)
+            except TransportError as exc:
+                backoff.wait(exc)
+                self.counters["lost_commits"] += 1
+                found = self._marker_changes(marker, backoff)
+                if found is None:
+                    continue  # it never ran and never will: send it again
+                self.counters["found_commits"] += 1
+                return found, (self.read(reads, backoff) if reads else [])
+            steps = _response_steps(response)
+            failed = next((s for s in steps if isinstance(s, StepError)), None)
+            if failed is not None and (failed.busy or steps.index(failed) == 0):
+                if not failed.busy:
+                    raise SqlError(str(failed))
+                if isinstance(steps[committed_at], Outcome):  # a read was busy: read again
+                    return self._changes(steps, len(writes)), self.read(reads, backoff)
+                backoff.wait(str(failed))  # closing the stream rolled the writes back
+                continue
+            if failed is not None:
+                raise SqlError(str(failed))  # closing the stream rolled the writes back
+            outcomes = [s for s in steps[committed_at + 1:] if isinstance(s, Outcome)]
+            return self._changes(steps, len(writes)), outcomes
+
+    @staticmethod
+    def _changes(steps: list[Any], writes: int) -> int:
+        last = steps[writes] if writes else None
+        return last.rowcount if isinstance(last, Outcome) else 0
+
+    def _marker_changes(self, marker: str, backoff: Backoff) -> int | None:
+        """Holding the write lock (so an earlier request is settled), the changed-row count
+        recorded with ``marker``, or None when it never committed."""
+        statements: Statements = [
+            _BEGIN, (f"SELECT changes FROM {COMMITS_TABLE} WHERE id = ?", (marker,)), _COMMIT,
+        ]
+        while True:
+            try:
+                [response] = self._send(Stream(), [chained(statements)], backoff, close=True)
+            except TransportError as exc:
+                backoff.wait(exc)
+                continue
+            steps = _response_steps(response)
+            failed = next((s for s in steps if isinstance(s, StepError)), None)
+            if failed is not None:
+                backoff.wait(str(failed))
+                continue
+            found = steps[1]
+            assert isinstance(found, Outcome)
+            return int(found.rows[0][0] or 0) if found.rows else None
 
     # -- transactions -------------------------------------------------------------------------
     @property
     def in_transaction(self) -> bool:
         return self._log is not None
 
-    def _begin_once(self, backoff: Backoff) -> None:
-        """BEGIN IMMEDIATE on the current connection, waiting out busy and transient errors
-        (a lost answer may have begun a transaction on a stream now orphaned: it expires)."""
-        while True:
-            try:
-                self._once("BEGIN IMMEDIATE", ())
-                return
-            except ValueError as exc:
-                failure = classify(exc)
-                backoff.wait(exc)
-                if failure is not Failure.NOT_EXECUTED:
-                    self._reconnect()
-
     def begin(self) -> None:
-        self._begin_once(self._backoff())
+        """Nothing is sent: BEGIN IMMEDIATE goes with the transaction's first statements."""
         self._log = []
+        self._begun = False
+        self._stream = Stream()
         self._marker = secrets.token_hex(16)
 
-    def _replay(self, log: list[Step]) -> None:
-        for step in log:
-            try:
-                outcome = self._once(step.sql, step.params)
-            except SqlError as exc:
-                outcome = Outcome(None, [], 0, error=str(exc))
-            if not outcome.same_as(step.outcome):
-                raise Diverged(f"replaying {step.sql.split(None, 1)[0]} gave another result")
+    def run(self, sql: str, params: Any) -> Outcome:
+        return self.run_many([(sql, params)])[0]
 
-    def _recover(self, backoff: Backoff) -> None:
-        """The transaction's stream is gone: begin again on a new connection and replay."""
-        log = self._log or []
-        self.counters["replays"] += 1
-        while True:
-            self._reconnect()
-            self._begin_once(backoff)
+    def run_many(self, statements: Statements) -> list[Outcome]:
+        """Statements in one request; inside a transaction each is logged (an error too: the
+        caller may carry on after it). The first error stops the rest and is raised."""
+        if self._log is None:
+            return self.read(statements)
+        backoff = self._backoff()
+        pending = list(statements)
+        done: list[Outcome] = []
+        while pending:
+            lead = [] if self._begun else [_BEGIN]
             try:
-                self._replay(log)
-                return
-            except ValueError as exc:
+                [response] = self._send(self._stream, [chained(lead + pending)], backoff)
+            except TransportError as exc:
                 backoff.wait(exc)
+                self._restart(backoff)
+                continue
+            steps = _response_steps(response)
+            if lead:
+                begin = steps.pop(0)
+                if isinstance(begin, StepError):
+                    if not begin.busy:
+                        raise SqlError(str(begin))
+                    backoff.wait(str(begin))
+                    continue
+                self._begun = True
+            ran = 0
+            for (sql, params), step in zip(pending, steps, strict=True):
+                if isinstance(step, StepError):
+                    if step.busy:
+                        backoff.wait(str(step))
+                        break
+                    self._log.append(Step(sql, params, Outcome(None, [], 0, error=str(step))))
+                    raise SqlError(str(step))
+                assert isinstance(step, Outcome)
+                self._log.append(Step(sql, params, step))
+                done.append(step)
+                ran += 1
+            pending = pending[ran:]
+        return done
 
-    def _mark(self) -> None:
-        """Insert the transaction's marker, logged like any statement (a replay repeats it),
-        and now and then drop markers old enough that no lost commit can still ask for them."""
-        now = float(self._clock.now())
-        self._commits += 1
-        if self._commits % _PRUNE_EVERY == 0:
-            self.run(f"DELETE FROM {COMMITS_TABLE} WHERE at < ?", (now - _MARKER_DAYS * 86400,))
-        self.run(f"INSERT INTO {COMMITS_TABLE} (id, at) VALUES (?, ?)", (self._marker, now))
+    def _replay(self, backoff: Backoff, *, begin: bool) -> bool:
+        """Run the log again on the current stream (after BEGIN when ``begin``), in one
+        request; False when it must be tried again (busy, or the request failed)."""
+        log = self._log or []
+        steps_in = ([_BEGIN] if begin else []) + [(s.sql, s.params) for s in log]
+        if not steps_in:
+            return True
+        request = chained(steps_in)
+        for index, step in enumerate(request["batch"]["steps"]):  # run on past errors
+            if index:
+                step["condition"] = {"type": "ok", "step": 0} if begin else None
+        try:
+            [response] = self._send(self._stream, [request], backoff)
+        except TransportError as exc:
+            backoff.wait(exc)
+            self._stream = Stream()
+            return False
+        steps = _response_steps(response)
+        if begin:
+            first = steps.pop(0)
+            if isinstance(first, StepError):
+                backoff.wait(str(first))
+                return False
+        for logged, step in zip(log, steps, strict=True):
+            if isinstance(step, StepError) and step.busy:
+                backoff.wait(str(step))
+                self.rollback_stream()
+                return False
+            outcome = step if isinstance(step, Outcome) else Outcome(None, [], 0, error=str(step))
+            if not outcome.same_as(logged.outcome):
+                self.rollback_stream()
+                raise Diverged(f"replaying {logged.sql.split(None, 1)[0]} gave another result")
+        return True
+
+    def _restart(self, backoff: Backoff) -> None:
+        """The transaction's stream is gone (or its last answer): begin again on a new stream
+        and replay what was logged. Before anything began there is nothing to replay."""
+        self._stream = Stream()
+        if not self._begun:
+            return
+        self.counters["replays"] += 1
+        while not self._replay(backoff, begin=True):
+            self._stream = Stream()
 
     def _committed(self, backoff: Backoff) -> bool:
-        """After a lost answer to COMMIT: hold the write lock on a new connection, so the old
-        transaction is settled, then look for its marker. Leaves a transaction open when the
-        answer is no (the caller replays into it)."""
+        """After a lost answer to COMMIT: hold the write lock on a new stream, so the old
+        transaction is settled, then look for its marker. Leaves the log replayed in an open
+        transaction when the answer is no (the caller commits it)."""
+        look: Statements = [_BEGIN, (f"SELECT 1 FROM {COMMITS_TABLE} WHERE id = ?",
+                                     (self._marker,))]
         while True:
-            self._reconnect()
-            self._begin_once(backoff)
+            self._stream = Stream()
             try:
-                found = self._once(f"SELECT 1 FROM {COMMITS_TABLE} WHERE id = ?", (self._marker,))
-            except ValueError as exc:
+                [response] = self._send(self._stream, [chained(look)], backoff)
+            except TransportError as exc:
                 backoff.wait(exc)
                 continue
+            steps = _response_steps(response)
+            failed = next((s for s in steps if isinstance(s, StepError)), None)
+            if failed is not None:
+                backoff.wait(str(failed))
+                continue
+            found = steps[1]
+            assert isinstance(found, Outcome)
             if found.rows:
-                self.rollback()
+                self.rollback_stream()
                 return True
-            return False
-
-    def _replay_or_recover(self, log: list[Step], backoff: Backoff) -> None:
-        try:
-            self._replay(log)
-        except ValueError as exc:
-            backoff.wait(exc)
-            self._recover(backoff)
+            if self._replay(backoff, begin=False):
+                return False
 
     def commit(self) -> None:
-        """Insert the marker and COMMIT. A lost answer is resolved through the marker: found,
-        it committed; not found (once the old transaction can no longer commit), the log is
-        replayed on a new connection and committed there."""
-        backoff = self._backoff()
+        """Send the marker and COMMIT together. A lost answer is resolved through the marker:
+        found, it committed; not found (once the old transaction can no longer commit), the
+        log is replayed on a new stream and committed there."""
         try:
-            self._mark()
+            if not self._begun:
+                return  # nothing was sent: nothing to commit
+            backoff = self._backoff()
+            statements = [*self._marker_statements(self._marker), _COMMIT]
             while True:
                 try:
-                    self._once("COMMIT", ())
-                    return
-                except ValueError as exc:
-                    failure = classify(exc)
+                    [response] = self._send(self._stream, [chained(statements)], backoff,
+                                            close=True)
+                except TransportError as exc:
                     backoff.wait(exc)
-                    if failure is Failure.NOT_EXECUTED:
-                        continue
-                    if failure is Failure.STREAM_LOST:  # it did not run: replay and commit
-                        self._recover(backoff)
+                    if exc.failure is Failure.STREAM_LOST:  # it did not run: replay, commit
+                        self._restart(backoff)
                         continue
                     self.counters["lost_commits"] += 1
                     if self._committed(backoff):
                         self.counters["found_commits"] += 1
                         return
-                    self._replay_or_recover(self._log or [], backoff)
+                    continue
+                failed = next((s for s in _response_steps(response)
+                               if isinstance(s, StepError)), None)
+                if failed is None:
+                    return
+                if not failed.busy:
+                    raise SqlError(str(failed))
+                backoff.wait(str(failed))  # closing the stream rolled it back: again
+                self._restart_after_close(backoff)
         finally:
             self._log = None
+            self._begun = False
+            self._stream = Stream()
+
+    def _restart_after_close(self, backoff: Backoff) -> None:
+        self._stream = Stream()
+        while not self._replay(backoff, begin=True):
+            self._stream = Stream()
+
+    def rollback_stream(self) -> None:
+        """Roll back and close the current stream, best effort (an orphaned stream's
+        transaction is rolled back by the server when the stream expires)."""
+        stream, self._stream = self._stream, Stream()
+        if not stream.open:
+            return
+        with contextlib.suppress(TransportError):
+            self._client.pipeline(stream, [{"type": "execute", "stmt": {"sql": "ROLLBACK;"}}],
+                                  close=True)
 
     def rollback(self) -> None:
         self._log = None
-        try:
-            self._once("ROLLBACK", ())
-        except (ValueError, SqlError):
-            self._reconnect()  # the server rolls the orphaned transaction back when it expires
+        self._begun = False
+        self.rollback_stream()
 
     def close(self) -> None:
-        with contextlib.suppress(ValueError):
-            self._conn.close()
+        self.rollback_stream()
+        self._client.close()
 
 
 _COMMENTS = re.compile(r"--[^\n]*|/\*.*?\*/", re.DOTALL)

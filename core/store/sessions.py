@@ -8,7 +8,17 @@ from dataclasses import dataclass
 from core.errors import NotFound
 from core.ids import new_id
 from core.messages import Message
-from core.store.db import Database, Row
+from core.store.db import Database, Row, Statement
+
+
+def latest_session(user_id: str, chat_key: str) -> Statement:
+    return ("SELECT * FROM sessions WHERE user_id = ? AND chat_key = ? AND ended_at IS NULL"
+            " ORDER BY last_active_at DESC LIMIT 1", (user_id, chat_key))
+
+
+def message_tail(user_id: str, session_id: str, limit: int) -> Statement:
+    return ("SELECT * FROM messages WHERE user_id = ? AND session_id = ? AND compacted = 0"
+            " ORDER BY id DESC LIMIT ?", (user_id, session_id, limit))
 
 
 @dataclass(frozen=True)
@@ -65,19 +75,17 @@ class Sessions:
         self.db = db
 
     def get(self, user_id: str, session_id: str) -> Session:
-        row = self.db.one(
-            "SELECT * FROM sessions WHERE user_id = ? AND id = ?", (user_id, session_id)
-        )
+        row = self.db.one(*self._get_statement(user_id, session_id))
         if not row:
             raise NotFound(f"no session {session_id!r} for this user")
         return Session.from_row(row)
 
+    @staticmethod
+    def _get_statement(user_id: str, session_id: str) -> Statement:
+        return "SELECT * FROM sessions WHERE user_id = ? AND id = ?", (user_id, session_id)
+
     def latest(self, user_id: str, chat_key: str) -> Session | None:
-        row = self.db.one(
-            "SELECT * FROM sessions WHERE user_id = ? AND chat_key = ? AND ended_at IS NULL"
-            " ORDER BY last_active_at DESC LIMIT 1",
-            (user_id, chat_key),
-        )
+        row = self.db.one(*latest_session(user_id, chat_key))
         return Session.from_row(row) if row else None
 
     def current(
@@ -96,34 +104,30 @@ class Sessions:
         """End the chat's open session (if any) and start a new one."""
         at = self.db.clock.now() if at is None else at
         session_id = new_id("ses")
-        with self.db.transaction():
-            self.db.execute(
-                "UPDATE sessions SET ended_at = ?, end_reason = ? WHERE user_id = ?"
-                " AND chat_key = ? AND ended_at IS NULL",
-                (at, reason, user_id, chat_key),
-            )
-            self.db.execute(
-                "INSERT INTO sessions (id, user_id, chat_key, platform, started_at, last_active_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (session_id, user_id, chat_key, platform, at, at),
-            )
-        return self.get(user_id, session_id)
+        _, [rows] = self.db.write_then_read([
+            ("UPDATE sessions SET ended_at = ?, end_reason = ? WHERE user_id = ?"
+             " AND chat_key = ? AND ended_at IS NULL", (at, reason, user_id, chat_key)),
+            ("INSERT INTO sessions (id, user_id, chat_key, platform, started_at, last_active_at)"
+             " VALUES (?, ?, ?, ?, ?, ?)", (session_id, user_id, chat_key, platform, at, at)),
+        ], [self._get_statement(user_id, session_id)])
+        return Session.from_row(rows[0])
 
     def freeze_prompt(self, user_id: str, session_id: str, system_prompt: str) -> str:
         """Keep the first system prompt built for a session; returns the one that stands."""
-        self.db.execute(
+        _, [rows] = self.db.write_then_read([(
             "UPDATE sessions SET system_prompt = ? WHERE user_id = ? AND id = ?"
-            " AND system_prompt IS NULL",
-            (system_prompt, user_id, session_id),
-        )
-        return self.get(user_id, session_id).system_prompt or system_prompt
+            " AND system_prompt IS NULL", (system_prompt, user_id, session_id),
+        )], [("SELECT system_prompt FROM sessions WHERE user_id = ? AND id = ?",
+              (user_id, session_id))])
+        return (rows[0]["system_prompt"] if rows else None) or system_prompt
 
     def touch(self, user_id: str, session_id: str, *, at: float) -> None:
         """Record activity in a session (inside the turn's transaction)."""
-        self.db.execute(
-            "UPDATE sessions SET last_active_at = ? WHERE user_id = ? AND id = ?",
-            (at, user_id, session_id),
-        )
+        self.db.execute(*self.touch_statement(user_id, session_id, at=at))
+
+    def touch_statement(self, user_id: str, session_id: str, *, at: float) -> Statement:
+        return ("UPDATE sessions SET last_active_at = ? WHERE user_id = ? AND id = ?",
+                (at, user_id, session_id))
 
     def end(self, user_id: str, session_id: str, *, at: float, reason: str) -> None:
         """Close a session after its last activity at ``at`` (a subagent's own session)."""
@@ -158,11 +162,7 @@ class Messages:
 
     def tail(self, user_id: str, session_id: str, *, limit: int) -> list[StoredMessage]:
         """The last ``limit`` uncompacted messages of a session, oldest first."""
-        rows = self.db.query(
-            "SELECT * FROM messages WHERE user_id = ? AND session_id = ? AND compacted = 0"
-            " ORDER BY id DESC LIMIT ?",
-            (user_id, session_id, limit),
-        )
+        rows = self.db.query(*message_tail(user_id, session_id, limit))
         return [StoredMessage.from_row(row) for row in reversed(rows)]
 
     def for_session(self, user_id: str, session_id: str) -> list[StoredMessage]:
@@ -200,17 +200,25 @@ class Messages:
     ) -> list[int]:
         """Append messages to a session (call inside the turn's transaction)."""
         ids = []
-        for message in messages:
-            row = self.db.one(
-                "INSERT INTO messages (user_id, session_id, role, content, tool_calls,"
-                " tool_call_id, name, author, inbox_id, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                (
-                    user_id, session_id, message.role, message.content,
-                    message.tool_calls_json(), message.tool_call_id, message.name,
-                    author if message.role == "user" else None, inbox_id, at,
-                ),
-            )
+        for statement in self.insert_statements(user_id, session_id, messages, at=at,
+                                                author=author, inbox_id=inbox_id):
+            row = self.db.one(*statement)
             assert row is not None
             ids.append(row["id"])
         return ids
+
+    def insert_statements(
+        self, user_id: str, session_id: str, messages: Sequence[Message], *, at: float,
+        author: str | None = None, inbox_id: int | None = None,
+    ) -> list[Statement]:
+        """``insert`` as statements for a batch, each RETURNING its message's id."""
+        return [(
+            "INSERT INTO messages (user_id, session_id, role, content, tool_calls,"
+            " tool_call_id, name, author, inbox_id, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            (
+                user_id, session_id, message.role, message.content,
+                message.tool_calls_json(), message.tool_call_id, message.name,
+                author if message.role == "user" else None, inbox_id, at,
+            ),
+        ) for message in messages]

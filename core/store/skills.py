@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from core.store.db import Database, Row
+from core.store.db import Database, Row, Statement
 
 
 @dataclass(frozen=True)
@@ -108,6 +108,16 @@ def _entry(row: Row, usage: SkillUsage) -> SkillEntry:
     )
 
 
+def skill_usage_rows(user_id: str) -> Statement:
+    return "SELECT * FROM skill_usage WHERE user_id = ?", (user_id,)
+
+
+def skill_rows(user_id: str, *, include_archived: bool = False) -> Statement:
+    sql = "SELECT * FROM skills WHERE user_id = ?"
+    if not include_archived:
+        sql += " AND status != 'archived'"
+    return sql + " ORDER BY name", (user_id,)
+
 class SkillCatalog:
     def __init__(self, db: Database):
         self.db = db
@@ -117,11 +127,8 @@ class SkillCatalog:
         return _entry(row, self.usage_of(user_id, name)) if row else None
 
     def list(self, user_id: str, *, include_archived: bool = False) -> builtins.list[SkillEntry]:
-        sql = "SELECT * FROM skills WHERE user_id = ?"
-        if not include_archived:
-            sql += " AND status != 'archived'"
         usage = self.usage(user_id)
-        rows = self.db.query(sql + " ORDER BY name", (user_id,))
+        rows = self.db.query(*skill_rows(user_id, include_archived=include_archived))
         return [_entry(row, usage.get(row["name"], SkillUsage())) for row in rows]
 
     def commit(
@@ -180,7 +187,7 @@ class SkillCatalog:
         ]
 
     def usage(self, user_id: str) -> dict[str, SkillUsage]:
-        rows = self.db.query("SELECT * FROM skill_usage WHERE user_id = ?", (user_id,))
+        rows = self.db.query(*skill_usage_rows(user_id))
         return {row["name"]: _usage(row) for row in rows}
 
     def usage_of(self, user_id: str, name: str) -> SkillUsage:
@@ -195,20 +202,22 @@ class SkillCatalog:
         if event not in ("shown", "used", "patched"):
             raise ValueError(f"unknown skill usage event {event!r}")
         at = self.db.clock.now() if at is None else at
-        with self.db.transaction():
-            for name in dict.fromkeys(names):
-                self.db.execute(
-                    f"INSERT INTO skill_usage (user_id, name, {event}, last_{event}_at)"
-                    f" VALUES (?, ?, 1, ?) ON CONFLICT (user_id, name) DO UPDATE SET"
-                    f" {event} = {event} + 1, last_{event}_at = excluded.last_{event}_at",
-                    (user_id, name, at),
-                )
-                if event != "shown":
-                    self.db.execute(
-                        "UPDATE skills SET status = 'active', stale_at = NULL"
-                        " WHERE user_id = ? AND name = ? AND status = 'stale'",
-                        (user_id, name),
-                    )
+        statements: builtins.list[Statement] = []
+        for name in dict.fromkeys(names):
+            statements.append((
+                f"INSERT INTO skill_usage (user_id, name, {event}, last_{event}_at)"
+                f" VALUES (?, ?, 1, ?) ON CONFLICT (user_id, name) DO UPDATE SET"
+                f" {event} = {event} + 1, last_{event}_at = excluded.last_{event}_at",
+                (user_id, name, at),
+            ))
+            if event != "shown":
+                statements.append((
+                    "UPDATE skills SET status = 'active', stale_at = NULL"
+                    " WHERE user_id = ? AND name = ? AND status = 'stale'",
+                    (user_id, name),
+                ))
+        if statements:
+            self.db.write_then_read(statements, [])
 
     def set_status(self, user_id: str, name: str, status: str, *, at: float) -> None:
         column = {"stale": "stale_at", "archived": "archived_at"}[status]

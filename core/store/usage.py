@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.messages import Usage
-from core.store.db import Database
+from core.store.db import Database, Statement
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,13 @@ class UsageLog:
     def record(
         self, user_id: str, usage: Usage, *, session_id: str | None, inbox_id: int | None
     ) -> None:
-        self.db.execute(
+        self.db.execute(*self.record_statement(user_id, usage, session_id=session_id,
+                                               inbox_id=inbox_id))
+
+    def record_statement(
+        self, user_id: str, usage: Usage, *, session_id: str | None, inbox_id: int | None
+    ) -> Statement:
+        return (
             "INSERT INTO usage (user_id, session_id, inbox_id, model, calls, prompt_tokens,"
             " completion_tokens, cache_read_tokens, cache_write_tokens, cost_usd, created_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from core.errors import IrisUsageError, NotFound
 from core.ids import new_id
-from core.store.db import Database, Row
+from core.store.db import Database, Row, Statement
 
 ACCOUNT_RE = re.compile(r"^(?P<platform>[a-z]+):(?P<id>[^\s]{1,200})$")
 
@@ -17,6 +17,10 @@ def split_account(account: str) -> tuple[str, str]:
     if not match:
         raise IrisUsageError(f"not an account reference: {account!r} (expected platform:id)")
     return match["platform"], match["id"]
+
+
+def user_row(user_id: str) -> Statement:
+    return ("SELECT * FROM users WHERE id = ?", (user_id,))
 
 
 @dataclass(frozen=True)
@@ -94,7 +98,7 @@ class Users:
         raise NotFound(f"no user or account {ref!r}")
 
     def get(self, user_id: str) -> User:
-        row = self.db.one("SELECT * FROM users WHERE id = ?", (user_id,))
+        row = self.db.one(*user_row(user_id))
         if not row:
             raise NotFound(f"no user {user_id!r}")
         return User.from_row(row)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from core.store.db import Database
+from core.store.db import Database, Statement
 from core.store.search import Filters
 from core.store.sessions import StoredMessage
 
@@ -34,30 +34,22 @@ class Vectors:
         at = self.db.clock.now() if at is None else at
         ids = list(vectors)
         marks = ",".join("?" * len(ids))
-        written = 0
-        with self.db.transaction():
-            owned = {
-                row["id"] for row in self.db.query(
-                    f"SELECT id FROM messages WHERE user_id = ? AND id IN ({marks})",
-                    (user_id, *ids),
-                )
-            }
-            for message_id in ids:
-                if message_id not in owned:
-                    continue
-                self.db.execute(
-                    "DELETE FROM message_vectors WHERE user_id = ? AND message_id = ?"
-                    " AND model = ?", (user_id, message_id, model),
-                )
-                blobs = list(vectors[message_id]) or [b""]
-                for chunk, blob in enumerate(blobs):
-                    self.db.execute(
-                        "INSERT INTO message_vectors (user_id, message_id, model, chunk, vector,"
-                        " created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                        (user_id, message_id, model, chunk, bytes(blob), at),
-                    )
-                written += 1
-        return written
+        writes: list[Statement] = []
+        for message_id in ids:  # one transaction, one request; the user's messages only
+            writes.append(("DELETE FROM message_vectors WHERE user_id = ? AND message_id = ?"
+                           " AND model = ?", (user_id, message_id, model)))
+            for chunk, blob in enumerate(list(vectors[message_id]) or [b""]):
+                writes.append((
+                    "INSERT INTO message_vectors (user_id, message_id, model, chunk, vector,"
+                    " created_at) SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM messages"
+                    " WHERE user_id = ? AND id = ?)",
+                    (user_id, message_id, model, chunk, bytes(blob), at, user_id, message_id),
+                ))
+        _, [owned] = self.db.write_then_read(writes, [(
+            f"SELECT count(*) AS n FROM messages WHERE user_id = ? AND id IN ({marks})",
+            (user_id, *ids),
+        )])
+        return int(owned[0]["n"])
 
     def rows(self, user_id: str, model: str, filters: Filters | None = None) -> VectorRows:
         """Every non-empty vector of the user's messages for ``model`` (matching ``filters``)."""

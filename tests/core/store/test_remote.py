@@ -56,13 +56,13 @@ def wait_until_streams_expire(server: HranaProcess) -> None:
 def test_503s_are_retried_in_and_out_of_transactions(db, server):
     server.inject(FaultRule("fail", rate=0.1, status=503),
                   FaultRule("fail", rate=0.05, status=429), seed=7)
-    for n in range(20):
+    for n in range(40):  # one request per write, three per transaction
         db.execute("INSERT INTO t (x) VALUES (?)", (n,))
-    for n in range(20, 30):
+    for n in range(40, 60):
         with db.transaction():
             assert db.scalar("SELECT count(*) FROM t WHERE x = ?", (n,)) == 0
             db.execute("INSERT INTO t (x) VALUES (?)", (n,))
-    assert values(db) == list(range(30))
+    assert values(db) == list(range(60))
     assert server.stats()["fault_fail"] > 10
     assert db.remote_counters()["retries"] == server.stats()["fault_fail"]
 
