@@ -30,6 +30,7 @@ from core.store.personas import Personas
 from core.store.rehoming import Rehoming
 from core.store.search import SearchIndex
 from core.store.sessions import Messages, Sessions
+from core.store.skill_quarantine import SkillQuarantine
 from core.store.skill_vectors import SkillVectors
 from core.store.skills import SkillCatalog
 from core.store.transcripts import Transcripts
@@ -70,6 +71,7 @@ class Store:
         self.rehoming = Rehoming(db)
         self.skills = SkillCatalog(db)
         self.skill_vectors = SkillVectors(db)
+        self.skill_quarantine = SkillQuarantine(db)
         self.sandbox_states = SandboxStates(db)
         self.held = HeldCommands(db)
         self.held_writes = HeldWrites(db)
