@@ -88,29 +88,73 @@ def hold_skill_write(ctx: ToolContext, change: dict[str, Any]) -> str:
 
 
 def listing(store: Store, user_id: str, kind: str) -> str:
+    """Held writes of ``kind`` by number; for skills, quarantined imports by name too."""
     pending = store.held_writes.pending(user_id, kind)
     noun = "memory" if kind == "memory" else "skills"
-    if not pending:
+    quarantined = store.skill_quarantine.list(user_id) if kind == "skill" else []
+    if not pending and not quarantined:
         return f"No {'memory' if kind == 'memory' else 'skill'} writes are waiting for you."
-    lines = [f"Waiting for your confirmation ({noun}):"]
-    lines += [f"#{h.number}: {h.summary} — {h.reason}" for h in pending]
-    lines.append(f"/{noun} approve N (or all) saves it; /{noun} reject N (or all) drops it.")
+    lines = []
+    if pending:
+        lines.append(f"Waiting for your confirmation ({noun}):")
+        lines += [f"#{h.number}: {h.summary} — {h.reason}" for h in pending]
+        lines.append(f"/{noun} approve N (or all) saves it; /{noun} reject N (or all) drops it.")
+    if quarantined:
+        from core.skills.findings import FileFinding, summary
+
+        lines.append("Imported skills in quarantine (the model cannot see them until you "
+                     "approve one):")
+        for item in quarantined:
+            found = summary([FileFinding.from_dict(f) for f in item.findings])
+            lines.append(f"{item.name}: {found} — from {item.source}")
+        lines.append("/skills review NAME shows each finding with its line; /skills approve "
+                     "NAME makes it usable; /skills reject NAME drops it.")
     return "\n".join(lines)
 
 
-def numbers(store: Store, user_id: str, kind: str, arg: str) -> list[int]:
-    """``N``, ``#N``, several, or ``all`` (every pending write of ``kind``)."""
+def choices(store: Store, user_id: str, kind: str, arg: str) -> tuple[list[int], list[str]]:
+    """What ``approve``/``reject`` names: held writes by number (``3`` or ``#3``) and, for
+    skills, quarantined imports by name (a skill name is never a bare number: the importer
+    turns ``2048`` into ``skill-2048``); ``all`` is every one of both."""
     words = arg.replace(",", " ").split()
     if words == ["all"]:
-        return [h.number for h in store.held_writes.pending(user_id, kind)]
+        names = [q.name for q in store.skill_quarantine.list(user_id)] if kind == "skill" else []
+        return [h.number for h in store.held_writes.pending(user_id, kind)], names
+    chosen: list[int] = []
+    names = []
+    for word in words:
+        if word.lstrip("#").isdigit():
+            chosen.append(int(word.lstrip("#")))
+        elif kind == "skill" and not word.startswith("#"):
+            names.append(word)
+        else:
+            raise IrisUsageError(
+                f"give held write numbers (e.g. 3 or #3) or 'all', not {arg!r}")
+    if not chosen and not names:
+        raise IrisUsageError("which one? give its number or name (see the pending list) or "
+                             "'all'")
+    return chosen, names
+
+
+async def decide_quarantined(store: Store, settings: Settings, user_id: str, verb: str,
+                             name: str, *, by: str) -> str:
+    """Approve or reject the quarantined skill ``name``; the reply says what happened."""
+    import asyncio
+
+    from core.errors import NotFound
+    from core.skills import quarantine
+    from core.skills.library import SkillLibrary
+
+    library = SkillLibrary(store, settings)
     try:
-        chosen = [int(word.lstrip("#")) for word in words]
-    except ValueError:
-        raise IrisUsageError(
-            f"give held write numbers (e.g. 3 or #3) or 'all', not {arg!r}") from None
-    if not chosen:
-        raise IrisUsageError("which one? give its number (see the pending list) or 'all'")
-    return chosen
+        if verb == "approve":  # writes files and routing vectors: off the event loop
+            written = await asyncio.to_thread(quarantine.approve, library, user_id, name, by=by)
+            return (f"Approved {name}: it is one of your skills now (version "
+                    f"{written.version or written.entry.version}).")
+        quarantine.reject(library, user_id, name)
+    except (NotFound, IrisUsageError) as exc:
+        return str(exc)
+    return f"Rejected {name}: the quarantined import and its files are gone."
 
 
 def reject(store: Store, user_id: str, kind: str, number: int, *, by: str) -> str:

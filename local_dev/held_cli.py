@@ -25,29 +25,47 @@ def add_held_commands(group: click.Group, kind: str) -> None:
             click.echo(listing(store, resolve_user(store, user_ref), kind))
 
     pending.help = (f"List {noun} writes waiting for confirmation: the agent made them after "
-                    f"reading untrusted content.\n\nExample: iris {noun} pending --user alice")
+                    "reading untrusted content" + (
+                        "; and imported skills in quarantine (safety findings: iris skills "
+                        "review NAME)" if kind == "skill" else "")
+                    + f".\n\nExample: iris {noun} pending --user alice")
 
     def decider(verb: str) -> click.Command:
-        @click.argument("numbers", nargs=-1, required=True)
+        @click.argument("items", nargs=-1)
+        @click.option("--all", "every", is_flag=True,
+                      help="Every pending one" + (" (held writes and quarantined imports)."
+                                                  if kind == "skill" else "."))
         @click.option("--user", "user_ref", help=USER_HELP)
         @friendly
-        def decide(numbers: tuple[str, ...], user_ref: str | None) -> None:
+        def decide(items: tuple[str, ...], every: bool, user_ref: str | None) -> None:
             from core import confirm
+            from core.errors import IrisUsageError
 
+            if every == bool(items):
+                raise IrisUsageError("give numbers" + (" or names" if kind == "skill" else "")
+                                     + " (see pending), or --all")
             with opened() as (settings, store):
                 user_id = resolve_user(store, user_ref)
-                for number in confirm.numbers(store, user_id, kind, " ".join(numbers)):
+                arg = "all" if every else " ".join(items)
+                chosen, names = confirm.choices(store, user_id, kind, arg)
+                if every and not chosen and not names:
+                    click.echo(confirm.listing(store, user_id, kind))
+                for number in chosen:
                     if verb == "approve":
                         reply = asyncio.run(confirm.approve(store, settings, user_id, kind,
                                                             number, by=operator()))
                     else:
                         reply = confirm.reject(store, user_id, kind, number, by=operator())
                     click.echo(reply)
+                for name in names:
+                    click.echo(asyncio.run(confirm.decide_quarantined(
+                        store, settings, user_id, verb, name, by=operator())))
 
-        decide.__doc__ = (
-            f"{verb.capitalize()} held {noun} writes by number (or 'all').\n\n"
-            f"Example: iris {noun} {verb} 3 --user alice"
-        )
+        what = "held writes by number" + (
+            " and quarantined imports by name" if kind == "skill" else "")
+        example = f"iris {noun} {verb} 3" + (" google-meet" if kind == "skill" else "")
+        decide.__doc__ = (f"{verb.capitalize()} {what} (or --all).\n\nExample: {example} "
+                          "--user alice")
         return group.command(verb)(decide)
 
     decider("approve")

@@ -130,18 +130,21 @@ async def _run(ctx: CommandContext, held: HeldCommands, number: int) -> CommandR
 
 async def held_writes(ctx: CommandContext, kind: str, verb: str, arg: str) -> CommandResult:
     """``/memory|/skills pending``, ``… approve N|all`` and ``… reject N|all``: writes held
-    for the user's confirmation (``core.confirm``). In a group, each write is its asker's (or
-    an owner's) to decide."""
+    for the user's confirmation (``core.confirm``); for skills also ``review NAME`` and
+    ``approve|reject NAME`` for imports in quarantine. In a group, each held write is its
+    asker's (or an owner's) to decide, and a quarantined import an owner's."""
     from core import confirm
     from core.errors import IrisUsageError
 
     if verb == "pending":
         return CommandResult(reply=confirm.listing(ctx.store, ctx.user_id, kind))
+    if verb == "review":
+        return CommandResult(reply=await _review(ctx, arg))
     try:
-        chosen = confirm.numbers(ctx.store, ctx.user_id, kind, arg)
+        chosen, names = confirm.choices(ctx.store, ctx.user_id, kind, arg)
     except IrisUsageError as exc:
         return CommandResult(reply=str(exc))
-    if not chosen:
+    if not chosen and not names:
         return CommandResult(reply=confirm.listing(ctx.store, ctx.user_id, kind))
     replies = []
     for number in chosen:
@@ -154,5 +157,29 @@ async def held_writes(ctx: CommandContext, kind: str, verb: str, arg: str) -> Co
                                                  number, by=ctx.account))
         else:
             replies.append(confirm.reject(ctx.store, ctx.user_id, kind, number, by=ctx.account))
+    for name in names:
+        if not may_decide(ctx, IMPORTED):
+            replies.append(f"{name}: only an owner can decide a quarantined import in a group.")
+        else:
+            replies.append(await confirm.decide_quarantined(
+                ctx.store, ctx.settings, ctx.user_id, verb, name, by=ctx.account))
     return CommandResult(reply="\n".join(replies))
 
+
+IMPORTED = "import"  # who "asked" for a quarantined skill: an import, so nobody in the chat
+
+
+async def _review(ctx: CommandContext, name: str) -> str:
+    import asyncio
+
+    from core.skills import quarantine
+    from core.skills.library import SkillLibrary
+
+    if not name.strip():
+        return "Which one? /skills review NAME (see /skills pending)."
+    library = SkillLibrary(ctx.store, ctx.settings)
+    try:
+        item = quarantine.get(library, ctx.user_id, name.strip())
+    except NotFound as exc:
+        return str(exc)
+    return await asyncio.to_thread(quarantine.review, library, item)

@@ -20,12 +20,12 @@ def _library(ctx: CommandContext) -> SkillLibrary:
 
 
 @command("skills", "list your skills, or find some: /skills [words]; use one with /<name>; "
-         "/skills pending")
+         "/skills pending (held writes and quarantined imports), /skills review NAME")
 async def list_skills(ctx: CommandContext, args: str) -> CommandResult:
     from core.skills.ranking import rank
 
     verb, _, rest = args.strip().partition(" ")
-    if verb.lower() in ("pending", "approve", "reject"):
+    if verb.lower() in ("pending", "approve", "reject", "review"):
         from core.commands.held import held_writes
 
         return await held_writes(ctx, "skill", verb.lower(), rest.strip())

@@ -82,13 +82,14 @@ def _line_of(path: str, text: str, finding: Finding) -> int | None:
             if line.strip() and any(f.category == finding.category and f.reason == finding.reason
                                     for f in _scanner(path, line)[1]):
                 return number
-    core = finding.excerpt.strip("…").strip()
-    pieces = [p for p in core.split() if len(p) > 3][:4]
-    needle = " ".join(pieces[:2]) if pieces else core
-    if needle:
-        folded = " ".join(needle.casefold().split())
-        for number, line in enumerate(lines, 1):
-            if folded in " ".join(line.casefold().split()):
+    # Spans lines (a multi-line pattern, or an excerpt of folded text): the line holding the
+    # excerpt's longest word.
+    pieces = sorted((p for p in finding.excerpt.strip("…").split() if len(p) > 3),
+                    key=len, reverse=True)
+    folded_lines = [line.casefold() for line in lines]
+    for piece in pieces[:3]:
+        for number, line in enumerate(folded_lines, 1):
+            if piece.casefold() in line:
                 return number
     return None
 

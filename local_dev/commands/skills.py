@@ -1,4 +1,5 @@
-"""``iris skills …``: list, show, search, validate, import, export, roll back and curate skills."""
+"""``iris skills …``: list, show, search, validate, import (and review what it quarantined),
+export, roll back and curate skills."""
 
 from __future__ import annotations
 
@@ -218,8 +219,10 @@ def skills_validate(paths: tuple[Path, ...], as_json: bool) -> None:
 @friendly
 def skills_import(source: str, user: str | None, as_json: bool) -> None:
     """Import skills from a directory (one skill, or many at any depth), a .zip / .tar.gz
-    archive, or a git URL. Each skill is imported whole or not at all; exits 1 when any was
-    refused.
+    archive, or a git URL. Each skill is imported whole or not at all. A skill the safety scan
+    has findings about is quarantined: stored, but invisible to Iris until you approve it
+    (iris skills pending, review, approve, reject). Only jailbreak kits and scripts that send
+    your environment or credentials out are refused. Exits 1 when any was refused.
 
     \b
     Examples:
@@ -234,20 +237,54 @@ def skills_import(source: str, user: str | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(report.as_dict(), indent=2))
     else:
-        for item in report.items:
-            label = item.name or item.path
-            if item.status == "refused":
-                click.echo(f"refused  {label}: " + "; ".join(item.reasons))
-                continue
-            state = "loaded  " if item.status == "loaded" else "same    "
-            click.echo(f"{state} {label} (version {item.version})")
-            for warning in item.warnings:
-                click.echo(f"  warning: {warning}")
-        for entry, why in report.left_out.items():
-            click.echo(f"skipped  {entry}: {why}")
-        click.echo(f"{len(report.loaded)} loaded, {len(report.warned)} with warnings, "
-                   f"{len(report.refused)} refused")
+        _print_report(report)
     sys.exit(1 if report.refused else 0)
+
+
+def _print_report(report: Any) -> None:
+    from core.skills.findings import summary
+
+    for item in report.items:
+        label = item.name or item.path
+        if item.status == "refused":
+            click.echo(f"refused      {label}: " + "; ".join(item.reasons))
+            continue
+        if item.status == "quarantined":
+            click.echo(f"quarantined  {label}: {summary(item.findings)} "
+                       f"(iris skills review {label})")
+        else:
+            state = "loaded     " if item.status == "loaded" else "same       "
+            click.echo(f"{state}  {label} (version {item.version})")
+        for warning in item.warnings:
+            click.echo(f"  warning: {warning}")
+    for entry, why in report.left_out.items():
+        click.echo(f"skipped      {entry}: {why}")
+    click.echo(f"{len(report.loaded)} loaded, {len(report.warned)} with warnings, "
+               f"{len(report.quarantined)} quarantined (invisible to Iris until you approve: "
+               f"iris skills pending), {len(report.refused)} refused")
+
+
+@skills_group.command("review")
+@click.argument("name")
+@click.option("--user", help=USER_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@friendly
+def skills_review(name: str, user: str | None, as_json: bool) -> None:
+    """Show why an imported skill is in quarantine: each finding with its file and line.
+
+    Example: iris skills review google-meet
+    """
+    from core.skills import quarantine
+
+    with _library() as library:
+        item = quarantine.get(library, _user(library, user), name)
+        if as_json:
+            click.echo(json.dumps({"name": item.name, "source": item.source,
+                                   "path": item.path, "files": sorted(item.files),
+                                   "findings": item.findings, "warnings": item.warnings},
+                                  indent=2))
+            return
+        click.echo(quarantine.review(library, item))
 
 
 @skills_group.command("export")
