@@ -71,44 +71,66 @@ def test_directory_with_one_skill(library, alice, tmp_path):
     assert entry.source == str(root / "pg-backup")
 
 
-def test_directory_with_skills_at_any_depth_and_a_malicious_one(library, alice, tmp_path):
+def test_directory_with_skills_at_any_depth_and_suspicious_ones(library, alice, tmp_path):
     root = write_tree(tmp_path / "src", {**GOOD, **EVIL})
     report = import_skills(library, alice, str(root))
     assert names(report) == ["nginx-reload", "pg-backup", "weekly-report"]
-    refused = {i.name: " ".join(i.reasons) for i in report.refused}
-    assert set(refused) == {"evil-helper", "sneaky-script"}
-    assert "prompt injection" in refused["evil-helper"]
-    assert "scripts/clean.sh" in refused["sneaky-script"]
-    assert "dangerous command" in refused["sneaky-script"]
-    for name in refused:
+    assert not report.refused
+    held = {i.name: i for i in report.quarantined}
+    assert set(held) == {"evil-helper", "sneaky-script"}
+    evil = {(f.path, f.line, f.category) for f in held["evil-helper"].findings}
+    assert ("SKILL.md", 8, "prompt_injection") in evil
+    assert [(f.path, f.line, f.category) for f in held["sneaky-script"].findings] == [
+        ("scripts/clean.sh", 2, "dangerous_command")]
+    for name in held:  # not in the library: nothing the model, routing or tools could see
         assert nothing_stored_for(library, alice, name)
+        assert library.find(alice, name) is None
+        assert name not in {e.name for e in library.entries(alice, include_archived=True)}
+    assert {q.name for q in library.store.skill_quarantine.list(alice)} == set(held)
+    assert library.store.skill_quarantine.list(library.store.users.for_account("http:bob")) == []
     assert library.snapshot(alice, "nginx-reload").paths == ["SKILL.md", "references/errors.md"]
 
     again = import_skills(library, alice, str(root))
-    assert {i.name: i.status for i in again.items if i.status != "refused"} == {
-        "nginx-reload": "unchanged", "pg-backup": "unchanged", "weekly-report": "unchanged"}
+    assert {i.name: i.status for i in again.items} == {
+        "nginx-reload": "unchanged", "pg-backup": "unchanged", "weekly-report": "unchanged",
+        "evil-helper": "quarantined", "sneaky-script": "quarantined"}
 
 
 def test_lenient_warnings_duplicates_and_bad_names(library, alice, tmp_path):
     root = write_tree(tmp_path / "src", {
         "a/pg-backup/SKILL.md": PG,
         "b/pg-backup/SKILL.md": PG.replace("Postgres data", "data"),
-        "Bad_Name/SKILL.md": skill_md("Bad_Name", "Does a thing. Use when asked."),
+        "c/pg-backup-2/SKILL.md": skill_md("pg-backup-2", "Another one. Use when asked."),
+        "google_meet/SKILL.md": skill_md("google_meet", "Joins a Google Meet call. Use when "
+                                         "asked to join a meeting."),
+        "letta/SKILL.md": skill_md("Letta Conversations API", "Talks to Letta. Use when asked."),
+        "2048/SKILL.md": skill_md("2048", "Plays 2048. Use when asked to play 2048."),
         "no-description/SKILL.md": "---\nname: no-description\n---\nbody\n",
         "renamed-dir/SKILL.md": skill_md("real-name", "Does another thing. Use when asked.",
                                          color="blue"),
     })
     report = import_skills(library, alice, str(root))
     by_path = {i.path: i for i in report.items}
-    assert by_path["a/pg-backup"].status == "loaded"
-    assert "second skill named 'pg-backup'" in by_path["b/pg-backup"].reasons[0]
-    assert "not a valid skill name" in " ".join(by_path["Bad_Name"].reasons)
+    assert (by_path["a/pg-backup"].status, by_path["a/pg-backup"].name) == ("loaded",
+                                                                            "pg-backup")
+    second = by_path["b/pg-backup"]  # both kept: the second suffixed past the taken -2
+    assert (second.status, second.name) == ("loaded", "pg-backup-3")
+    assert "a second skill named 'pg-backup'" in second.warnings[0]
+    assert by_path["c/pg-backup-2"].name == "pg-backup-2"
+    assert "Postgres data" not in library.snapshot(alice, "pg-backup-3").text()
+    meet = by_path["google_meet"]
+    assert (meet.status, meet.name) == ("loaded", "google-meet")
+    assert "imported as 'google-meet'" in " ".join(meet.warnings)
+    assert by_path["letta"].name == "letta-conversations-api"
+    assert by_path["2048"].name == "skill-2048"
+    assert library.find(alice, "google-meet") is not None
     assert "no description" in " ".join(by_path["no-description"].reasons)
     renamed = by_path["renamed-dir"]
     assert renamed.status == "loaded" and renamed.name == "real-name"
     assert any("differs from its directory" in w for w in renamed.warnings)
     assert any("'color' is not part" in w for w in renamed.warnings)
-    assert [i.name for i in report.warned] == ["real-name"]
+    assert {i.name for i in report.warned} == {"real-name", "pg-backup-3", "google-meet",
+                                               "letta-conversations-api", "skill-2048"}
 
 
 def zip_source(path: Path, files: dict[str, str | bytes], links: dict[str, str] | None = None):
@@ -190,7 +212,7 @@ def test_git_url(library, alice, tmp_path):
     url = f"file://{repo}"
     report = import_skills(library, alice, url)
     assert names(report) == ["nginx-reload", "pg-backup", "weekly-report"]
-    assert {i.name for i in report.refused} == {"evil-helper", "sneaky-script"}
+    assert {i.name for i in report.quarantined} == {"evil-helper", "sneaky-script"}
     assert library.find(alice, "pg-backup").source == url
     with pytest.raises(IrisUsageError, match=r"git clone of .* failed"):
         import_skills(library, alice, f"file://{tmp_path}/no-such-repo")
