@@ -215,6 +215,13 @@ _ENV_DUMP = linear.compile(
     r"|\bprintenv \w+ ?\||os\.environ\b(?P<one_os> ?(?:\[|\.get|\.setdefault))?"
     r"|process\.env\b(?P<one_js> ?[.\[])?"
 )
+# Documentation that tells the reader to hand a credential file's content to someone: "paste it
+# into the chat", "post it to the gist" (a line naming the file to keep it safe does not).
+_HANDED_OUT = linear.compile(
+    r"\b(?:paste|post|send|upload|share|e-?mail|forward|leak|reveal|print|show)\b[^\n]{0,60}?"
+    r"\b(?:to|into|in|on|with)\b ?(?:the |a |this |your |my )?(?:chat|reply|replies|answer"
+    r"|response|gist|pastebin|issue|comment|channel|message|webhook|server|url|me|us|them)\b"
+)
 _PY_NETWORK = linear.compile(
     r"\b(?:requests|httpx|aiohttp|urllib\.request)\.|\burlopen\(|\bfetch\("
 )
@@ -259,7 +266,8 @@ def find_exfiltration(folded: str, *, docs: bool = False) -> list[Finding]:
 
     ``docs=True`` is for documentation, such as a skill's, which shows commands rather than
     running them (the agent's own commands still pass ``check_command``'s gate when run): a
-    credential file read counts only on a line that also talks to the network, and a secret
+    credential file read counts only on a line that also talks to the network or hands the
+    file out ("paste it into the chat"), and a secret
     sent out only when the line names a remote host it does not belong to. A GitHub skill
     that checks ~/.git-credentials, or a script passing its token to a URL it was given,
     leaks nothing.
@@ -277,7 +285,8 @@ def find_exfiltration(folded: str, *, docs: bool = False) -> list[Finding]:
     paths: set[str] = set()
     for match in _READ_CREDENTIALS.finditer(folded):
         path = match["key"] or match["file"] or match["sshdir"]
-        if docs and not _NETWORK.search(_line_of(folded, match.start())[0]):
+        line = _line_of(folded, match.start())[0]
+        if docs and not (_NETWORK.search(line) or _HANDED_OUT.search(line)):
             continue
         if path not in paths:
             add(f"reads a credential file ({path})", match)
