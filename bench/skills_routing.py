@@ -1,6 +1,11 @@
 """Skill routing: does `iris skills search` (the prompt's L0 index) put the right skill on top?
 
     .venv/bin/python bench/skills_routing.py [--cli N] [--show-misses] [--tune]
+    .venv/bin/python bench/skills_routing.py --hermes [--show-misses] [--hermes-only]
+
+``--hermes`` evaluates over real public skills instead (``bench/_hermes_routing.py``: Hermes
+Agent's published skills plus this library, ~300 skills; phrasings written before any ranking
+ran, dev / held-out by hashing; words only next to hybrid, and the lexicon ablation).
 
 The library is the 113 skills in bench/data/skills/library plus the 5 bundled ones. Every
 phrasing names the skill it should select. phrasings.json holds three per skill: the first is
@@ -188,9 +193,25 @@ def main() -> None:
     parser.add_argument("--cli", type=int, default=5, help="phrasings to re-check via the CLI")
     parser.add_argument("--show-misses", action="store_true", help="list every miss at 3")
     parser.add_argument("--tune", action="store_true", help="show the dev-split weight search")
+    parser.add_argument("--no-lexicon", action="store_true",
+                        help="rank without the concept groups of core/skills/lexicon.py")
+    parser.add_argument("--hermes", action="store_true",
+                        help="evaluate over Hermes Agent's public skills instead")
+    parser.add_argument("--hermes-only", action="store_true",
+                        help="with --hermes: leave bench/data/skills/library out")
     args = parser.parse_args()
 
     home = fresh_home()
+    if args.no_lexicon:
+        import _hermes_routing
+
+        _hermes_routing.lexicon_off().__enter__()  # for the whole run
+    if args.hermes:
+        import _hermes_routing
+
+        _hermes_routing.main(args.show_misses, with_library=not args.hermes_only)
+        print(f"\n(state in {home})")
+        return
     from core.config import load_settings
     from core.search import embed
     from core.skills import semantic as semantic_module

@@ -22,18 +22,22 @@ def _library(ctx: CommandContext) -> SkillLibrary:
 @command("skills", "list your skills, or find some: /skills [words]; use one with /<name>; "
          "/skills pending (held writes and quarantined imports), /skills review NAME")
 async def list_skills(ctx: CommandContext, args: str) -> CommandResult:
-    from core.skills.ranking import rank
+    import asyncio
+
+    from core.skills.index import matches
 
     verb, _, rest = args.strip().partition(" ")
     if verb.lower() in ("pending", "approve", "reject", "review"):
         from core.commands.held import held_writes
 
         return await held_writes(ctx, "skill", verb.lower(), rest.strip())
-    entries = _library(ctx).entries(ctx.user_id)
+    library = _library(ctx)
+    entries = library.entries(ctx.user_id)
     if not entries:
         return CommandResult(reply="No skills yet.")
     if args:
-        hits = [r.entry for r in rank(entries, args) if r.score > 0][:MATCHES]
+        hits = await asyncio.to_thread(matches, library, ctx.user_id, args, limit=MATCHES,
+                                       entries=entries)
         if not hits:
             return CommandResult(reply=f"No skill matches “{args}”. /skills lists them all.")
         lines = [f"/{e.name} — {_short(e.description)}" for e in hits]

@@ -107,6 +107,19 @@ def index_for(library: SkillLibrary, user_id: str, query: str, *,
     return select(entries, query, library.settings.skills_index_tokens, cosines)
 
 
+def matches(library: SkillLibrary, user_id: str, query: str, *, limit: int,
+            entries: Sequence[SkillEntry] | None = None,
+            semantic: bool | None = None) -> list[SkillEntry]:
+    """The skills that match ``query`` by words or by meaning, best first (``skills_list``'s
+    query and ``/skills WORDS``): the index's ranking, cut where nothing matches. A request
+    that shares no word with a skill but means it ("my React app re-renders too much") still
+    finds it when the embedding model is installed. Encodes text: keep off the event loop."""
+    if entries is None:
+        entries = [e for e in library.entries(user_id) if e.status != "archived"]
+    cosines = skill_cosines(library, user_id, entries, query) if semantic is not False else None
+    return [r.entry for r in rank(entries, query, cosines) if r.score > 0][:limit]
+
+
 def skill_cosines(library: SkillLibrary, user_id: str, entries: Sequence[SkillEntry],
                   query: str) -> dict[str, float] | None:
     """Similarity of ``query`` to each skill, or None (no model, no vectors yet, or a failure:

@@ -33,17 +33,21 @@ class SkillsList(Tool):
     Args = SkillsListArgs
 
     async def run(self, ctx: ToolContext, args: SkillsListArgs) -> str:
-        from core.skills.library import SkillLibrary
-        from core.skills.ranking import rank
+        import asyncio
 
-        entries = SkillLibrary(ctx.store, ctx.settings).entries(ctx.user_id)
+        from core.skills.index import matches
+        from core.skills.library import SkillLibrary
+
+        library = SkillLibrary(ctx.store, ctx.settings)
+        entries = library.entries(ctx.user_id)
         if args.category:
             wanted = args.category.strip().casefold()
             entries = [e for e in entries if (e.category or "").casefold() == wanted]
             if not entries:
                 return f"No skills in category {args.category!r}."
         if args.query and args.query.strip():
-            hits = [r.entry for r in rank(entries, args.query) if r.score > 0][:MATCHES]
+            hits = await asyncio.to_thread(matches, library, ctx.user_id, args.query,
+                                           limit=MATCHES, entries=entries)
             if not hits:
                 return f"No skill matches {args.query!r}."
             return "\n".join(f"- {e.name} [{e.category or 'general'}]: {_short(e.description)}"
