@@ -203,9 +203,12 @@ def main() -> None:
 
     home = fresh_home()
     if args.no_lexicon:
+        from contextlib import ExitStack
+
         import _hermes_routing
 
-        _hermes_routing.lexicon_off().__enter__()  # for the whole run
+        stack = ExitStack()  # for the whole run (kept referenced: the generator must live)
+        stack.enter_context(_hermes_routing.lexicon_off())
     if args.hermes:
         import _hermes_routing
 

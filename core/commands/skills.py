@@ -8,6 +8,7 @@ from core.commands import FALLBACKS, CommandContext, CommandResult, command
 
 if TYPE_CHECKING:
     from core.skills.library import SkillLibrary
+    from core.skills.records import SkillEntry
 
 LISTED = 60
 MATCHES = 8
@@ -42,11 +43,17 @@ async def list_skills(ctx: CommandContext, args: str) -> CommandResult:
             return CommandResult(reply=f"No skill matches “{args}”. /skills lists them all.")
         lines = [f"/{e.name} — {_short(e.description)}" for e in hits]
         return CommandResult(reply="\n".join(["Best matches:", *lines]))
-    lines = [f"/{e.name} — {_short(e.description)}" for e in entries[:LISTED]]
+    lines = [f"/{e.name} — {_short(e.description)}{_usage(e)}" for e in entries[:LISTED]]
     if len(entries) > LISTED:
         lines.append(f"… and {len(entries) - LISTED} more: /skills WORDS finds one.")
     header = f"{len(entries)} skills (type /<name> and your request to use one):"
     return CommandResult(reply="\n".join([header, *lines]))
+
+
+def _usage(entry: SkillEntry) -> str:
+    from core.skills.index import usage_line
+
+    return f" ({usage_line(entry.usage)})" if entry.usage.used else ""
 
 
 def _short(text: str, width: int = 90) -> str:

@@ -146,6 +146,11 @@ def review_request(ctx: HookContext, messages: Sequence[Message]) -> list[Messag
             text = library.snapshot(user_id, name).text()
         except Exception:  # a skill deleted or unreadable meanwhile
             continue
+        usage = library.catalog.usage_of(user_id, name)
+        if usage.failing:
+            parts.append(f"Skill {name} keeps preceding failed turns ({usage.failed} went "
+                         f"wrong, {usage.succeeded} well): it is likely wrong or outdated; fix "
+                         "it if this task shows how.")
         parts.append(f"Skill {name} as it is now:\n{text}")
     task = " ".join(m.content for m in messages if m.role == "user")
     close = [r.entry for r in rank(library.entries(user_id), task)

@@ -1,6 +1,8 @@
 """``iris skills curate``: library skills unused for ``skills_stale_days`` become stale (ranked a
 little lower), after ``skills_archive_days`` archived (out of the index, restorable with
-``iris skills rollback``). Nothing is deleted. Bundled skills are not curated."""
+``iris skills rollback``). Nothing is deleted. Bundled skills are not curated. Skills that keep
+preceding failed turns (``core.learning.skill_outcomes``) are listed for a look
+(``failing``), bundled ones included; their status does not change."""
 
 from __future__ import annotations
 
@@ -30,6 +32,11 @@ class Curated:
 def last_active(entry: SkillEntry) -> float:
     """When the skill was last used or changed."""
     return max(entry.usage.last_used_at or 0.0, entry.updated_at, entry.created_at)
+
+
+def failing(library: SkillLibrary, user_id: str) -> list[SkillEntry]:
+    """The user's skills that keep preceding failures (they are ranked lower meanwhile)."""
+    return [e for e in library.entries(user_id) if e.usage.failing]
 
 
 def curate(

@@ -28,6 +28,7 @@ CONCEPT_WEIGHT = 0.75  # a shared concept counts less than the same word
 BODY_CHARS = 2000
 USAGE_PRIOR = 0.08
 STALE_FACTOR = 0.85
+FAILING_FACTOR = 0.6  # keeps preceding failed turns (core.learning.skill_outcomes)
 
 
 def with_concepts(words: list[str]) -> list[str]:
@@ -93,6 +94,8 @@ def rank(entries: Sequence[SkillEntry], query: str,
             score *= 1 + USAGE_PRIOR * math.log1p(entry.usage.used)
             if entry.status == "stale":
                 score *= STALE_FACTOR
+            if entry.usage.failing:
+                score *= FAILING_FACTOR
         ranked.append(Ranked(entry, score))
     ranked.sort(key=lambda r: (
         r.entry.name not in named, -r.score, r.entry.status == "stale", -r.entry.usage.used,

@@ -23,6 +23,14 @@ class SkillUsage:
     last_shown_at: float | None = None
     last_used_at: float | None = None
     last_patched_at: float | None = None
+    succeeded: int = 0  # turns that loaded the skill and went well
+    failed: int = 0  # ... and went wrong (error streak, failure, /stop, the user correcting)
+    last_failed_at: float | None = None
+
+    @property
+    def failing(self) -> bool:
+        """It keeps preceding failures: at least two, and more than successes."""
+        return self.failed >= 2 and self.failed > self.succeeded
 
 
 @dataclass(frozen=True)
@@ -93,7 +101,8 @@ def _usage(row: Row | None) -> SkillUsage:
     return SkillUsage(
         shown=row["shown"], used=row["used"], patched=row["patched"],
         last_shown_at=row["last_shown_at"], last_used_at=row["last_used_at"],
-        last_patched_at=row["last_patched_at"],
+        last_patched_at=row["last_patched_at"], succeeded=row["succeeded"],
+        failed=row["failed"], last_failed_at=row["last_failed_at"],
     )
 
 
@@ -117,6 +126,10 @@ def skill_rows(user_id: str, *, include_archived: bool = False) -> Statement:
     if not include_archived:
         sql += " AND status != 'archived'"
     return sql + " ORDER BY name", (user_id,)
+
+
+EVENTS = ("shown", "used", "patched", "succeeded", "failed")
+
 
 class SkillCatalog:
     def __init__(self, db: Database):
@@ -197,9 +210,9 @@ class SkillCatalog:
 
     def record(self, user_id: str, names: Iterable[str], event: str, *,
                at: float | None = None) -> None:
-        """Count ``event`` (shown, used or patched) for each named skill. Using a stale skill
-        makes it active again."""
-        if event not in ("shown", "used", "patched"):
+        """Count ``event`` (shown, used, patched, succeeded or failed) for each named skill.
+        Using a stale skill makes it active again."""
+        if event not in EVENTS:
             raise ValueError(f"unknown skill usage event {event!r}")
         at = self.db.clock.now() if at is None else at
         statements: builtins.list[Statement] = []
@@ -210,7 +223,7 @@ class SkillCatalog:
                 f" {event} = {event} + 1, last_{event}_at = excluded.last_{event}_at",
                 (user_id, name, at),
             ))
-            if event != "shown":
+            if event in ("used", "patched"):
                 statements.append((
                     "UPDATE skills SET status = 'active', stale_at = NULL"
                     " WHERE user_id = ? AND name = ? AND status = 'stale'",
@@ -225,6 +238,40 @@ class SkillCatalog:
             f"UPDATE skills SET status = ?, {column} = ? WHERE user_id = ? AND name = ?",
             (status, at, user_id, name),
         )
+
+    def await_outcome(self, user_id: str, session_id: str, names: builtins.list[str]) -> None:
+        """Remember the skills a session's last turn loaded until the next message judges it."""
+        self.db.execute(
+            "INSERT INTO skill_outcome_pending (user_id, session_id, skills, created_at)"
+            " VALUES (?, ?, ?, ?) ON CONFLICT (user_id, session_id) DO UPDATE SET"
+            " skills = excluded.skills, created_at = excluded.created_at",
+            (user_id, session_id, json.dumps(names), self.db.clock.now()),
+        )
+
+    def awaiting(self, user_id: str, session_id: str) -> builtins.list[str]:
+        """The skills waiting for a verdict in this session (left in place)."""
+        row = self.db.one(
+            "SELECT skills FROM skill_outcome_pending WHERE user_id = ? AND session_id = ?",
+            (user_id, session_id),
+        )
+        names: builtins.list[str] = json.loads(row["skills"]) if row else []
+        return names
+
+    def take_awaiting(self, user_id: str, session_id: str) -> builtins.list[str]:
+        """The skills waiting for a verdict in this session (removed: judged once)."""
+        with self.db.transaction():
+            row = self.db.one(
+                "SELECT skills FROM skill_outcome_pending WHERE user_id = ? AND session_id = ?",
+                (user_id, session_id),
+            )
+            if row is None:
+                return []
+            self.db.execute(
+                "DELETE FROM skill_outcome_pending WHERE user_id = ? AND session_id = ?",
+                (user_id, session_id),
+            )
+        names: builtins.list[str] = json.loads(row["skills"])
+        return names
 
     def users_with_skills(self) -> builtins.list[str]:
         """The users owning library skills or usage counters (keys only, for curation)."""

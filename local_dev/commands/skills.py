@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from core.errors import IrisUsageError, NotFound
+from core.skills.index import usage_line
 from local_dev.clikit import default_account, friendly, settings_or_exit
 from local_dev.held_cli import add_held_commands
 
@@ -74,7 +75,9 @@ def _entry_dict(entry: Any) -> dict[str, Any]:
         "provenance": entry.provenance, "version": entry.version, "status": entry.status,
         "files": list(entry.files), "source": entry.source,
         "usage": {"shown": entry.usage.shown, "used": entry.usage.used,
-                  "patched": entry.usage.patched, "last_used_at": entry.usage.last_used_at},
+                  "patched": entry.usage.patched, "last_used_at": entry.usage.last_used_at,
+                  "succeeded": entry.usage.succeeded, "failed": entry.usage.failed,
+                  "failing": entry.usage.failing},
     }
 
 
@@ -96,7 +99,7 @@ def skills_list(user: str | None, show_all: bool, as_json: bool) -> None:
     for e in entries:
         version = "bundled" if e.bundled else f"v{e.version} {e.kind}"
         status = "" if e.status == "active" else f" [{e.status}]"
-        click.echo(f"{e.name}  ({version}, used {e.usage.used}×){status}")
+        click.echo(f"{e.name}  ({version}; {usage_line(e.usage)}){status}")
         click.echo(f"    {' '.join(e.description.split())[:150]}")
     click.echo(f"{len(entries)} skills")
 
@@ -131,8 +134,8 @@ def skills_show(name: str, user: str | None, version: int | None, file_path: str
         click.echo(json.dumps(body, indent=2))
         return
     click.echo(f"# {entry.name} — {'bundled' if entry.bundled else entry.kind}")
-    click.echo(f"status {entry.status}; shown {entry.usage.shown}×, used {entry.usage.used}×, "
-               f"patched {entry.usage.patched}×, last used {_when(entry.usage.last_used_at)}")
+    click.echo(f"status {entry.status}; {usage_line(entry.usage)}, patched "
+               f"{entry.usage.patched}×, last used {_when(entry.usage.last_used_at)}")
     for path in skill.paths:
         if path != "SKILL.md":
             click.echo(f"file: {path} ({skill.sizes.get(path, 0)} bytes)")
@@ -334,23 +337,32 @@ def skills_rollback(name: str, version: int | None, user: str | None) -> None:
 @friendly
 def skills_curate(user: str | None, dry_run: bool, as_json: bool) -> None:
     """Mark skills unused for 30 days stale and archive them after 90 (settings
-    skills_stale_days, skills_archive_days). Nothing is deleted.
+    skills_stale_days, skills_archive_days), and list skills that keep preceding failed
+    turns. Nothing is deleted.
 
     Example: iris skills curate --dry-run
     """
-    from core.skills.curate import curate
+    from core.skills.curate import curate, failing
 
     with _library() as library:
         users = [library.store.users.resolve(user)] if user else \
             library.catalog.users_with_skills()
         changes = curate(library, users, dry_run=dry_run)
+        flagged = [(u, e) for u in users for e in failing(library, u)]
     if as_json:
-        click.echo(json.dumps([c.as_dict() for c in changes], indent=2))
+        click.echo(json.dumps({"changes": [c.as_dict() for c in changes], "failing": [
+            {"user_id": u, "name": e.name, "failed": e.usage.failed,
+             "succeeded": e.usage.succeeded} for u, e in flagged]}, indent=2))
         return
     for c in changes:
         click.echo(f"{c.user_id} {c.name}: {c.before} -> {c.after} "
                    f"(unused for {c.idle_days:.0f} days)")
-    click.echo(f"{len(changes)} change(s){' (dry run)' if dry_run else ''}")
+    for u, e in flagged:
+        click.echo(f"{u} {e.name}: keeps preceding failures ({e.usage.failed} went wrong, "
+                   f"{e.usage.succeeded} well): ranked lower until fixed; iris skills show "
+                   f"{e.name}")
+    click.echo(f"{len(changes)} change(s){' (dry run)' if dry_run else ''}, "
+               f"{len(flagged)} failing skill(s)")
 
 
 commands = [skills_group]
