@@ -6,8 +6,6 @@ new session's prompt lists it."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from click.testing import CliRunner
 
