@@ -258,3 +258,34 @@ def test_routing_modules_stay_off_the_webhook_path():
             " 'tokenizers' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False False False"
+
+
+def test_match_lists_find_by_meaning_too(library, alice, runtime):
+    """skills_list(query=…) and /skills WORDS were words-only and came back empty for a request
+    that shares no word with the skill it means."""
+    import asyncio
+
+    from core.commands import CommandContext
+    from core.commands.skills import list_skills
+    from core.skills.index import matches
+    from core.tools.skills_list import SkillsList, SkillsListArgs
+    from tests.core.acting.support import make_ctx
+
+    install(library, alice, SKILLS | {
+        "frontend-speedup": "Profiles sluggish single-page sites in the browser and removes "
+                            "wasted component updates with memoisation and virtualised lists."})
+    text = "My React app re-renders too much, make it faster"
+    entries = own(library, alice)
+    assert not any(lexical_scores(entries, text)), "the phrasing must share no word"
+    assert matches(library, alice, text, limit=5, semantic=False) == []
+    assert matches(library, alice, text, limit=5)[0].name == "frontend-speedup"
+
+    ctx = make_ctx(library.store, library.settings)
+    ctx.user_id = alice
+    listed = asyncio.run(SkillsList().run(ctx, SkillsListArgs(query=text)))
+    assert listed.startswith("- frontend-speedup [")
+    command = CommandContext(store=library.store, settings=library.settings,
+                             services=ctx.services, user_id=alice, account="http:alice",
+                             chat_key="alice", platform="http", session=None)
+    reply = asyncio.run(list_skills(command, text)).reply
+    assert reply.startswith("Best matches:\n/frontend-speedup")
