@@ -102,6 +102,12 @@ def _import(ctx: ImportContext, library: Any, folder: Path, dirs: list[Path]) ->
                 report.taken("skills", f"{item.name}: {'; '.join(item.warnings)}")
         elif item.status == "unchanged":
             report.count("skills", "skills already there, unchanged")
+        elif item.status == "quarantined":
+            from core.skills.findings import summary
+
+            report.count("skills", "skills quarantined for review")
+            report.taken("skills", f"{item.name}: quarantined, {summary(item.findings)}; "
+                         f"iris skills review {item.name}, then approve or reject it")
         else:
             report.refused("skills", f"{item.path}: {'; '.join(item.reasons)}")
 

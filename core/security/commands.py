@@ -221,6 +221,7 @@ _HANDED_OUT = linear.compile(
     r"\b(?:paste|post|send|upload|share|e-?mail|forward|leak|reveal|print|show)\b[^\n]{0,60}?"
     r"\b(?:to|into|in|on|with)\b ?(?:the |a |this |your |my )?(?:chat|reply|replies|answer"
     r"|response|gist|pastebin|issue|comment|channel|message|webhook|server|url|me|us|them)\b"
+    r"|\b(?:send|post|upload|forward|e-?mail)\b[^\n]{0,60}?\bto (?:https?://|[\w.+-]+@[\w-]+\.)"
 )
 _PY_NETWORK = linear.compile(
     r"\b(?:requests|httpx|aiohttp|urllib\.request)\.|\burlopen\(|\bfetch\("

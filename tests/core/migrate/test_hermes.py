@@ -60,7 +60,8 @@ def test_import_takes_memories_skills_and_model_and_reports_the_rest(
     text = text_of(report)
     assert "taken: memories/MEMORY.md: 2 added, 0 already there" in text
     assert "refused: MEMORY.md entry 'Ignore all previous" in text and "prompt injection" in text
-    assert "refused: evil-helper:" in text
+    assert "taken: evil-helper: quarantined, 2 finding(s): prompt injection, exfiltration in " \
+        "SKILL.md; iris skills review evil-helper" in text
     assert "taken: SOUL.md: the user's persona" in text
     assert store.personas.get(alice).content == "You are Hermes."
     assert "refused: .env: API keys" in text
@@ -69,7 +70,8 @@ def test_import_takes_memories_skills_and_model_and_reports_the_rest(
     from core.skills.library import SkillLibrary
 
     names = [s.name for s in SkillLibrary(store, settings).catalog.list(alice)]
-    assert "restart-service" in names and "evil-helper" not in names
+    assert "restart-service" in names and "evil-helper" not in names  # not without review
+    assert store.skill_quarantine.get(alice, "evil-helper") is not None
 
 
 def test_dry_run_changes_nothing(store, settings, alice, hermes_home):
