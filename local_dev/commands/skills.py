@@ -262,9 +262,10 @@ def _print_report(report: Any) -> None:
             click.echo(f"  warning: {warning}")
     for entry, why in report.left_out.items():
         click.echo(f"skipped      {entry}: {why}")
-    click.echo(f"{len(report.loaded)} loaded, {len(report.warned)} with warnings, "
-               f"{len(report.quarantined)} quarantined (invisible to Iris until you approve: "
-               f"iris skills pending), {len(report.refused)} refused")
+    held = len(report.quarantined)
+    hint = " (invisible to Iris until you approve: iris skills pending)" if held else ""
+    click.echo(f"{len(report.loaded)} loaded, {len(report.warned)} with warnings, {held} "
+               f"quarantined{hint}, {len(report.refused)} refused")
 
 
 @skills_group.command("review")
