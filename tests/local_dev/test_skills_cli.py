@@ -63,10 +63,12 @@ def test_validate_reports_each_violation_with_file_and_rule():
 
 def test_import_list_show_search_rollback_export(skill_dir, tmp_path):
     code, out = run("import", str(skill_dir), "--user", "http:alice")
-    assert code == 1  # one skill was refused
-    assert "loaded   pg-backup (version 1)" in out
-    assert "refused  evil: refused by the safety scan: SKILL.md: blocked: prompt injection" in out
-    assert out.strip().endswith("1 loaded, 0 with warnings, 1 refused")
+    assert code == 0  # nothing refused: the suspicious skill waits in quarantine
+    assert "loaded       pg-backup (version 1)" in out
+    assert "quarantined  evil: 2 finding(s): prompt injection in SKILL.md (iris skills " \
+        "review evil)" in out
+    assert out.strip().endswith("1 loaded, 0 with warnings, 1 quarantined (invisible to Iris "
+                                "until you approve: iris skills pending), 0 refused")
 
     code, out = run("list", "--user", "http:alice", "--json")
     listed = {e["name"]: e for e in json.loads(out)}
@@ -118,6 +120,6 @@ def test_curate_dry_run_and_default_user(skill_dir, monkeypatch):
     monkeypatch.setenv("USER", "ada")
     assert run("import", str(skill_dir / "pg-backup"))[0] == 0
     code, out = run("list")
-    assert "pg-backup  (v1 imported, used 0×)" in out
+    assert "pg-backup  (v1 imported; shown 0×, loaded 0×)" in out
     code, out = run("curate", "--dry-run")
-    assert code == 0 and out.strip() == "0 change(s) (dry run)"
+    assert code == 0 and out.strip() == "0 change(s) (dry run), 0 failing skill(s)"
