@@ -35,7 +35,7 @@ def ask(client, text: str) -> str:
     return answer.choices[0].message.content
 
 
-def wait_for(check, timeout: float = 15.0):
+def wait_for(check, timeout: float = 60.0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if check():
