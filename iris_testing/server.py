@@ -37,8 +37,12 @@ def start_server(app: object, *, port: int | None = None, timeout: float = 10.0)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port or 0))
     port = sock.getsockname()[1]
+    # Idle connections are kept longer than any client keeps them (httpx: 5 s, uvicorn's own
+    # default is also 5 s): a server closing a connection just as the client reuses it fails a
+    # request with ReadError at random, which tests would see as a lost send.
     config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, log_level="warning", lifespan="auto", access_log=False
+        app, host="127.0.0.1", port=port, log_level="warning", lifespan="auto", access_log=False,
+        timeout_keep_alive=60,
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]},
