@@ -61,6 +61,10 @@ class Tool(ABC):
         return ToolSpec(name=self.name, description=self.description,
                         parameters=copy.deepcopy(_args_schema(self.Args)))
 
+    def offered(self, settings: Settings) -> bool:
+        """Whether the configuration lets the model use this tool (e.g. a search provider)."""
+        return True
+
     def taints(self, output: str) -> bool:
         """Whether ``output`` brings outside content into the turn (see ``tainted_by``)."""
         return self.untrusted_output
@@ -101,6 +105,10 @@ class Toolset:
 
     def specs(self) -> list[ToolSpec]:
         return [tool.spec() for tool in self._tools.values()]
+
+    def offered(self, settings: Settings) -> Toolset:
+        """The tools this configuration offers."""
+        return Toolset(t for t in self._tools.values() if t.offered(settings))
 
     def without(self, names: Iterable[str]) -> Toolset:
         drop = set(names)

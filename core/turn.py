@@ -147,7 +147,7 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
     )
     try:
         async with AsyncExitStack() as stack:
-            toolset = deps.toolset
+            toolset = deps.toolset.offered(deps.settings)
             for provider in deps.tool_providers:
                 toolset = toolset.with_tools(await stack.enter_async_context(provider(tool_ctx)))
             job_model = message.cron.model if message.cron is not None else None
