@@ -75,10 +75,38 @@ class Tool(ABC):
 
 @functools.cache
 def _args_schema(args: type[BaseModel]) -> dict[str, Any]:
-    """A tool's JSON schema, generated once per process (pydantic takes milliseconds)."""
-    schema = args.model_json_schema()
-    schema.pop("title", None)
+    """A tool's JSON schema, generated once per process (pydantic takes milliseconds), and
+    compacted: every token of it is sent on every model call."""
+    schema = compact_schema(args.model_json_schema())
+    assert isinstance(schema, dict)
     return schema
+
+
+def compact_schema(node: Any) -> Any:
+    """A JSON schema without what a model does not need: titles, ``null`` alternatives of
+    optional fields (leaving a field out means None) and ``default: null``. Validation is
+    pydantic's, on the full model, so nothing is lost in checking the arguments."""
+    if isinstance(node, list):
+        return [compact_schema(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key == "default" and value is None:
+            continue
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {name: compact_schema(prop) for name, prop in value.items()}
+        else:
+            out[key] = compact_schema(value)
+    options = out.get("anyOf")
+    if isinstance(options, list):
+        kept = [o for o in options if o != {"type": "null"}]
+        if len(kept) == 1 and len(kept) < len(options) and isinstance(kept[0], dict):
+            del out["anyOf"]
+            out = {**kept[0], **out}
+    return out
 
 
 def _validation_message(exc: ValidationError) -> str:
