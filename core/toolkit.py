@@ -46,6 +46,8 @@ class ToolContext:
     # the model's context: while any is, writes to memory and skills wait for the user
     # (``core.confirm``), so instructions hidden in that content cannot persist themselves.
     tainted_by: set[str] = field(default_factory=set)
+    # Catalogue tools this session has loaded, in order (core.catalogue).
+    loaded_tools: list[str] = field(default_factory=list)
 
 
 class Tool(ABC):
@@ -56,6 +58,11 @@ class Tool(ABC):
     Args: ClassVar[type[BaseModel]]
     untrusted_output: ClassVar[bool] = False  # output comes from outside: wrapped as data
     discoverable: ClassVar[bool] = True  # False: not in default_tools(), added by its owner
+    # Rarely used: not sent with every request but listed in the load_tools catalogue, and
+    # sent for the rest of a session once loaded (core.catalogue).
+    deferred: ClassVar[bool] = False
+    brief: ClassVar[str] = ""  # the catalogue's line for a deferred tool
+    group: str | None = None  # deferred tools listed and loaded together (an MCP server's)
 
     def spec(self) -> ToolSpec:
         return ToolSpec(name=self.name, description=self.description,
@@ -130,6 +137,12 @@ class Toolset:
 
     def names(self) -> list[str]:
         return list(self._tools)
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def tools(self) -> list[Tool]:
+        return list(self._tools.values())
 
     def specs(self) -> list[ToolSpec]:
         return [tool.spec() for tool in self._tools.values()]

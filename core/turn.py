@@ -144,6 +144,7 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
         store=store, settings=deps.settings, services=deps.services, user_id=entry.user_id,
         session_id=session.id, chat_key=entry.chat_key, platform=message.platform,
         account=message.account, inbox_id=entry.id,
+        loaded_tools=store.session_tools.loaded(entry.user_id, session.id),
     )
     try:
         async with AsyncExitStack() as stack:
@@ -191,7 +192,9 @@ async def _loop(
     convo: list[Message], new: list[Message], usages: list[Usage],
 ) -> str:
     """Model → tools until a final answer or the step cap; appends to convo/new/usages."""
-    specs = toolset.specs()
+    from core.catalogue import SessionToolset
+
+    tools = SessionToolset(toolset, tool_ctx)
     previous: tuple[tuple[str, str], ...] | None = None
     repeats = 0
     nudged = False
@@ -203,7 +206,7 @@ async def _loop(
         # Loop guard: a model repeating the very same calls, or answering with nothing at all,
         # is asked again without tools, so it must answer in words.
         withhold = repeats >= REPEAT_LIMIT or nudged
-        response = await model.complete(convo, [] if withhold else specs)
+        response = await model.complete(convo, [] if withhold else tools.specs())
         deps.checkpoint("after_model")
         usages.append(response.usage)
         empty = not response.message.tool_calls and not response.message.content.strip()
@@ -218,7 +221,7 @@ async def _loop(
         signature = tuple(sorted((c.name, _normalised(c.arguments)) for c in calls))
         repeats = repeats + 1 if signature == previous else 0
         previous = signature
-        results = await toolset.call_all(tool_ctx, response.message.tool_calls)
+        results = await tools.call_all(response.message.tool_calls)
         deps.checkpoint("after_tools")
         convo.extend(results)
         new.extend(results)

@@ -72,3 +72,25 @@ def test_web_search_is_not_offered_without_a_provider(llm, monkeypatch):
         assert ask(stack.client, "Hi") == "Hello."
     names = {t["function"]["name"] for t in llm.requests[0]["tools"]}
     assert "web_search" not in names and "web_extract" in names
+
+
+def test_a_catalogue_tool_loads_for_the_rest_of_the_session(llm, monkeypatch):
+    with emulator_stack(llm, monkeypatch) as stack:
+        client = stack.client
+        llm.tool_call("load_tools", {"names": ["cronjob"]}).reply("Loaded.")
+        assert ask(client, "I will want reminders.") == "Loaded."
+        first, after_load = (llm.requests[0]["tools"], llm.requests[1]["tools"])
+        assert "cronjob" not in {t["function"]["name"] for t in first}
+        assert after_load[: len(first)] == first  # appended: the earlier prefix is unchanged
+        assert after_load[-1]["function"]["name"] == "cronjob"
+        assert tool_results(llm) == ["Loaded cronjob: call it directly from now on."]
+
+        llm.reply("Still here.")
+        assert ask(client, "Next turn, same session.") == "Still here."
+        assert llm.requests[-1]["tools"] == after_load  # the same list, byte for byte
+        assert llm.requests[-1]["messages"][0] == llm.requests[1]["messages"][0]
+
+        assert ask(client, "/new") == "Started a new session."
+        llm.reply("Fresh.")
+        assert ask(client, "Hello again.") == "Fresh."
+        assert llm.requests[-1]["tools"] == first

@@ -29,6 +29,7 @@ from core.store.migrations import applied_count, migrate
 from core.store.personas import Personas
 from core.store.rehoming import Rehoming
 from core.store.search import SearchIndex
+from core.store.session_tools import SessionTools
 from core.store.sessions import Messages, Sessions
 from core.store.skill_vectors import SkillVectors
 from core.store.skills import SkillCatalog
@@ -73,6 +74,7 @@ class Store:
         self.sandbox_states = SandboxStates(db)
         self.held = HeldCommands(db)
         self.held_writes = HeldWrites(db)
+        self.session_tools = SessionTools(db)
         self.cron = CronTables(db)
         self.personas = Personas(db)
         self.imports = Imports(db)

@@ -53,6 +53,8 @@ def _time(value: str | None, name: str) -> float | None:
 
 class SessionSearch(Tool):
     name = "session_search"
+    deferred = True
+    brief = "search past conversations and archived memory"
     description = (
         "Search past conversations with this user and archived memory, when they refer to "
         "something from before. Hits come grouped by session with neighbours and dates."
