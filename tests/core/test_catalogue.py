@@ -9,8 +9,8 @@ from pydantic import BaseModel
 
 from core.catalogue import SessionToolset
 from core.messages import ToolCall
-from core.tools import default_toolset
 from core.toolkit import Tool, ToolContext
+from core.tools import default_toolset
 from tests.core.acting.support import make_ctx
 
 
