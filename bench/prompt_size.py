@@ -88,6 +88,7 @@ def main() -> None:
         emulator = build_emulator(load_settings())
         installed = install_skills(emulator.runtime, "http:skilled", 200)
         rows = []
+        loaded: tuple[int, int] | None = None
         with serve(emulator.app(tick_seconds=3600)) as iris:
             for user, label in (("plain", "0 skills"), ("skilled", f"{installed} skills")):
                 llm.reply("ok")
@@ -104,10 +105,24 @@ def main() -> None:
                 tools = body.get("tools", [])
                 rows.append((label, len(enc.encode(system)),
                              len(enc.encode(json.dumps(tools))), tools, system))
+            catalogue = [n for n in emulator.runtime.toolset.names() if n not in
+                         {t["function"]["name"] for t in rows[0][3]}]
+            if "load_tools" in {t["function"]["name"] for t in rows[0][3]}:
+                llm.tool_call("load_tools", {"names": catalogue}).reply("ok")
+                httpx.post(f"{iris.url}/v1/chat/completions", timeout=120,
+                           headers={"Authorization": "Bearer bench-key"},
+                           json={"model": "iris", "user": "skilled", "messages": [
+                               {"role": "user", "content": "Load everything."}]},
+                           ).raise_for_status()
+                every = llm.requests[-1]["tools"]
+                loaded = (len(enc.encode(json.dumps(every))), len(every))
     print("fixed prompt, cl100k_base tokens (system message + tool schemas as sent):")
     for label, system, tools, sent, _ in rows:
         print(f"  {label:<11} system {system:>5}  tools {tools:>5} ({len(sent)} tools)  "
               f"total {system + tools:>5}")
+    if loaded is not None:
+        print(f"  once a session has loaded every catalogue tool: tools {loaded[0]:>5} "
+              f"({loaded[1]} tools)")
     if args.show:
         print(rows[1][4])
     sent = rows[0][3]

@@ -91,7 +91,7 @@ def _args_schema(args: type[BaseModel]) -> dict[str, Any]:
 
 def compact_schema(node: Any) -> Any:
     """A JSON schema without what a model does not need: titles, ``null`` alternatives of
-    optional fields (leaving a field out means None) and ``default: null``. Validation is
+    optional fields (leaving a field out means None), ``default: null``, ``minLength: 1``. Validation is
     pydantic's, on the full model, so nothing is lost in checking the arguments."""
     if isinstance(node, list):
         return [compact_schema(item) for item in node]
@@ -101,7 +101,7 @@ def compact_schema(node: Any) -> Any:
     for key, value in node.items():
         if key == "title" and isinstance(value, str):
             continue
-        if key == "default" and value is None:
+        if (key == "default" and value is None) or (key == "minLength" and value == 1):
             continue
         if key == "properties" and isinstance(value, dict):
             out[key] = {name: compact_schema(prop) for name, prop in value.items()}

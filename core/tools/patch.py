@@ -15,7 +15,7 @@ DIFF_CHARS = 4_000
 
 
 class PatchArgs(BaseModel):
-    path: str = Field(min_length=1, description="Relative to the workspace root.")
+    path: str = Field(min_length=1)  # relative to the workspace root
     old_string: str = Field(min_length=1, description="Exact text, whitespace included.")
     new_string: str
     replace_all: bool = False

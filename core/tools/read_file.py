@@ -13,7 +13,7 @@ MAX_LINE_CHARS = 2_000
 
 
 class ReadFileArgs(BaseModel):
-    path: str = Field(min_length=1, description="Relative to the workspace root.")
+    path: str = Field(min_length=1)  # relative to the workspace root
     offset: int = Field(default=1, ge=1, description="First line (1-based).")
     limit: int = Field(default=500, ge=1, le=5_000)
 

@@ -12,7 +12,7 @@ from core.toolkit import Tool, ToolContext
 
 
 class WriteFileArgs(BaseModel):
-    path: str = Field(min_length=1, description="Relative to the workspace root.")
+    path: str = Field(min_length=1)  # relative to the workspace root
     content: str = Field(description="The whole file.")
 
 
