@@ -91,8 +91,8 @@ def _args_schema(args: type[BaseModel]) -> dict[str, Any]:
 
 def compact_schema(node: Any) -> Any:
     """A JSON schema without what a model does not need: titles, ``null`` alternatives of
-    optional fields (leaving a field out means None), ``default: null``, ``minLength: 1``. Validation is
-    pydantic's, on the full model, so nothing is lost in checking the arguments."""
+    optional fields (leaving a field out means None), ``default: null``, ``minLength: 1``.
+    Validation is pydantic's, on the full model, so nothing is lost in checking arguments."""
     if isinstance(node, list):
         return [compact_schema(item) for item in node]
     if not isinstance(node, dict):
