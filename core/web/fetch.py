@@ -158,6 +158,8 @@ async def fetch(text: str, policy: FetchPolicy, *, resolver: Resolver = system_r
     try:
         async with asyncio.timeout(policy.timeout), httpx.AsyncClient(
             trust_env=False, follow_redirects=False, timeout=policy.timeout,
+            # no reuse: a TLS connection is verified for one name, a redirect may name another
+            limits=httpx.Limits(max_keepalive_connections=0),
             headers={"User-Agent": USER_AGENT, "Accept": "text/html, text/*, application/pdf"},
         ) as client:
             for _ in range(policy.max_redirects + 1):
