@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.commands import CommandContext, run_command
 from core.context import PromptInputs, PromptSection, build_system_prompt
+from core.documents import has_documents, take_documents
 from core.errors import ConfigError, NotFound, ProviderError
 from core.messages import Message, Usage
 from core.platforms.voice import has_voice, transcribe_voice
@@ -116,6 +117,11 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
             return TurnOutcome(session_id=session.id, messages=[], reply=heard.reply,
                                status=heard.status, error=heard.error)
         text = heard.text
+    if has_documents(message):
+        taken = await take_documents(message, entry.user_id, text,
+                                     senders=deps.services.senders,
+                                     workspaces=deps.services.workspaces)
+        text = taken.text
     extra: str | None = None
     if text.lstrip().startswith("/"):
         ctx = CommandContext(
