@@ -94,3 +94,13 @@ def test_a_catalogue_tool_loads_for_the_rest_of_the_session(llm, monkeypatch):
         llm.reply("Fresh.")
         assert ask(client, "Hello again.") == "Fresh."
         assert llm.requests[-1]["tools"] == first
+
+
+def test_todo_is_shown_by_status(llm, monkeypatch):
+    with emulator_stack(llm, monkeypatch) as stack:
+        llm.tool_call("todo", {"todos": [{"id": "1", "content": "Read the tide tables",
+                                          "status": "in_progress"}]}).reply("Planned.")
+        assert ask(stack.client, "Plan the tide research.") == "Planned."
+        status = ask(stack.client, "/status")
+        assert "Tools loaded for this session: todo." in status
+        assert status.endswith("Tasks (0/1 done):\n[~] 1. Read the tide tables")

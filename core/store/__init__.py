@@ -33,6 +33,7 @@ from core.store.session_tools import SessionTools
 from core.store.sessions import Messages, Sessions
 from core.store.skill_vectors import SkillVectors
 from core.store.skills import SkillCatalog
+from core.store.todos import SessionTodos
 from core.store.transcripts import Transcripts
 from core.store.usage import UsageLog
 from core.store.users import Users
@@ -75,6 +76,7 @@ class Store:
         self.held = HeldCommands(db)
         self.held_writes = HeldWrites(db)
         self.session_tools = SessionTools(db)
+        self.todos = SessionTodos(db)
         self.cron = CronTables(db)
         self.personas = Personas(db)
         self.imports = Imports(db)
