@@ -58,8 +58,9 @@ class SessionToolset:
 
     def __init__(self, toolset: Toolset, ctx: ToolContext):
         self.ctx = ctx
-        self.catalogue = {t.name: t for t in toolset.tools() if t.deferred}
-        core = [t for t in toolset.tools() if not t.deferred]
+        listed = toolset.catalogue
+        self.catalogue = {t.name: t for t in toolset.tools() if t.deferred and listed}
+        core = [t for t in toolset.tools() if not (t.deferred and listed)]
         extra = [LoadTools(entries(list(self.catalogue.values())))] if self.catalogue else []
         self.callable = toolset.with_tools(extra)
         self._core_specs = [t.spec() for t in [*core, *extra]]

@@ -125,7 +125,9 @@ def _validation_message(exc: ValidationError) -> str:
 
 
 class Toolset:
-    def __init__(self, tools: Iterable[Tool]):
+    def __init__(self, tools: Iterable[Tool], *, catalogue: bool = True):
+        # catalogue=False: deferred tools are sent like the others (a small demo toolset)
+        self.catalogue = catalogue
         self._tools: dict[str, Tool] = {}
         for tool in tools:
             if tool.name in self._tools:
@@ -149,14 +151,16 @@ class Toolset:
 
     def offered(self, settings: Settings) -> Toolset:
         """The tools this configuration offers."""
-        return Toolset(t for t in self._tools.values() if t.offered(settings))
+        return Toolset((t for t in self._tools.values() if t.offered(settings)),
+                       catalogue=self.catalogue)
 
     def without(self, names: Iterable[str]) -> Toolset:
         drop = set(names)
-        return Toolset(t for n, t in self._tools.items() if n not in drop)
+        return Toolset((t for n, t in self._tools.items() if n not in drop),
+                       catalogue=self.catalogue)
 
     def with_tools(self, extra: Iterable[Tool]) -> Toolset:
-        return Toolset([*self._tools.values(), *extra])
+        return Toolset([*self._tools.values(), *extra], catalogue=self.catalogue)
 
     async def call(self, ctx: ToolContext, call: ToolCall) -> Message:
         """Run one tool call. Every failure becomes a tool result the model can read."""

@@ -100,3 +100,13 @@ def test_loads_belong_to_one_session_of_one_user(ctx, store, settings):
     assert store.session_tools.loaded(ctx.user_id, other_session.id) == []
     bob = make_ctx(store, settings, "http:bob")
     assert store.session_tools.loaded(bob.user_id, ctx.session_id) == []
+
+
+def test_a_toolset_without_a_catalogue_sends_everything(ctx):
+    from core.toolkit import Toolset
+    from core.tools import default_tools
+
+    demo = Toolset((t for t in default_tools() if t.name in ("clock", "session_info")),
+                   catalogue=False)
+    tools = SessionToolset(demo.with_tools([FakeMcp("git", "log")]), ctx)
+    assert names(tools.specs()) == ["clock", "session_info", "mcp__git__log"]
