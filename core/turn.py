@@ -150,7 +150,6 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
         store=store, settings=deps.settings, services=deps.services, user_id=entry.user_id,
         session_id=session.id, chat_key=entry.chat_key, platform=message.platform,
         account=message.account, inbox_id=entry.id,
-        loaded_tools=store.session_tools.loaded(entry.user_id, session.id),
     )
     try:
         async with AsyncExitStack() as stack:
@@ -161,6 +160,7 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
             model = deps.services.router.main(job_model or user.model)
             store.drains.prefetch_context(entry.user_id, session.id, entry.id,
                                           history=deps.settings.history_messages)
+            tool_ctx.loaded_tools = store.session_tools.loaded(entry.user_id, session.id)
             fitted = await fit_context(
                 store, deps.settings, deps.services.router, model, entry.user_id, session.id,
                 system, user_message,

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from core.store.db import Database
+from core.store.db import Database, Statement
+
+
+def loaded_rows(user_id: str, session_id: str) -> Statement:
+    return ("SELECT name FROM session_tools WHERE user_id = ? AND session_id = ?"
+            " ORDER BY position", (user_id, session_id))
 
 
 class SessionTools:
@@ -13,10 +18,7 @@ class SessionTools:
         self.db = db
 
     def loaded(self, user_id: str, session_id: str) -> list[str]:
-        rows = self.db.query(
-            "SELECT name FROM session_tools WHERE user_id = ? AND session_id = ?"
-            " ORDER BY position", (user_id, session_id),
-        )
+        rows = self.db.query(*loaded_rows(user_id, session_id))
         return [row["name"] for row in rows]
 
     def load(self, user_id: str, session_id: str, names: Sequence[str]) -> list[str]:
