@@ -117,6 +117,17 @@ class Settings(BaseModel):
 
     mcp_servers: dict[str, Any] = Field(default_factory=dict)
 
+    # The web tools (docs/acting.md): web_search is offered only with a provider
+    web_search_provider: Literal["searxng", "brave", "tavily"] | None = None
+    web_search_url: str | None = None  # SearXNG's base URL; overrides Brave's or Tavily's
+    web_search_api_key: SecretStr | None = None
+    web_search_results: int = Field(default=5, ge=1, le=20)
+    web_allow_hosts: list[str] = Field(default_factory=list)  # host[:port] exempt from the
+    # private-address block (intranets, tests)
+    web_max_bytes: int = Field(default=5_000_000, ge=10_000)  # per fetched URL
+    web_timeout: float = Field(default=20.0, gt=0, le=300)  # per fetched URL, redirects included
+    web_extract_chars: int = Field(default=15_000, ge=500)  # readable text kept per URL
+
     @field_validator("model", "cheap_model", "transcription_model")
     @classmethod
     def _model_string(cls, value: str | None) -> str | None:
@@ -127,7 +138,7 @@ class Settings(BaseModel):
         return value
 
     @field_validator("model_api_base", "public_url", "s3_endpoint_url", "telegram_api_base",
-                     "slack_api_base", "transcription_api_base")
+                     "slack_api_base", "transcription_api_base", "web_search_url")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         if value is None or value == "":
@@ -167,7 +178,7 @@ class Settings(BaseModel):
         return value
 
     @field_validator("telegram_allow", "slack_allow", "owner_accounts", "allowed_models",
-                     mode="before")
+                     "web_allow_hosts", mode="before")
     @classmethod
     def _account_list(cls, value: Any) -> Any:
         if isinstance(value, str):
@@ -178,6 +189,18 @@ class Settings(BaseModel):
                     raise ValueError("must be a JSON list or comma-separated values") from None
             return [part for part in re.split(r"[,\s]+", value) if part]
         return value
+
+    @field_validator("web_search_provider", mode="before")
+    @classmethod
+    def _provider(cls, value: Any) -> Any:
+        return None if value == "" else value.lower() if isinstance(value, str) else value
+
+    @field_validator("web_allow_hosts")
+    @classmethod
+    def _allow_hosts(cls, value: list[str]) -> list[str]:
+        from core.web.addresses import parse_allow_entry
+
+        return [parse_allow_entry(entry) for entry in value]
 
     @field_validator("timezone")
     @classmethod

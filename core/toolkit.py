@@ -46,6 +46,8 @@ class ToolContext:
     # the model's context: while any is, writes to memory and skills wait for the user
     # (``core.confirm``), so instructions hidden in that content cannot persist themselves.
     tainted_by: set[str] = field(default_factory=set)
+    # Catalogue tools this session has loaded, in order (core.catalogue).
+    loaded_tools: list[str] = field(default_factory=list)
 
 
 class Tool(ABC):
@@ -56,10 +58,19 @@ class Tool(ABC):
     Args: ClassVar[type[BaseModel]]
     untrusted_output: ClassVar[bool] = False  # output comes from outside: wrapped as data
     discoverable: ClassVar[bool] = True  # False: not in default_tools(), added by its owner
+    # Rarely used: not sent with every request but listed in the load_tools catalogue, and
+    # sent for the rest of a session once loaded (core.catalogue).
+    deferred: ClassVar[bool] = False
+    brief: ClassVar[str] = ""  # the catalogue's line for a deferred tool
+    group: str | None = None  # deferred tools listed and loaded together (an MCP server's)
 
     def spec(self) -> ToolSpec:
         return ToolSpec(name=self.name, description=self.description,
                         parameters=copy.deepcopy(_args_schema(self.Args)))
+
+    def offered(self, settings: Settings) -> bool:
+        """Whether the configuration lets the model use this tool (e.g. a search provider)."""
+        return True
 
     def taints(self, output: str) -> bool:
         """Whether ``output`` brings outside content into the turn (see ``tainted_by``)."""
@@ -71,10 +82,38 @@ class Tool(ABC):
 
 @functools.cache
 def _args_schema(args: type[BaseModel]) -> dict[str, Any]:
-    """A tool's JSON schema, generated once per process (pydantic takes milliseconds)."""
-    schema = args.model_json_schema()
-    schema.pop("title", None)
+    """A tool's JSON schema, generated once per process (pydantic takes milliseconds), and
+    compacted: every token of it is sent on every model call."""
+    schema = compact_schema(args.model_json_schema())
+    assert isinstance(schema, dict)
     return schema
+
+
+def compact_schema(node: Any) -> Any:
+    """A JSON schema without what a model does not need: titles, ``null`` alternatives of
+    optional fields (leaving a field out means None), ``default: null``, ``minLength: 1``.
+    Validation is pydantic's, on the full model, so nothing is lost in checking arguments."""
+    if isinstance(node, list):
+        return [compact_schema(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if (key == "default" and value is None) or (key == "minLength" and value == 1):
+            continue
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {name: compact_schema(prop) for name, prop in value.items()}
+        else:
+            out[key] = compact_schema(value)
+    options = out.get("anyOf")
+    if isinstance(options, list):
+        kept = [o for o in options if o != {"type": "null"}]
+        if len(kept) == 1 and len(kept) < len(options) and isinstance(kept[0], dict):
+            del out["anyOf"]
+            out = {**kept[0], **out}
+    return out
 
 
 def _validation_message(exc: ValidationError) -> str:
@@ -86,7 +125,9 @@ def _validation_message(exc: ValidationError) -> str:
 
 
 class Toolset:
-    def __init__(self, tools: Iterable[Tool]):
+    def __init__(self, tools: Iterable[Tool], *, catalogue: bool = True):
+        # catalogue=False: deferred tools are sent like the others (a small demo toolset)
+        self.catalogue = catalogue
         self._tools: dict[str, Tool] = {}
         for tool in tools:
             if tool.name in self._tools:
@@ -99,15 +140,27 @@ class Toolset:
     def names(self) -> list[str]:
         return list(self._tools)
 
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def tools(self) -> list[Tool]:
+        return list(self._tools.values())
+
     def specs(self) -> list[ToolSpec]:
         return [tool.spec() for tool in self._tools.values()]
 
+    def offered(self, settings: Settings) -> Toolset:
+        """The tools this configuration offers."""
+        return Toolset((t for t in self._tools.values() if t.offered(settings)),
+                       catalogue=self.catalogue)
+
     def without(self, names: Iterable[str]) -> Toolset:
         drop = set(names)
-        return Toolset(t for n, t in self._tools.items() if n not in drop)
+        return Toolset((t for n, t in self._tools.items() if n not in drop),
+                       catalogue=self.catalogue)
 
     def with_tools(self, extra: Iterable[Tool]) -> Toolset:
-        return Toolset([*self._tools.values(), *extra])
+        return Toolset([*self._tools.values(), *extra], catalogue=self.catalogue)
 
     async def call(self, ctx: ToolContext, call: ToolCall) -> Message:
         """Run one tool call. Every failure becomes a tool result the model can read."""

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.commands import CommandContext, run_command
 from core.context import PromptInputs, PromptSection, build_system_prompt
+from core.documents import has_documents, take_documents
 from core.errors import ConfigError, NotFound, ProviderError
 from core.messages import Message, Usage
 from core.platforms.voice import has_voice, transcribe_voice
@@ -116,6 +117,11 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
             return TurnOutcome(session_id=session.id, messages=[], reply=heard.reply,
                                status=heard.status, error=heard.error)
         text = heard.text
+    if has_documents(message):
+        taken = await take_documents(message, entry.user_id, text,
+                                     senders=deps.services.senders,
+                                     workspaces=deps.services.workspaces)
+        text = taken.text
     extra: str | None = None
     if text.lstrip().startswith("/"):
         ctx = CommandContext(
@@ -147,13 +153,14 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
     )
     try:
         async with AsyncExitStack() as stack:
-            toolset = deps.toolset
+            toolset = deps.toolset.offered(deps.settings)
             for provider in deps.tool_providers:
                 toolset = toolset.with_tools(await stack.enter_async_context(provider(tool_ctx)))
             job_model = message.cron.model if message.cron is not None else None
             model = deps.services.router.main(job_model or user.model)
             store.drains.prefetch_context(entry.user_id, session.id, entry.id,
                                           history=deps.settings.history_messages)
+            tool_ctx.loaded_tools = store.session_tools.loaded(entry.user_id, session.id)
             fitted = await fit_context(
                 store, deps.settings, deps.services.router, model, entry.user_id, session.id,
                 system, user_message,
@@ -191,7 +198,9 @@ async def _loop(
     convo: list[Message], new: list[Message], usages: list[Usage],
 ) -> str:
     """Model → tools until a final answer or the step cap; appends to convo/new/usages."""
-    specs = toolset.specs()
+    from core.catalogue import SessionToolset
+
+    tools = SessionToolset(toolset, tool_ctx)
     previous: tuple[tuple[str, str], ...] | None = None
     repeats = 0
     nudged = False
@@ -203,7 +212,7 @@ async def _loop(
         # Loop guard: a model repeating the very same calls, or answering with nothing at all,
         # is asked again without tools, so it must answer in words.
         withhold = repeats >= REPEAT_LIMIT or nudged
-        response = await model.complete(convo, [] if withhold else specs)
+        response = await model.complete(convo, [] if withhold else tools.specs())
         deps.checkpoint("after_model")
         usages.append(response.usage)
         empty = not response.message.tool_calls and not response.message.content.strip()
@@ -218,7 +227,7 @@ async def _loop(
         signature = tuple(sorted((c.name, _normalised(c.arguments)) for c in calls))
         repeats = repeats + 1 if signature == previous else 0
         previous = signature
-        results = await toolset.call_all(tool_ctx, response.message.tool_calls)
+        results = await tools.call_all(response.message.tool_calls)
         deps.checkpoint("after_tools")
         convo.extend(results)
         new.extend(results)

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from core.errors import NotFound
 from core.ids import USER_ID_PREFIXES, looks_like_user_id
-from core.messages import InboundMessage
+from core.messages import Attachment, InboundMessage
 from core.store.inbox import InboxEntry
 from functions.auth import ApiError
 from functions.ingress import receive
@@ -63,11 +63,39 @@ def _text_of(message: ChatMessageIn) -> str:
         return message.content
     parts = []
     for part in message.content:
+        if part.get("type") == "file":
+            continue  # see _files_of
         if part.get("type") != "text" or not isinstance(part.get("text"), str):
             raise ApiError(400, f"unsupported content part type {part.get('type')!r}: "
-                           "only text parts are accepted", code="unsupported_content")
+                           "only text and file parts are accepted", code="unsupported_content")
         parts.append(part["text"])
     return "\n".join(parts)
+
+
+def _files_of(message: ChatMessageIn) -> tuple[Attachment, ...]:
+    """OpenAI ``file`` content parts (``file_data`` as a base64 data: URL, ``filename``)."""
+    from core.documents import DocumentRefused, decode_data_url
+
+    if not isinstance(message.content, list):
+        return ()
+    files = []
+    for part in message.content:
+        if part.get("type") != "file":
+            continue
+        file = part.get("file")
+        if not isinstance(file, dict):
+            file = {}
+        data = file.get("file_data")
+        if not isinstance(data, str):
+            raise ApiError(400, "a file part needs file.file_data (a base64 data: URL); "
+                           "file_id uploads are not supported", code="unsupported_content")
+        try:
+            mime, _ = decode_data_url(data)
+        except DocumentRefused as exc:
+            raise ApiError(400, f"file part: {exc}", code="bad_file") from None
+        name = file.get("filename") if isinstance(file.get("filename"), str) else None
+        files.append(Attachment(kind="file", ref=data, mime_type=mime, name=name))
+    return tuple(files)
 
 
 def inbound_from(rt: Runtime, body: ChatCompletionRequest, *, idempotency_key: str | None,
@@ -76,7 +104,8 @@ def inbound_from(rt: Runtime, body: ChatCompletionRequest, *, idempotency_key: s
     if last.role != "user":
         raise ApiError(400, "the last message must have role 'user'", param="messages")
     text = _text_of(last)
-    if not text.strip():
+    files = _files_of(last)
+    if not text.strip() and not files:
         raise ApiError(400, "the last user message is empty", param="messages")
     limit = rt.settings.max_message_chars
     if len(text) > limit:
@@ -94,6 +123,7 @@ def inbound_from(rt: Runtime, body: ChatCompletionRequest, *, idempotency_key: s
     return InboundMessage(
         platform="http", chat_id=user, account=account,
         platform_message_id=f"{account}:{key}", text=text, session_hint=session,
+        attachments=files,
     )
 
 

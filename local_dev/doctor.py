@@ -68,6 +68,7 @@ def run_checks(
     _check_platforms(report, settings)
     _check_sandbox(report, settings, environ, cloud=cloud)
     _check_mcp(report, settings)
+    _check_web(report, settings)
     if cloud:
         from infra.cloud import cloud_problems
 
@@ -244,6 +245,24 @@ def _check_home_mode(report: Report, settings: Settings) -> None:
         report.add("warning", "home", f"{settings.home} is open to other accounts on this "
                    f"machine (mode {mode:o}): they can read every conversation",
                    f"chmod 700 {settings.home}")
+
+
+def _check_web(report: Report, settings: Settings) -> None:
+    from core.web.search import problem
+
+    missing = problem(settings)
+    if missing is None:
+        report.add("ok", "web search", f"web_search uses {settings.web_search_provider}")
+    elif settings.web_search_provider is None:
+        how = missing.removeprefix("no search provider: ")
+        report.add("ok", "web search", f"off (web_search is not offered); to enable it, {how}")
+    else:
+        report.add("warning", "web search", f"off: {missing}",
+                   "set it in .env, or unset IRIS_WEB_SEARCH_PROVIDER")
+    if settings.web_allow_hosts:
+        report.add("warning", "web extract",
+                   f"may reach private addresses of {', '.join(settings.web_allow_hosts)}",
+                   "keep IRIS_WEB_ALLOW_HOSTS to hosts you mean the model to read")
 
 
 def _check_mcp(report: Report, settings: Settings) -> None:

@@ -45,7 +45,8 @@ def demo_settings(settings: Settings, api_base: str) -> Settings:
 def demo_toolset() -> Toolset:
     from core.tools import default_tools
 
-    return Toolset(tool for tool in default_tools() if tool.name in DEMO_TOOLS)
+    return Toolset((tool for tool in default_tools() if tool.name in DEMO_TOOLS),
+                   catalogue=False)  # a tiny model is better off without load_tools
 
 
 def find_gguf() -> Path:

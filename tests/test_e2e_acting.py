@@ -114,6 +114,11 @@ def test_mcp_tools_in_a_turn(llm, monkeypatch):
     with running_iris(llm, monkeypatch) as (client, _):
         llm.tool_call("mcp__time__get_current_time", {"timezone": "Europe/Paris"}).reply("Noon.")
         assert ask(client, "Time in Paris?") == "Noon."
-    names = {t["function"]["name"] for t in llm.requests[0]["tools"]}
-    assert {"mcp__time__get_current_time", "mcp__down__unavailable", "terminal"} <= names
+    first = {t["function"]["name"]: t["function"] for t in llm.requests[0]["tools"]}
+    assert "terminal" in first and "mcp__time__get_current_time" not in first
+    catalogue = first["load_tools"]["description"]  # MCP tools are offered in the catalogue
+    assert "mcp:time (2 tools: get_current_time, convert_time)" in catalogue
+    assert "mcp:down (1 tool: unavailable)" in catalogue
+    loaded = {t["function"]["name"] for t in llm.requests[-1]["tools"]}
+    assert "mcp__time__get_current_time" in loaded  # calling it loaded it
     assert '"timezone": "Europe/Paris"' in last_tool_result(llm)

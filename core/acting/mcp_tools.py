@@ -62,6 +62,7 @@ class McpServerTool(Tool):
     """One tool of a connected MCP server; its output is the server's, so untrusted."""
 
     discoverable = False
+    deferred = True  # offered through the load_tools catalogue
     untrusted_output = True
     Args = AnyArguments
     description = "A tool of an MCP server."
@@ -70,6 +71,7 @@ class McpServerTool(Tool):
     def __init__(self, connections: Callable[[], Awaitable[McpConnections]], tool: McpTool):
         self._connections = connections
         self._tool = tool
+        self.group = f"mcp:{tool.server}"  # loaded together from the catalogue
         self.name = tool.qualified_name
         text = tool.description.strip() or f"The tool {tool.name!r}."
         self.description = f"[MCP server {tool.server}] {text}"[:DESCRIPTION_CHARS]
@@ -96,12 +98,14 @@ class McpServerDown(Tool):
     """Stands in for the tools of a server that could not be reached this turn."""
 
     discoverable = False
+    deferred = True
     Args = NoArguments
     description = "An MCP server that is down."
     name = "mcp_unavailable"
 
-    def __init__(self, qualified: str, reason: str):
+    def __init__(self, qualified: str, reason: str, server: str = ""):
         self.name = qualified
+        self.group = f"mcp:{server}"
         self.reason = reason
         self.description = (
             f"{reason}. Its tools are missing for now; calling this returns the error. Tell "
@@ -119,7 +123,7 @@ def _down_tools(failures: dict[str, str], taken: set[str]) -> list[Tool]:
     for server, reason in failures.items():
         name = qualified_name(server, "unavailable", taken)
         taken.add(name)
-        tools.append(McpServerDown(name, reason))
+        tools.append(McpServerDown(name, reason, server))
     return tools
 
 

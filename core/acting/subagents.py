@@ -77,7 +77,7 @@ class SubagentRunner:
         deps = self._deps()
         user = deps.store.users.get(parent.user_id)
         model = deps.services.router.main(user.model)
-        toolset = deps.toolset.without(RESTRICTED)
+        toolset = deps.toolset.offered(deps.settings).without(RESTRICTED)
         runs = [
             self._child(deps, model, toolset, parent, child_request(goal, context, task), task)
             for task in tasks

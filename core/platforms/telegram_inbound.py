@@ -19,7 +19,8 @@ from core.platforms.inbound import Parsed
 
 GROUP_TYPES = frozenset({"group", "supergroup"})
 MEDIA_ONLY = (
-    "I can read text and voice messages only for now; please tell me in words what you need."
+    "I can read text and voice messages, and documents (PDF, text, Markdown, CSV, JSON), but "
+    "not photos or videos yet; please tell me in words what you need."
 )
 
 
@@ -53,6 +54,7 @@ class TgFile(_Model):
     file_id: str = Field(min_length=1, max_length=1024)
     mime_type: str | None = None
     file_name: str | None = None
+    file_size: int | None = None
     duration: int | None = None
 
 
@@ -142,6 +144,14 @@ def _voice(msg: TgMessage) -> tuple[Attachment, ...]:
     return ()
 
 
+def _document(msg: TgMessage) -> tuple[Attachment, ...]:
+    """A document (PDF, text...); what Iris reads is decided when the turn takes it."""
+    if msg.document is None:
+        return ()
+    return (Attachment(kind="file", ref=msg.document.file_id, mime_type=msg.document.mime_type,
+                       name=msg.document.file_name),)
+
+
 def parse_update(update: TgUpdate, bot: BotIdentity, *, group_mode: str = "mention") -> Parsed:
     msg = update.message
     if msg is None:
@@ -156,11 +166,11 @@ def parse_update(update: TgUpdate, bot: BotIdentity, *, group_mode: str = "menti
     entities = msg.entities if msg.text is not None else msg.caption_entities
     if is_group and group_mode != "all" and not _addressed(msg, text, entities, bot):
         return Parsed(reason="group message not addressed to Iris")
-    attachments = _voice(msg)
+    attachments = _voice(msg) + _document(msg)
     text = _without_mention(text, bot) if is_group else text
     reply = None
     if not text.strip() and not attachments:
-        has_media = any((msg.photo, msg.document, msg.sticker, msg.video, msg.video_note))
+        has_media = any((msg.photo, msg.sticker, msg.video, msg.video_note))
         if not has_media or is_group:
             return Parsed(reason="nothing to read")
         reply = MEDIA_ONLY

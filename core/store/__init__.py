@@ -29,10 +29,12 @@ from core.store.migrations import applied_count, migrate
 from core.store.personas import Personas
 from core.store.rehoming import Rehoming
 from core.store.search import SearchIndex
+from core.store.session_tools import SessionTools
 from core.store.sessions import Messages, Sessions
 from core.store.skill_quarantine import SkillQuarantine
 from core.store.skill_vectors import SkillVectors
 from core.store.skills import SkillCatalog
+from core.store.todos import SessionTodos
 from core.store.transcripts import Transcripts
 from core.store.usage import UsageLog
 from core.store.users import Users
@@ -75,6 +77,8 @@ class Store:
         self.sandbox_states = SandboxStates(db)
         self.held = HeldCommands(db)
         self.held_writes = HeldWrites(db)
+        self.session_tools = SessionTools(db)
+        self.todos = SessionTodos(db)
         self.cron = CronTables(db)
         self.personas = Personas(db)
         self.imports = Imports(db)

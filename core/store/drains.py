@@ -15,6 +15,7 @@ from core.store.db import Database
 from core.store.inbox import InboxEntry
 from core.store.memory import archive_count, memory_entry_rows
 from core.store.personas import persona_row
+from core.store.session_tools import loaded_rows
 from core.store.sessions import latest_session, message_tail
 from core.store.skills import skill_rows, skill_usage_rows
 from core.store.users import user_row
@@ -67,9 +68,10 @@ class Drains:
 
     def prefetch_context(self, user_id: str, session_id: str, inbox_id: int | None, *,
                          history: int) -> None:
-        """Read at once what a turn's prompt needs from its session (history, summary) and
-        whether it was stopped, for the queries that follow."""
-        reads = [message_tail(user_id, session_id, history), latest_summary(user_id, session_id)]
+        """Read at once what a turn's prompt needs from its session (history, summary, the
+        catalogue tools it loaded) and whether it was stopped, for the queries that follow."""
+        reads = [message_tail(user_id, session_id, history), latest_summary(user_id, session_id),
+                 loaded_rows(user_id, session_id)]
         if inbox_id is not None:
             reads.append(cancel_requested(user_id, inbox_id))
         self.db.prefetch(reads)

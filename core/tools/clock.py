@@ -13,7 +13,7 @@ from core.toolkit import Tool, ToolContext
 class ClockArgs(BaseModel):
     timezone: str | None = Field(
         default=None,
-        description="IANA timezone such as 'Europe/Berlin'; defaults to the user's timezone.",
+        description="IANA name; default: the user's.",
     )
 
 

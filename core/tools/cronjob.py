@@ -79,6 +79,8 @@ def _jobs(store: Store) -> CronJobs:
 
 class Cronjob(Tool):
     name = "cronjob"
+    deferred = True
+    brief = "schedule reminders and recurring tasks"
     description = (
         "Schedule tasks that run by themselves later or repeatedly (reminders, daily summaries, "
         "monitoring). Each run is a fresh turn with only the job's prompt, whose answer is sent "

@@ -31,6 +31,8 @@ class DelegateTaskArgs(BaseModel):
 
 class DelegateTask(Tool):
     name = "delegate_task"
+    deferred = True
+    brief = "parallel subagents for independent tasks"
     description = (
         "Delegate work to subagents: each gets the goal, your context and one task, works with "
         "your tools (no memory writes, no cron, no further delegation) in the same workspace, "

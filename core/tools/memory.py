@@ -34,25 +34,23 @@ class MemoryArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     action: Literal["add", "replace", "remove"] | None = Field(
-        default=None, description="add a new entry, replace one, or remove one."
+        default=None, description="Or use operations."
     )
     target: Target = Field(
         default="memory",
-        description="'memory': your notes (environment facts, conventions, lessons learned). "
-        "'user': who the user is (name, role, preferences, communication style).",
+        description="user: who the user is; memory: your notes.",
     )
     content: str | None = Field(
-        default=None, description="The entry's full text, one self-contained fact (add, replace)."
+        default=None, description="One self-contained fact (add, replace)."
     )
     old_text: str | None = Field(
         default=None,
-        description="A short substring that identifies exactly one existing entry "
-        "(replace, remove).",
+        description="Unique substring of the entry (replace, remove).",
     )
     operations: list[MemoryOperation] | None = Field(
         default=None,
         max_length=MAX_OPERATIONS,
-        description="Several changes applied together, all or none (instead of action).",
+        description="Several {action, target, content, old_text} changes, all or none.",
     )
 
     @model_validator(mode="after")
@@ -118,14 +116,9 @@ def write_memory(
 class Memory(Tool):
     name = "memory"
     description = (
-        "Save durable knowledge to your long-term memory, which is shown to you at the start of "
-        "every future session. target='user': facts about the user (name, role, preferences, "
-        "style). target='memory': your notes (environment facts, project conventions, lessons "
-        "learned, what worked). Save proactively when you learn something worth keeping; don't "
-        "save trivia, one-off task details or secrets. add: one self-contained fact in "
-        "'content'. replace: 'old_text' (a unique substring of one entry) + new 'content'. "
-        "remove: 'old_text'. Use 'operations' for several changes at once (all or none). "
-        "When a store is full, its least recently used entries move to a searchable archive."
+        "Long-term memory, shown at the start of every session. Save durable facts "
+        "proactively (not trivia, one-off details or secrets). add: content; replace: old_text "
+        "+ content; remove: old_text. Full stores archive their least used entries."
     )
     Args = MemoryArgs
 
@@ -140,8 +133,7 @@ class Memory(Tool):
             "content": {"type": "string", "description": fields["content"].description},
             "old_text": {"type": "string", "description": fields["old_text"].description},
         }
-        item = {"type": "object", "properties": one, "required": ["action"],
-                "additionalProperties": False}
+        item = {"type": "object", "required": ["action"]}  # the fields above, described once
         operations = {"type": "array", "items": item, "maxItems": MAX_OPERATIONS,
                       "description": fields["operations"].description}
         return ToolSpec(

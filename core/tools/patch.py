@@ -15,14 +15,10 @@ DIFF_CHARS = 4_000
 
 
 class PatchArgs(BaseModel):
-    path: str = Field(min_length=1, description="File path, relative to the workspace root.")
-    old_string: str = Field(
-        min_length=1, description="The exact text to replace, whitespace included."
-    )
-    new_string: str = Field(description="The text to put in its place.")
-    replace_all: bool = Field(
-        default=False, description="Replace every occurrence instead of exactly one."
-    )
+    path: str = Field(min_length=1)  # relative to the workspace root
+    old_string: str = Field(min_length=1, description="Exact text, whitespace included.")
+    new_string: str
+    replace_all: bool = False
 
 
 def _diff(path: str, before: str, after: str) -> str:
@@ -43,9 +39,8 @@ def _squash(text: str) -> str:
 class Patch(Tool):
     name = "patch"
     description = (
-        "Edit a file in your workspace by replacing old_string with new_string. old_string "
-        "must match exactly once (or set replace_all); read the file first and copy the text "
-        "exactly. Returns a diff of the change."
+        "Edit a workspace file: replace old_string (must match exactly once, unless "
+        "replace_all) with new_string. Returns a diff."
     )
     Args = PatchArgs
     untrusted_output = True

@@ -13,16 +13,15 @@ MAX_LINE_CHARS = 2_000
 
 
 class ReadFileArgs(BaseModel):
-    path: str = Field(min_length=1, description="File path, relative to the workspace root.")
-    offset: int = Field(default=1, ge=1, description="First line to return (1 = the first).")
-    limit: int = Field(default=500, ge=1, le=5_000, description="How many lines to return.")
+    path: str = Field(min_length=1)  # relative to the workspace root
+    offset: int = Field(default=1, ge=1, description="First line (1-based).")
+    limit: int = Field(default=500, ge=1, le=5_000)
 
 
 class ReadFile(Tool):
     name = "read_file"
     description = (
-        "Read a text file from your workspace. Lines come numbered; read long files in windows "
-        "with offset and limit."
+        "Read a workspace text file, lines numbered; page long files with offset and limit."
     )
     Args = ReadFileArgs
     untrusted_output = True

@@ -17,13 +17,11 @@ SEARCH_TIMEOUT = 60.0
 class SearchFilesArgs(BaseModel):
     pattern: str | None = Field(
         default=None,
-        description="Regular expression (extended syntax, as grep -E) to look for in file "
-        "contents. Leave out to list files matching glob.",
+        description="grep -E regex over file contents.",
     )
-    path: str = Field(default=".", description="Directory or file to search, relative to the "
-                      "workspace root.")
+    path: str = "."
     glob: str | None = Field(
-        default=None, description="Only files whose name matches this, e.g. '*.py'."
+        default=None, description="File name pattern, e.g. '*.py'."
     )
     max_results: int = Field(default=100, ge=1, le=1_000)
 
@@ -54,9 +52,8 @@ def _clean(line: str) -> str:
 class SearchFiles(Tool):
     name = "search_files"
     description = (
-        "Search your workspace: with pattern, list matching lines as path:line:text (a regex, "
-        "grep -E syntax); with only glob, list files whose names match (e.g. '*.md'). Binary "
-        "files and .git are skipped."
+        "Search the workspace: pattern lists matching lines (path:line:text); glob alone lists "
+        "matching files."
     )
     Args = SearchFilesArgs
     untrusted_output = True

@@ -15,6 +15,8 @@ class SessionInfoArgs(BaseModel):
 
 class SessionInfo(Tool):
     name = "session_info"
+    deferred = True
+    brief = "session size, usage and cost"
     description = (
         "Describe the current conversation session: its id, when it started, how many messages "
         "it holds, the platform, and the tokens and cost used so far."

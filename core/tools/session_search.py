@@ -24,21 +24,21 @@ HITS_PER_SESSION = 3
 class SessionSearchArgs(BaseModel):
     query: str | None = Field(
         default=None, max_length=1000,
-        description="Words, names, identifiers or a question; quotes for an exact phrase.",
+        description="Words, names or a question; quotes for a phrase.",
     )
-    limit: int = Field(default=5, ge=1, le=20, description="Most sessions to return.")
-    session_id: str | None = Field(default=None, description="Search only this session.")
+    limit: int = Field(default=5, ge=1, le=20, description="Most sessions.")
+    session_id: str | None = None
     around_message_id: int | None = Field(
-        default=None, description="Read the messages around this message id (from a result).",
+        default=None, description="Read around this #id from a result.",
     )
-    window: int = Field(default=3, ge=1, le=20, description="Messages on each side to read.")
+    window: int = Field(default=3, ge=1, le=20, description="Messages each side.")
     role: Literal["user", "assistant", "tool", "system"] | None = Field(
-        default=None, description="Only messages with this role.",
+        default=None,
     )
-    since: str | None = Field(default=None, description="ISO date or time, e.g. 2024-05-01.")
-    until: str | None = Field(default=None, description="ISO date or time (exclusive).")
+    since: str | None = Field(default=None, description="ISO date or time.")
+    until: str | None = Field(default=None, description="ISO date or time, exclusive.")
     summarize: bool = Field(
-        default=False, description="Also have a helper model summarise the matched sessions.",
+        default=False, description="Also summarise the matched sessions.",
     )
 
 
@@ -53,12 +53,11 @@ def _time(value: str | None, name: str) -> float | None:
 
 class SessionSearch(Tool):
     name = "session_search"
+    deferred = True
+    brief = "search past conversations and archived memory"
     description = (
-        "Search all past conversations with this user (including this one) and archived memory. "
-        "Use it when the user refers to something discussed before ('last time', 'that script "
-        "we wrote', a name or error you do not remember). Returns matching messages grouped by "
-        "session with neighbouring turns, dates and titles. Read more of a conversation with "
-        "around_message_id (a '#id' from a result) and window."
+        "Search past conversations with this user and archived memory, when they refer to "
+        "something from before. Hits come grouped by session with neighbours and dates."
     )
     untrusted_output = True  # old tool results and outside text come back: data, not orders
     Args = SessionSearchArgs

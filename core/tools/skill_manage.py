@@ -45,6 +45,8 @@ class SkillManageArgs(BaseModel):
 
 class SkillManage(Tool):
     name = "skill_manage"
+    deferred = True
+    brief = "create or fix skills"
     description = (
         "Create or improve a skill (a reusable procedure, SKILL.md). create: a new skill; "
         "patch: replace one exact passage (the usual fix); edit: rewrite SKILL.md; write_file / "

@@ -11,12 +11,8 @@ from core.toolkit import Tool, ToolContext
 
 
 class SkillViewArgs(BaseModel):
-    name: str = Field(description="The skill's name, as listed in the skill index.")
-    file_path: str | None = Field(
-        default=None,
-        description="A file inside the skill, e.g. 'references/api.md'. Omit it to get "
-        "SKILL.md and the list of the skill's files.",
-    )
+    name: str
+    file_path: str | None = Field(default=None, description="e.g. 'references/api.md'.")
 
 
 def _size(n: int) -> str:
@@ -26,8 +22,7 @@ def _size(n: int) -> str:
 class SkillView(Tool):
     name = "skill_view"
     description = (
-        "Load a skill before doing a task it covers: returns its SKILL.md (the procedure) and "
-        "the list of its files. With file_path, returns one of those files instead."
+        "Load a skill before a task it covers: its SKILL.md and file list, or one file."
     )
     Args = SkillViewArgs
 

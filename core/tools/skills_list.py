@@ -25,6 +25,8 @@ def _short(text: str) -> str:
 
 class SkillsList(Tool):
     name = "skills_list"
+    deferred = True
+    brief = "list or search all skills"
     description = (
         "List the available skills (name, category, description), optionally only one category "
         "or only those matching a query. Use it when the skill index in your instructions does "

@@ -18,27 +18,23 @@ MAX_COMMAND_CHARS = 32_000
 class TerminalArgs(BaseModel):
     command: str = Field(
         min_length=1, max_length=MAX_COMMAND_CHARS,
-        description="A bash command line, e.g. 'ls -la' (write long text with write_file).",
+        description="Write long text with write_file instead.",
     )
     timeout: float | None = Field(
         default=None, gt=0,
-        description="Seconds before the command is stopped (default 60; at most the "
-        "configured maximum).",
+        description="Seconds (default 60).",
     )
     workdir: str | None = Field(
-        default=None, description="Directory to run in, relative to the workspace root."
+        default=None, description="Relative to the workspace root."
     )
 
 
 class Terminal(Tool):
     name = "terminal"
     description = (
-        "Run a shell command (bash) in your persistent workspace, a sandbox that keeps its "
-        "files between conversations. Returns the exit code, stdout and stderr; long output "
-        "keeps its beginning and end. Each call is a fresh shell: cd does not carry over, use "
-        "workdir. No interactive programs; background jobs must redirect their output. "
-        "Dangerous commands (deleting system directories, writing to devices, reading "
-        "credentials) are refused or held until the user approves them."
+        "Run a bash command in your persistent workspace sandbox; returns exit code, stdout, "
+        "stderr (long output keeps head and tail). Each call is a fresh shell: use workdir, not "
+        "cd. No interactive programs. Dangerous commands are refused or held for approval."
     )
     Args = TerminalArgs
     untrusted_output = True

@@ -12,15 +12,15 @@ from core.toolkit import Tool, ToolContext
 
 
 class WriteFileArgs(BaseModel):
-    path: str = Field(min_length=1, description="File path, relative to the workspace root.")
-    content: str = Field(description="The whole new content of the file.")
+    path: str = Field(min_length=1)  # relative to the workspace root
+    content: str = Field(description="The whole file.")
 
 
 class WriteFile(Tool):
     name = "write_file"
     description = (
-        "Write a text file in your workspace, creating parent directories. Replaces the whole "
-        "file if it exists (the result says so); to change part of a file use patch."
+        "Write a whole text file in the workspace (makes directories; replaces an existing "
+        "file). To change part of a file use patch."
     )
     Args = WriteFileArgs
 

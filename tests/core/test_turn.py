@@ -32,7 +32,7 @@ def test_plain_answer_is_persisted(runtime, scripted):
     assert roles(runtime, entry) == ["user", "assistant"]
     system = scripted.requests[0][0]
     assert system.role == "system" and "You are Iris" in system.content
-    assert {"clock", "session_info"} <= set(scripted.tools_seen[0])
+    assert {"clock", "load_tools"} <= set(scripted.tools_seen[0])
 
 
 def test_several_tool_calls_in_one_response_all_run(runtime, scripted):

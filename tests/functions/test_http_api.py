@@ -124,7 +124,7 @@ def test_bad_auth_is_401_and_stores_nothing(api, runtime, headers, code):
         (json.dumps(chat("   ")).encode(), 400, "empty"),
         (json.dumps({"messages": [{"role": "user", "content": [
             {"type": "image_url", "image_url": {"url": "http://x"}}]}]}).encode(), 400,
-         "only text parts"),
+         "only text and file parts"),
         (json.dumps(chat("x" * 40_000)).encode(), 413, "limit is 32000"),
     ],
 )

@@ -126,3 +126,17 @@ def test_cloud_mode_demands_cloud_parts(iris_home, monkeypatch, backend):
     found = problems(result.output)
     assert {"cloud: db_url", "cloud: objects_url", "api key"} <= set(found)
     assert ("cloud: sandbox_backend" in found) == (backend == "local")
+
+
+def test_web_search_says_how_to_enable_it(monkeypatch):
+    result = doctor()
+    line = next(x for x in result.output.splitlines() if "web search" in x)
+    assert "off (web_search is not offered); to enable it, set IRIS_WEB_SEARCH_PROVIDER" in line
+    monkeypatch.setenv("IRIS_WEB_SEARCH_PROVIDER", "tavily")
+    assert "tavily needs IRIS_WEB_SEARCH_API_KEY" in problems_or_warnings(doctor().output)
+    monkeypatch.setenv("IRIS_WEB_SEARCH_API_KEY", "tvly-abc")
+    assert "✓ web search      web_search uses tavily" in doctor().output
+
+
+def problems_or_warnings(output):
+    return "\n".join(line for line in output.splitlines() if line.startswith(("✗", "!")))

@@ -84,7 +84,8 @@ def test_children_work_in_parallel_and_report_back(runtime, scripted):
                                                 strict=True) if is_child(msgs)]
     assert all("terminal" in tools and not set(RESTRICTED) & set(tools) for tools in child_tools)
     parent_tools = scripted.tools_seen[1]
-    assert "delegate_task" in parent_tools
+    assert "load_tools" in parent_tools and "delegate_task" not in parent_tools  # catalogue
+    assert "delegate_task" in scripted.tools_seen[-1]  # loaded by calling it
 
     children = [s for s in runtime.store.sessions.list(user) if s.platform == "subagent"]
     assert len(children) == 2

@@ -60,7 +60,8 @@ def test_a_job_created_in_a_chat_delivers_to_that_chat(runtime, scripted):
     assert result.startswith("Created:") and job.id in result and "next run" in result
     assert (job.name, job.prompt, job.schedule.expr) == ("hello", "Say hi to Ada.", "every 1m")
     assert job.target.chat_key == "telegram:4242" and job.created_by == "telegram:4242"
-    assert "cronjob" in scripted.tools_seen[0]
+    assert "cronjob" not in scripted.tools_seen[0]  # in the catalogue,
+    assert "cronjob" in scripted.tools_seen[-1]  # loaded by calling it
 
 
 def test_plain_language_schedules_ask_the_side_model(runtime, scripted):
