@@ -109,6 +109,8 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
     session = resolve_session(deps, entry)
     if not session.system_prompt:  # its first turn builds it: read its inputs at once
         store.drains.prefetch_prompt(entry.user_id)
+    if message.meta.get("stream"):  # a streaming caller sends the session as a header
+        store.inbox.note_session(entry.user_id, entry.id, session.id)
     user = store.users.get(entry.user_id)
     text = message.text
     if has_voice(message):

@@ -30,6 +30,7 @@ from functions.runtime import Runtime
 USER_PATTERN = r"^[A-Za-z0-9_.@+-]{1,128}$"
 WAIT_SECONDS = 600.0
 KEEPALIVE_SECONDS = 10.0
+SESSION_POLL_SECONDS = 0.1
 
 ERROR_STATUS = {
     "auth": (502, "provider_auth_error"),
@@ -146,6 +147,26 @@ async def wait_finished(rt: Runtime, user_id: str, entry_id: int, timeout: float
         rt.notifier.forget(entry_id)
 
 
+async def wait_session(rt: Runtime, user_id: str, entry_id: int, timeout: float) -> str:
+    """The session an entry's turn runs in, once the turn has started (or finished): a
+    streaming response's ``X-Iris-Session`` header, sent before its first byte."""
+    event = rt.notifier.watch(entry_id)
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            entry = rt.store.inbox.get(user_id, entry_id)
+            if entry.session_id or entry.finished:
+                return entry.session_id or ""
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise ApiError(504, "the turn has not started; retry with the same "
+                               "Idempotency-Key to get its result", code="turn_timeout")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(event.wait(), timeout=min(remaining, SESSION_POLL_SECONDS))
+    finally:
+        rt.notifier.forget(entry_id)
+
+
 def _error_for(entry: InboxEntry) -> ApiError:
     kind = (entry.error or "unknown").split(":", 1)[0]
     status, code = ERROR_STATUS.get(kind, (502, "turn_failed"))
@@ -240,10 +261,12 @@ def build_router(rt: Runtime) -> APIRouter:
             raise ApiError(409, "this Idempotency-Key was used for a different request",
                            code="idempotency_conflict")
         if body.stream:
+            session = await wait_session(rt, received.user_id, received.entry_id, WAIT_SECONDS)
             return StreamingResponse(
                 stream_events(rt, received.user_id, received.entry_id),
                 media_type="text/event-stream",
-                headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+                headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no",
+                         "X-Iris-Session": session},
             )
         entry = await wait_finished(rt, received.user_id, received.entry_id, WAIT_SECONDS)
         headers = {"X-Iris-Session": entry.session_id or ""}

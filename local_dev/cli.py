@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -18,6 +19,16 @@ from core.config import Settings
 from local_dev.clikit import friendly, settings_or_exit
 
 DEFAULT_PORT = 8787
+
+
+def _exit_on_sigterm() -> None:
+    """SIGTERM unwinds like Ctrl-C, so ``finally`` blocks stop the children (uvicorn re-raises
+    the signal it caught once it has shut down; the default action would skip them)."""
+
+    def handler(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, handler)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -52,6 +63,7 @@ def dev(host: str, port: int, tick: float) -> None:
     from local_dev.local_model import LocalModelServer, demo_settings, demo_toolset
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    _exit_on_sigterm()
     settings = settings_or_exit()
     refuse_unisolated(settings)
     model_server = None
@@ -120,6 +132,28 @@ def _healthy(url: str) -> bool:
         return False
 
 
+def _start_emulator(settings: Settings, url: str, port: int) -> subprocess.Popen[bytes]:
+    from local_dev import tied
+
+    log_path = settings.home / "logs" / "dev.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    click.echo(f"Starting the emulator on {url} (log: {log_path})…")
+    with log_path.open("ab") as log:
+        server = tied.spawn_tied(
+            [sys.executable, "-m", "local_dev.cli", "dev", "--port", str(port)],
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        )
+    deadline = time.monotonic() + 180
+    while not _healthy(url):
+        if server.poll() is not None or time.monotonic() > deadline:
+            tail = log_path.read_text(errors="replace").splitlines()[-15:]
+            click.echo("The emulator did not start:\n" + "\n".join(tail), err=True)
+            tied.stop(server)
+            sys.exit(1)
+        time.sleep(0.3)
+    return server
+
+
 @cli.command("run")
 @click.option("--port", default=DEFAULT_PORT, show_default=True, type=int)
 @friendly
@@ -128,33 +162,20 @@ def run(port: int) -> None:
 
     The emulator's log goes to $IRIS_HOME/logs/dev.log; it stops when the chat ends.
     """
+    from local_dev import tied
     from local_dev.chat import repl
 
+    _exit_on_sigterm()
     settings = settings_or_exit()
     url = f"http://127.0.0.1:{port}"
     server = None
-    if not _healthy(url):
-        log_path = settings.home / "logs" / "dev.log"
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        click.echo(f"Starting the emulator on {url} (log: {log_path})…")
-        with log_path.open("ab") as log:
-            server = subprocess.Popen(
-                [sys.executable, "-m", "local_dev.cli", "dev", "--port", str(port)],
-                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            )
-        deadline = time.monotonic() + 180
-        while not _healthy(url):
-            if server.poll() is not None or time.monotonic() > deadline:
-                tail = log_path.read_text(errors="replace").splitlines()[-15:]
-                click.echo("The emulator did not start:\n" + "\n".join(tail), err=True)
-                sys.exit(1)
-            time.sleep(0.3)
     try:
+        if not _healthy(url):
+            server = _start_emulator(settings, url, port)
         code = repl(_client_for(settings, url, None), settings.home / "chat_history")
     finally:
         if server is not None:
-            server.terminate()
-            server.wait(timeout=15)
+            tied.stop(server, grace=15)
     sys.exit(code)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import signal
 import socket
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from pydantic import SecretStr
 from core.config import Settings
 from core.errors import IrisUsageError
 from core.toolkit import Toolset
+from local_dev import tied
 
 ALIAS = "smollm2-135m-instruct"
 CONTEXT_TOKENS = 8192
@@ -79,14 +81,18 @@ class LocalModelServer:
         port = _free_port()
         log_path.parent.mkdir(parents=True, exist_ok=True)
         log = log_path.open("ab")
-        process = subprocess.Popen(
+        # SIGKILL when the parent dies: the server holds no state, and a graceful shutdown could
+        # wait on an answer nobody will read.
+        process = tied.spawn_tied(
             [
                 sys.executable, "-m", "llama_cpp.server", "--model", str(gguf),
                 "--chat_format", "chatml-function-calling", "--model_alias", ALIAS,
                 "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(CONTEXT_TOKENS),
             ],
+            death_signal=signal.SIGKILL,
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
         )
+        log.close()
         server = cls(process=process, api_base=f"http://127.0.0.1:{port}/v1")
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -102,9 +108,4 @@ class LocalModelServer:
         raise IrisUsageError(f"the embedded model server did not start in {timeout:.0f}s")
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
+        tied.stop(self.process)

@@ -127,6 +127,13 @@ class Inbox:
             (self.db.clock.now(), user_id, entry_id),
         )
 
+    def note_session(self, user_id: str, entry_id: int, session_id: str) -> None:
+        """Record the session a running entry's turn uses (a streaming caller's header)."""
+        self.db.execute(
+            "UPDATE inbox SET session_id = ? WHERE user_id = ? AND id = ? AND status = 'pending'",
+            (session_id, user_id, entry_id),
+        )
+
     def finish(
         self, user_id: str, entry_id: int, *, status: str, session_id: str | None,
         reply: str | None, error: str | None = None,

@@ -100,6 +100,18 @@ def test_streaming_sends_role_then_content_then_done(api, scripted):
     assert chunks[-1]["choices"][0]["finish_reason"] == "stop"
 
 
+def test_streaming_carries_the_session_header(api, runtime, scripted):
+    scripted.then("first", "second")
+    with api.stream("POST", "/v1/chat/completions", json=chat(stream=True, user="sam"),
+                    headers=KEY) as r:
+        session = r.headers["x-iris-session"]
+        list(r.iter_lines())
+    user = runtime.store.users.resolve("http:sam")
+    assert runtime.store.sessions.get(user, session).chat_key == "http:sam"
+    plain = api.post("/v1/chat/completions", json=chat("again", user="sam"), headers=KEY)
+    assert plain.headers["x-iris-session"] == session
+
+
 @pytest.mark.parametrize(
     ("headers", "code"),
     [({}, "missing_api_key"), ({"Authorization": "Bearer wrong"}, "invalid_api_key"),
