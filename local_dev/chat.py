@@ -20,6 +20,14 @@ DEMO_NOTE = (
 )
 
 
+START_HINT = ("is the emulator running? Start it with `iris dev` "
+              "(or `iris run` to start it and chat)")
+CLI_HELP = "In this terminal: /exit (or Ctrl-D) quits; Ctrl-C stops a turn that is running."
+INTERRUPTED = ("(interrupted: asked Iris to stop that turn; it ends after the step it is on, "
+               "and your next message runs after it)")
+CTRL_C_AGAIN = "(press Ctrl-C again, or type /exit, to quit)"
+
+
 class ChatError(Exception):
     pass
 
@@ -41,15 +49,28 @@ class ChatClient:
         )
 
     def info(self) -> dict[str, Any]:
-        response = self._http.get("/v1/models")
+        try:
+            response = self._http.get("/v1/models")
+        except httpx.HTTPError as exc:
+            raise self._unreachable(exc) from exc
         self._raise_for(response)
         return response.json()["data"][0]
 
-    def send(self, text: str) -> str:
+    def _unreachable(self, exc: Exception) -> ChatError:
+        return ChatError(f"cannot reach Iris at {self.url} ({exc}); {START_HINT}")
+
+    def stop(self) -> str:
+        """Ask Iris to stop this chat's running turn (``/stop``, answered at once)."""
+        return self.send("/stop", timeout=30.0)
+
+    def send(self, text: str, *, timeout: float | None = None) -> str:
         headers = {"Idempotency-Key": uuid.uuid4().hex}
         body = {"messages": [{"role": "user", "content": text}], "user": self.user}
         try:
-            response = self._http.post("/v1/chat/completions", json=body, headers=headers)
+            response = self._http.post("/v1/chat/completions", json=body, headers=headers,
+                                       timeout=timeout or self.timeout)
+        except httpx.ConnectError as exc:
+            raise self._unreachable(exc) from exc
         except httpx.HTTPError as exc:
             raise ChatError(f"cannot reach Iris at {self.url}: {exc}") from exc
         self._raise_for(response)
@@ -129,10 +150,20 @@ def read_message(prompt: str = "you › ") -> str | None:
         return "\n".join(lines)
 
 
+def _interrupted(client: ChatClient) -> None:
+    try:
+        client.stop()
+    except (ChatError, KeyboardInterrupt):
+        print("\n(interrupted; the turn may still finish on the server, and your next message "
+              "runs after it)")
+        return
+    print("\n" + INTERRUPTED)
+
+
 def repl(client: ChatClient, history_file: Path) -> int:
     try:
         info = client.info()
-    except (ChatError, httpx.HTTPError) as exc:
+    except ChatError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(f"Iris at {client.url} — model {info.get('id')} — you are {client.user!r}")
@@ -141,12 +172,18 @@ def repl(client: ChatClient, history_file: Path) -> int:
     print("Type a message. /new starts a new session, /help lists commands, /exit quits.")
     print("End a line with \\ to continue it on the next line.\n")
     _setup_history(history_file)
+    interrupted = False
     while True:
         try:
             text = read_message()
         except KeyboardInterrupt:
-            print()
+            if interrupted:
+                print()
+                return 0
+            interrupted = True
+            print("\n" + CTRL_C_AGAIN)
             continue
+        interrupted = False
         if text is None or text.strip() in ("/exit", "/quit"):
             print()
             return 0
@@ -156,9 +193,11 @@ def repl(client: ChatClient, history_file: Path) -> int:
             with Spinner():
                 reply = client.send(text)
         except KeyboardInterrupt:
-            print("\n(interrupted; the turn may still finish on the server)")
+            _interrupted(client)
             continue
         except ChatError as exc:
             print(f"error: {exc}", file=sys.stderr)
             continue
+        if text.strip().split()[0] == "/help":
+            reply = f"{reply}\n\n{CLI_HELP}"
         print(f"iris › {reply}\n")

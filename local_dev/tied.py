@@ -11,6 +11,7 @@ The Linux signal fires when the *thread* that spawned the child ends: spawn from
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -45,11 +46,12 @@ def _die_with(parent: int, death_signal: int, prctl: Callable[..., int]) -> Call
 
 
 def spawn_tied(
-    command: Sequence[str], *, death_signal: int = signal.SIGTERM, **popen: Any
+    command: Sequence[str], *, death_signal: int = signal.SIGTERM, watchdog: bool = False,
+    **popen: Any,
 ) -> subprocess.Popen[bytes]:
     """``subprocess.Popen(command, **popen)`` in a new session, sent ``death_signal`` when this
-    process dies, however it dies."""
-    prctl = _linux_prctl()
+    process dies, however it dies (``watchdog``: use the polling watchdog even on Linux)."""
+    prctl = None if watchdog else _linux_prctl()
     parent = os.getpid()
     if prctl is not None:
         return subprocess.Popen(
@@ -60,7 +62,8 @@ def spawn_tied(
         list(command), start_new_session=True, **popen
     )
     subprocess.Popen(
-        [sys.executable, "-m", "local_dev.tied", str(parent), str(child.pid), str(int(death_signal))],
+        [sys.executable, "-m", "local_dev.tied", str(parent), str(child.pid),
+         str(int(death_signal))],
         start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -94,10 +97,8 @@ def watch(parent: int, child: int, death_signal: int) -> None:
     parent is, then signal the child."""
     while _alive(child):
         if not _alive(parent):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(child, death_signal)
-            except ProcessLookupError:
-                pass
             return
         time.sleep(WATCH_SECONDS)
 

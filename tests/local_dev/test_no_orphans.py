@@ -1,0 +1,164 @@
+"""The embedded model server dies with whatever started it: `iris run` left by /exit, Ctrl-C,
+SIGTERM or SIGKILL, and `iris dev` killed outright. Real processes all the way down: the real
+`iris run` starts the real `iris dev`, whose real spawn code starts `python -m llama_cpp.server`,
+here a stand-in package (iris_testing/stand_in_model.py) so the test needs no llama.cpp build."""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from iris_testing import stand_in_model
+from iris_testing.server import free_port
+from local_dev.chat import CTRL_C_AGAIN
+
+ROOT = Path(__file__).resolve().parents[2]
+IRIS = [sys.executable, "-m", "local_dev.cli"]
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+
+def alive(pid: int) -> bool:
+    """Running: not gone, and not a zombie waiting for a reaper."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def pids_with(*words: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        text = [part.decode(errors="replace") for part in argv]
+        if all(word in text for word in words) and alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
+def wait_for(condition, what: str, timeout: float = 120.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+class Output:
+    """A process's stdout, read by a thread so the test can wait for a line."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self.text = ""
+        self._thread = threading.Thread(target=self._read, args=(process,), daemon=True)
+        self._thread.start()
+
+    def _read(self, process: subprocess.Popen[str]) -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            self.text += line
+
+    def wait(self, fragment: str) -> None:
+        wait_for(lambda: fragment in self.text, f"{fragment!r} in:\n{self.text}")
+
+
+@pytest.fixture
+def env(tmp_path, iris_home):
+    stand_in = stand_in_model.install(tmp_path / "stand-in")
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("IRIS_")}
+    environ.update({
+        "IRIS_HOME": str(iris_home), "PYTHONPATH": os.pathsep.join([str(stand_in), str(ROOT)]),
+        "IRIS_SANDBOX_ISOLATION": "none",
+    })
+    yield environ, stand_in / "pids"
+    for pid in [int(p.name) for p in (stand_in / "pids").iterdir()]:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def model_pid(pids: Path) -> int:
+    files = wait_for(lambda: list(pids.iterdir()), "the model server to start")
+    assert len(files) == 1
+    return int(files[0].name)
+
+
+def assert_all_gone(*pids: int) -> None:
+    wait_for(lambda: not any(alive(pid) for pid in pids), f"processes {pids} to end", 60)
+
+
+@pytest.mark.parametrize("how", ["exit", "ctrl-c", "sigterm", "sigkill"])
+def test_iris_run_leaves_no_model_server(env, how):
+    environ, pids = env
+    port = free_port()
+    run = subprocess.Popen(
+        [*IRIS, "run", "--port", str(port)], env=environ, cwd=ROOT, text=True,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        start_new_session=True,  # its own process group, as a terminal's foreground job
+    )
+    out = Output(run)
+    try:
+        out.wait("Type a message.")
+        model = model_pid(pids)
+        [dev] = pids_with("dev", "--port", str(port))
+        assert alive(model) and alive(dev)
+        assert run.stdin is not None
+        if how == "exit":
+            run.stdin.write("hello\n")
+            run.stdin.flush()
+            out.wait(stand_in_model.REPLY)
+            run.stdin.write("/exit\n")
+            run.stdin.flush()
+        elif how == "ctrl-c":
+            os.killpg(run.pid, signal.SIGINT)
+            out.wait(CTRL_C_AGAIN)
+            os.killpg(run.pid, signal.SIGINT)
+        elif how == "sigterm":
+            run.terminate()
+        else:
+            run.kill()
+        run.wait(timeout=60)
+        if how in ("exit", "ctrl-c"):
+            assert run.returncode == 0, out.text
+        assert_all_gone(model, dev)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+
+
+def test_iris_dev_killed_outright_leaves_no_model_server(env):
+    environ, pids = env
+    port = free_port()
+    dev = subprocess.Popen([*IRIS, "dev", "--port", str(port)], env=environ, cwd=ROOT,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           start_new_session=True)
+    try:
+        model = model_pid(pids)
+        wait_for(lambda: _healthy(port), "iris dev to answer")
+        dev.kill()
+        dev.wait(timeout=30)
+        assert_all_gone(model)
+    finally:
+        if dev.poll() is None:
+            dev.kill()
+            dev.wait()
+
+
+def _healthy(port: int) -> bool:
+    try:
+        return httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=0.5).status_code == 200
+    except httpx.HTTPError:
+        return False
