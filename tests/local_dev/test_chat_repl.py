@@ -17,7 +17,7 @@ from iris_testing.scripted_model import FixedRouter, ScriptedModel, call, tool_c
 from iris_testing.server import free_port, serve
 from local_dev.chat import CLI_HELP, INTERRUPTED
 from local_dev.cli import cli
-from tests.local_dev.test_no_orphans import Output, wait_for
+from tests.local_dev.test_no_orphans import Output
 
 ROOT = Path(__file__).resolve().parents[2]
 
