@@ -31,7 +31,8 @@ $(VENV)/.installed-local-model: | $(VENV)/.installed
 	touch $@
 
 run: $(VENV)/.installed
-	@if [ -z "$$IRIS_MODEL" ] && ! $(VENV)/bin/iris config has-model >/dev/null 2>&1; then \
+	@if [ ! -f $(VENV)/.installed-local-model ] && [ -z "$$IRIS_MODEL" ] && \
+		! $(VENV)/bin/iris config has-model >/dev/null 2>&1; then \
 		$(MAKE) --no-print-directory $(VENV)/.installed-local-model; fi
 	$(VENV)/bin/iris run
 

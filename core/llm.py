@@ -160,6 +160,7 @@ class LiteLLMModel:
     temperature: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     prompt_caching: bool = True  # Anthropic cache_control breakpoints (core/prompt_cache.py)
+    free: bool = False  # no per-token price: a model running on this machine
 
     def _payload(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
         payload = [m.to_openai() for m in messages]
@@ -204,6 +205,8 @@ class LiteLLMModel:
             cost = litellm.completion_cost(completion_response=response)
         except Exception:
             cost = None
+        if cost is None and self.free:
+            cost = 0.0
         choice = response.choices[0]
         return ModelResponse(
             message=_message(choice.message),

@@ -33,6 +33,7 @@ class SettingsRouter:
                 retries=s.model_retries,
                 temperature=s.temperature,
                 prompt_caching=s.prompt_caching,
+                free=s.model_free and name == s.model,
             )
         return self._cache[name]
 

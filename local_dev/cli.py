@@ -202,6 +202,11 @@ def config_show(as_json: bool) -> None:
         if name == "config_path":
             continue
         shown = "(not set)" if value is None or value == {} else value
+        if name == "model" and value is None:
+            from local_dev.local_model import MODEL_NAME
+
+            shown = (f"(not set: the embedded demo model answers, {MODEL_NAME}, "
+                     "SmolLM2-135M on this machine)")
         click.echo(f"{name}: {shown}")
 
 

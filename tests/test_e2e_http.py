@@ -86,3 +86,13 @@ def test_rate_limit_exhausting_retries_is_503(stack, llm):
         ask(client, "hi")
     assert caught.value.status_code == 503
     assert len(llm.requests) == 2
+
+
+@pytest.mark.parametrize(("free", "shown"), [("true", "cost 0 (local model)"),
+                                             ("false", "cost unknown")])
+def test_usage_of_a_model_running_here_costs_nothing(llm, monkeypatch, free, shown):
+    with emulator_stack(llm, monkeypatch, IRIS_MODEL_FREE=free) as running:
+        llm.reply("hello")
+        ask(running.client, "hi")
+        usage = ask(running.client, "/usage").choices[0].message.content
+    assert f"completion tokens, {shown}" in usage

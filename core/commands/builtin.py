@@ -25,7 +25,12 @@ async def usage(ctx: CommandContext, args: str) -> CommandResult:
     total = ctx.store.usage.totals(ctx.user_id)
 
     def line(label: str, t) -> str:
-        cost = f"${t.cost_usd:.4f}" if t.cost_usd is not None else "cost unknown"
+        if t.cost_usd is None:
+            cost = "cost unknown"
+        elif t.cost_usd == 0 and ctx.settings.model_free:
+            cost = "cost 0 (local model)"
+        else:
+            cost = f"${t.cost_usd:.4f}"
         cache = (f", cache read {t.cache_read_tokens} / write {t.cache_write_tokens}"
                  if t.cache_read_tokens or t.cache_write_tokens else "")
         return (

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from core.errors import ConfigError, IrisUsageError
+from core.errors import ConfigError, IrisUsageError, NotFound
 from local_dev.clikit import (
     USER_HELP,
     friendly,
@@ -25,7 +25,8 @@ from local_dev.clikit import (
 if TYPE_CHECKING:
     from core.scheduler.jobs import CronJobs
 
-JOB_USER_HELP = "The job's owner (needed only to name a job by its name instead of its id)."
+JOB_USER_HELP = ("The job's owner, to name a job by its name instead of its id "
+                 "[default: http:$USER, as `iris chat`].")
 DELIVER_HELP = ("Where results go: none, telegram, slack (the user's latest chat there), "
                 "telegram:<chat_id>, slack:[<team>:]<channel> [default: the user's latest "
                 "Telegram/Slack chat, else none].")
@@ -61,10 +62,13 @@ def _owner(store: Any, job_ref: str, user_ref: str | None) -> str:
     if user_ref:
         return resolve_user(store, user_ref)
     owner = _jobs(store).owner_of(job_ref)
-    if owner is None:
-        raise IrisUsageError(f"no job with id {job_ref!r}; to name a job by its name, "
-                             "give --user")
-    return owner
+    if owner is not None:
+        return owner
+    try:
+        return resolve_user(store, None)
+    except NotFound:
+        raise IrisUsageError(f"no job with id {job_ref!r}; to name another user's job by its "
+                             "name, give --user") from None
 
 
 def _echo_json(value: Any) -> None:

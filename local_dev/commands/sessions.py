@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from core.errors import NotFound
-from local_dev.clikit import friendly, opened
+from local_dev.clikit import USER_HELP, friendly, opened, resolve_user
 
 if TYPE_CHECKING:
     from core.store import Store
@@ -133,7 +133,7 @@ def sessions_show(session_ref: str, user_ref: str | None, as_json: bool) -> None
 
 @sessions_group.command("search")
 @click.argument("query")
-@click.option("--user", "user_ref", required=True, help="User id, account or HTTP user name.")
+@click.option("--user", "user_ref", help=USER_HELP)
 @click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 100))
 @click.option("--session", "session_ref", help="Only this session.")
 @click.option("--role", type=click.Choice(["user", "assistant", "tool", "system"]))
@@ -141,7 +141,7 @@ def sessions_show(session_ref: str, user_ref: str | None, as_json: bool) -> None
 @click.option("--until", help="ISO date or time (exclusive).")
 @click.option("--json", "as_json", is_flag=True, help="Print the ranked hits as a JSON list.")
 @friendly
-def sessions_search(query: str, user_ref: str, limit: int, session_ref: str | None,
+def sessions_search(query: str, user_ref: str | None, limit: int, session_ref: str | None,
                     role: str | None, since: str | None, until: str | None,
                     as_json: bool) -> None:
     """Search one user's messages (the same ranking as the session_search tool).
@@ -154,7 +154,7 @@ def sessions_search(query: str, user_ref: str, limit: int, session_ref: str | No
     if not query.strip():
         raise click.BadParameter("give some words to search for", param_hint="QUERY")
     with _open() as store:
-        user_id = store.users.resolve(user_ref)
+        user_id = resolve_user(store, user_ref)
         scoped = None
         if session_ref:
             scoped = store.search.resolve_session(user_id, session_ref)

@@ -32,6 +32,13 @@ def test_config_show_masks_secrets(monkeypatch):
     assert "model_api_key: sk-…56 (set)" in result.output
 
 
+def test_config_show_names_the_demo_model_when_no_model_is_set(monkeypatch):
+    result = CliRunner().invoke(cli, ["config", "show"])
+    assert "model: (not set: the embedded demo model answers, openai/smollm2-135m" in result.output
+    monkeypatch.setenv("IRIS_MODEL", "openai/gpt-4o-mini")
+    assert "model: openai/gpt-4o-mini\n" in CliRunner().invoke(cli, ["config", "show"]).output
+
+
 def test_bad_config_is_one_line_and_exit_2(monkeypatch):
     monkeypatch.setenv("IRIS_DB_URL", "mysql://nope")
     result = CliRunner().invoke(cli, ["config", "show"])

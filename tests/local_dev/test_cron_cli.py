@@ -124,3 +124,16 @@ def test_run_and_tick_need_a_model(iris_home):
         result = iris(*args, ok=False)
         assert result.exit_code == 2 and "IRIS_MODEL" in result.output
     assert iris("cron", "runs", job_id).stdout.strip().endswith("has not run yet")
+
+
+def test_show_by_name_defaults_to_the_user_list_defaults_to(iris_home, monkeypatch):
+    monkeypatch.setenv("USER", "dana")
+    job_id = iris("cron", "add", "--user", "http:dana", "--schedule", "every 5m", "--prompt",
+                  "Say hi", "--name", "greeter").stdout.strip()
+    assert "greeter" in iris("cron", "list").stdout
+    shown = json.loads(iris("cron", "show", "greeter", "--json").stdout)
+    assert shown["id"] == job_id
+    assert iris("cron", "pause", "greeter").stdout.startswith(f"paused: {job_id}")
+    monkeypatch.setenv("USER", "erin")
+    other = iris("cron", "show", "greeter", ok=False)
+    assert other.exit_code == 1

@@ -84,3 +84,16 @@ def test_the_installed_entry_point_reads_stdin(tmp_path):
          "--json"], capture_output=True, text=True, cwd=ROOT, timeout=60,
     )
     assert json.loads(searched.stdout)[0]["external_id"] == "b1"
+
+
+def test_search_without_user_searches_as_iris_chat_does(tmp_path, monkeypatch):
+    monkeypatch.setenv("USER", "alice")  # `iris chat` talks as http:$USER
+    history = tmp_path / "history.jsonl"
+    write_history(history)
+    assert iris("sessions", "import", str(history)).exit_code == 0
+    found = iris("sessions", "search", "acetone", "--json")
+    assert found.exit_code == 0, found.output
+    assert [h["external_id"] for h in json.loads(found.output)] == ["a1"]
+    monkeypatch.setenv("USER", "nobody")
+    missing = iris("sessions", "search", "acetone")
+    assert missing.exit_code == 1 and "no user or account 'http:nobody'" in missing.output
