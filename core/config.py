@@ -41,6 +41,7 @@ class Settings(BaseModel):
     model_timeout: float = Field(default=120.0, gt=0)
     model_retries: int = Field(default=2, ge=0, le=10)
     model_free: bool = False  # the model runs here at no per-token price (the embedded demo)
+    interactive_first: bool = False  # scheduled runs wait for chat turns (core/priority.py)
     context_window: int | None = Field(default=None, gt=0)
     temperature: float | None = Field(default=None, ge=0, le=2)
 

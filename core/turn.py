@@ -17,6 +17,7 @@ from core.documents import has_documents, take_documents
 from core.errors import ConfigError, NotFound, ProviderError
 from core.messages import Message, Usage
 from core.platforms.voice import has_voice, transcribe_voice
+from core.priority import InteractiveFirst, Yielding
 from core.sessions.compression import fit_context
 from core.toolkit import Tool, ToolContext, Toolset
 
@@ -46,6 +47,7 @@ class TurnDeps:
     sections: Sequence[PromptSection]
     tool_providers: Sequence[ToolProvider] = ()
     checkpoint: Callable[[str], None] = lambda step: None  # fault-injection point for tests
+    priority: InteractiveFirst | None = None  # scheduled turns give way to chat turns
 
 
 class TurnCancelled(Exception):
@@ -163,6 +165,10 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
             store.drains.prefetch_context(entry.user_id, session.id, entry.id,
                                           history=deps.settings.history_messages)
             tool_ctx.loaded_tools = store.session_tools.loaded(entry.user_id, session.id)
+            if message.platform == "cron" and deps.priority is not None and (
+                model.name == deps.settings.model
+            ):
+                model = Yielding(model, deps.priority)
             fitted = await fit_context(
                 store, deps.settings, deps.services.router, model, entry.user_id, session.id,
                 system, user_message,

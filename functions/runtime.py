@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from core.config import Settings
 from core.dispatch import Dispatcher, Notifier
 from core.platforms.delivery import DeliveryService, Sender
+from core.priority import InteractiveFirst
 from core.routing import ModelRouter, SettingsRouter
 from core.store import Store, open_store
 
@@ -77,6 +78,7 @@ class Runtime:
     notifier: Notifier = field(default_factory=Notifier)
     checkpoint: Callable[[str], None] | None = None  # fault-injection point for crash tests
     embedded_model: bool = False  # the emulator runs its offline demo model
+    priority: InteractiveFirst = field(default_factory=InteractiveFirst)
 
     @cached_property
     def toolset(self) -> Toolset:
@@ -117,6 +119,8 @@ class Runtime:
         )
         if self.checkpoint is not None:
             deps.checkpoint = self.checkpoint
+        if self.settings.interactive_first:
+            deps.priority = self.priority
         return deps
 
     def hook_context(self, entry: InboxEntry, outcome: TurnOutcome) -> HookContext:

@@ -107,8 +107,10 @@ async def drain(rt: Runtime, chat: ChatRef) -> int:
     owner = new_id("wrk")
     name = lease_name(chat)
     finished: list[tuple[InboxEntry, TurnOutcome]] = []
+    interactive = rt.settings.interactive_first and not chat.chat_key.startswith("cron:")
     try:
-        return await _drain(rt, chat, name, owner, finished)
+        async with rt.priority.interactive() if interactive else contextlib.nullcontext():
+            return await _drain(rt, chat, name, owner, finished)
     finally:
         await run_after_turn(rt, finished)
 

@@ -37,7 +37,7 @@ def demo_settings(settings: Settings, api_base: str) -> Settings:
     side-model work (titles, reviews) that a tiny model would only do badly and slowly."""
     return settings.model_copy(update={
         "model": MODEL_NAME, "model_api_base": api_base, "model_api_key": SecretStr("local"),
-        "model_free": True,
+        "model_free": True, "interactive_first": True,
         "context_window": CONTEXT_TOKENS, "max_iterations": min(settings.max_iterations, 6),
         "session_titles": False, "memory_review_every": 0,
         "memory_review_at_session_end": False, "skill_review_min_tool_calls": 0,
