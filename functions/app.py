@@ -132,6 +132,9 @@ def create_app(rt: Runtime, *, lifespan: Any = None) -> FastAPI:
         return {"ok": True}
 
     app.include_router(build_router(rt))
+    from functions.notifications_api import build_router as build_notifications_router
+
+    app.include_router(build_notifications_router(rt))
     from functions.search_api import build_search_router
 
     app.include_router(build_search_router(rt))

@@ -163,7 +163,10 @@ def compose(
 
     store = store or open_store(settings, clock=clock)
     dispatcher = dispatcher or dispatcher_for(settings)
-    senders = PLATFORMS.senders(settings) if senders is None else senders
+    if senders is None:
+        from core.platforms.inbox import PLATFORM, InboxSender
+
+        senders = {**PLATFORMS.senders(settings), PLATFORM: InboxSender(store)}
     rt = Runtime(
         settings=settings, store=store, dispatcher=dispatcher,
         router=router or SettingsRouter(settings), senders=senders,

@@ -25,6 +25,8 @@ START_HINT = ("is the emulator running? Start it with `iris dev` "
 CLI_HELP = "In this terminal: /exit (or Ctrl-D) quits; Ctrl-C stops a turn that is running."
 INTERRUPTED = ("(interrupted: asked Iris to stop that turn; it ends after the step it is on, "
                "and your next message runs after it)")
+AWAY = "While you were away (scheduled jobs):"
+ARRIVED = "Meanwhile (scheduled jobs):"
 CTRL_C_AGAIN = "(press Ctrl-C again, or type /exit, to quit)"
 
 
@@ -58,6 +60,24 @@ class ChatClient:
 
     def _unreachable(self, exc: Exception) -> ChatError:
         return ChatError(f"cannot reach Iris at {self.url} ({exc}); {START_HINT}")
+
+    def notifications(self) -> list[dict[str, Any]]:
+        """Scheduled results that arrived for this user and were not read yet."""
+        try:
+            response = self._http.get("/v1/notifications", params={"user": self.user},
+                                      timeout=30.0)
+        except httpx.HTTPError as exc:
+            raise self._unreachable(exc) from exc
+        self._raise_for(response)
+        return list(response.json()["data"])
+
+    def mark_read(self, up_to: int) -> None:
+        try:
+            response = self._http.post("/v1/notifications/read",
+                                       json={"user": self.user, "up_to": up_to}, timeout=30.0)
+        except httpx.HTTPError as exc:
+            raise self._unreachable(exc) from exc
+        self._raise_for(response)
 
     def stop(self) -> str:
         """Ask Iris to stop this chat's running turn (``/stop``, answered at once)."""
@@ -150,6 +170,19 @@ def read_message(prompt: str = "you › ") -> str | None:
         return "\n".join(lines)
 
 
+def show_arrived(client: ChatClient, heading: str) -> None:
+    """Print the scheduled results waiting in the user's inbox, then mark them read."""
+    try:
+        waiting = client.notifications()
+        for note in waiting:
+            print(f"{heading}\n{note['text']}\n")
+            heading = ""
+        if waiting:
+            client.mark_read(max(note["id"] for note in waiting))
+    except ChatError as exc:
+        print(f"(could not read your inbox: {exc})", file=sys.stderr)
+
+
 def _interrupted(client: ChatClient) -> None:
     try:
         client.stop()
@@ -171,6 +204,7 @@ def repl(client: ChatClient, history_file: Path) -> int:
         print(DEMO_NOTE)
     print("Type a message. /new starts a new session, /help lists commands, /exit quits.")
     print("End a line with \\ to continue it on the next line.\n")
+    show_arrived(client, AWAY)
     _setup_history(history_file)
     interrupted = False
     while True:
@@ -201,3 +235,4 @@ def repl(client: ChatClient, history_file: Path) -> int:
         if text.strip().split()[0] == "/help":
             reply = f"{reply}\n\n{CLI_HELP}"
         print(f"iris › {reply}\n")
+        show_arrived(client, ARRIVED)

@@ -39,6 +39,13 @@ class PartSender(Sender, Protocol):
     async def send_part(self, target: dict[str, Any], part: Any, index: int) -> str: ...
 
 
+@runtime_checkable
+class RecordSender(Sender, Protocol):
+    """A sender that needs the whole delivery (its id and owner), not only target and text."""
+
+    async def send_record(self, delivery: Delivery) -> list[str]: ...
+
+
 def backoff(attempt: int) -> float:
     return min(2.0 ** attempt, 600.0)
 
@@ -88,6 +95,8 @@ class DeliveryService:
         return "sent"
 
     async def _send(self, sender: Sender, claimed: Delivery, owner: str) -> list[str]:
+        if isinstance(sender, RecordSender):
+            return await sender.send_record(claimed)
         if not isinstance(sender, PartSender):
             return await sender.send(claimed.target, claimed.text)
         multi = sender

@@ -13,10 +13,10 @@ from core.platforms import slack, telegram
 from core.platforms.spec import Platforms, PlatformSpec
 
 HTTP = PlatformSpec(
-    name="http", trusted=True, interactive=True,
+    name="http", trusted=True, interactive=True, inbox=True,
     prompt_hint="You are answering through an API: plain Markdown.",
 )
-CLI = PlatformSpec(name="cli", trusted=True, interactive=True)
+CLI = PlatformSpec(name="cli", trusted=True, interactive=True, inbox=True)
 CRON = PlatformSpec(
     name="cron", trusted=True, unattended=True,
     prompt_hint="You are running a scheduled job: produce the report the job asks for. If "

@@ -38,6 +38,8 @@ class PlatformSpec:
     # Iris can send into its chats on its own: replies after the ack, scheduled results.
     # (HTTP and CLI callers read their answers from the request they are waiting on.)
     push: bool = False
+    # Its people have no chat Iris can push to: scheduled results wait in their Iris inbox.
+    inbox: bool = False
     # A person reads the chat and can answer: held commands wait there for /approve.
     interactive: bool = False
     # Nobody is there at all (scheduled runs): it may not start further runs.

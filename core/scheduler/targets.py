@@ -1,7 +1,9 @@
 """Where a job's results go: the chat it was created in, a named chat, or nowhere (history only).
 
 ``deliver`` accepts ``origin`` (the default), ``none``/``local`` (keep results in the job's
-history only), a platform Iris can push to (``telegram``, ``slack``…: your most recent chat
+history only), ``inbox`` (the user's Iris inbox: ``iris chat`` shows it, ``GET /v1/notifications``
+returns it, a registered webhook receives it; where jobs made over HTTP or in the terminal
+deliver), a platform Iris can push to (``telegram``, ``slack``…: your most recent chat
 there) or a chat in that platform's form (``telegram:<chat_id>[:<topic>]``,
 ``slack:[<team>:]<channel>[:<thread_ts>]``…; see each ``PlatformSpec``). A chat must be one the
 user talks to Iris in, unless the one asking is the owner or the operator (CLI).
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from core.errors import IrisUsageError
+from core.platforms import inbox
 from core.platforms.registry import PLATFORMS
 
 if TYPE_CHECKING:
@@ -29,6 +32,7 @@ def deliver_help() -> str:
     names = PLATFORMS.push_names()
     forms = " or ".join(f'"{PLATFORMS[n].chat_help}"' for n in names)
     return (f'use "origin" (this chat), "none" (keep results in the job\'s history only), '
+            f'"inbox" (your Iris inbox: iris chat, the HTTP API, your webhook), '
             f'{" or ".join(repr(n) for n in names)} (your latest chat there), or a chat such as '
             f'{forms}')
 
@@ -42,7 +46,7 @@ class Target:
 
     @property
     def deliverable(self) -> bool:
-        return PLATFORMS[self.platform].push
+        return self.platform == inbox.PLATFORM or PLATFORMS[self.platform].push
 
     def to_dict(self) -> dict[str, Any]:
         return {"platform": self.platform, "chat_key": self.chat_key, "address": self.address,
@@ -64,6 +68,8 @@ class Target:
 
 
 NO_TARGET = Target(platform="none", label="nowhere (results stay in the job's history)")
+INBOX = Target(platform=inbox.PLATFORM,
+               label="your Iris inbox (iris chat shows it; GET /v1/notifications)")
 
 
 def _target(platform: str, chat: ChatAddress) -> Target:
@@ -77,6 +83,8 @@ def target_of(message: InboundMessage) -> Target:
     spec = PLATFORMS[message.platform]
     if spec.push and spec.chat_address is not None:
         return _target(spec.name, spec.chat_address(message))
+    if spec.inbox:
+        return INBOX
     return Target(message.platform, message.chat_key, {},
                   f"{message.chat_key} (no push: results stay in the job's history)")
 
@@ -113,6 +121,8 @@ def resolve_deliver(store: Store, user_id: str, deliver: str | None, *, origin: 
         return origin
     if word in NOWHERE:
         return NO_TARGET
+    if word == inbox.PLATFORM:
+        return INBOX
     pushable = PLATFORMS.push_names()
     if word in pushable:
         found = latest_chat(store, user_id, (word,))

@@ -39,6 +39,7 @@ from core.store.transcripts import Transcripts
 from core.store.usage import UsageLog
 from core.store.users import Users
 from core.store.vectors import Vectors
+from core.store.webhooks import UserWebhooks
 
 if TYPE_CHECKING:
     from core.clock import Clock
@@ -82,6 +83,7 @@ class Store:
         self.cron = CronTables(db)
         self.personas = Personas(db)
         self.imports = Imports(db)
+        self.webhooks = UserWebhooks(db)
         self._objects_args = (objects_url, s3_endpoint_url, s3_region)
         self._objects: ObjectStore | None = None
 

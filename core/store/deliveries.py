@@ -141,6 +141,29 @@ class Deliveries:
         )
         return [(row["user_id"], row["id"]) for row in rows]
 
+    def unread(self, user_id: str, platform: str, *, limit: int = 100) -> list[Delivery]:
+        """The user's deliveries on ``platform`` nobody has read yet, oldest first."""
+        rows = self.db.query(
+            "SELECT * FROM deliveries WHERE user_id = ? AND platform = ? AND read_at IS NULL"
+            " ORDER BY id LIMIT ?",
+            (user_id, platform, limit),
+        )
+        return [Delivery.from_row(row) for row in rows]
+
+    def mark_read(self, user_id: str, platform: str, *, up_to: int) -> int:
+        """Mark the user's deliveries on ``platform`` with ids up to ``up_to`` read."""
+        return self.db.execute(
+            "UPDATE deliveries SET read_at = ? WHERE user_id = ? AND platform = ?"
+            " AND read_at IS NULL AND id <= ?",
+            (self.db.clock.now(), user_id, platform, up_to),
+        )
+
+    def mark_one_read(self, user_id: str, delivery_id: int) -> None:
+        self.db.execute(
+            "UPDATE deliveries SET read_at = coalesce(read_at, ?) WHERE user_id = ? AND id = ?",
+            (self.db.clock.now(), user_id, delivery_id),
+        )
+
     def for_chat(self, user_id: str, chat_key: str) -> list[Delivery]:
         rows = self.db.query(
             "SELECT * FROM deliveries WHERE user_id = ? AND chat_key = ? ORDER BY id",

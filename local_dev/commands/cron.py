@@ -27,9 +27,10 @@ if TYPE_CHECKING:
 
 JOB_USER_HELP = ("The job's owner, to name a job by its name instead of its id "
                  "[default: http:$USER, as `iris chat`].")
-DELIVER_HELP = ("Where results go: none, telegram, slack (the user's latest chat there), "
-                "telegram:<chat_id>, slack:[<team>:]<channel> [default: the user's latest "
-                "Telegram/Slack chat, else none].")
+DELIVER_HELP = ("Where results go: none, inbox (iris chat, GET /v1/notifications, the user's "
+                "webhook), telegram, slack (the user's latest chat there), telegram:<chat_id>, "
+                "slack:[<team>:]<channel> [default: the user's latest Telegram/Slack chat, else "
+                "their inbox].")
 
 
 def _jobs(store: Any) -> CronJobs:
@@ -124,9 +125,9 @@ def job_options(fn: Any) -> Any:
 def _actor(settings: Any, store: Any, user_id: str, deliver: str | None) -> Any:
     from core.routing import SettingsRouter
     from core.scheduler.manage import Actor, side_model
-    from core.scheduler.targets import NO_TARGET, latest_chat
+    from core.scheduler.targets import INBOX, NO_TARGET, latest_chat
 
-    origin = NO_TARGET if deliver else (latest_chat(store, user_id) or NO_TARGET)
+    origin = NO_TARGET if deliver else (latest_chat(store, user_id) or INBOX)
     model = side_model(SettingsRouter(settings)) if settings.model else None
     return Actor(user_id=user_id, account=operator(), origin=origin, privileged=True, model=model)
 

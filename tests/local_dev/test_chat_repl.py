@@ -113,3 +113,22 @@ def test_ctrl_c_stops_the_running_turn_and_the_next_message_is_answered(
     assert store.inbox.get(user, entry_id).status == "cancelled"
     assert len(model.requests) == 2  # the stopped turn never took its second step
     assert model.requests[-1][-1].content == "next"
+
+
+def test_chat_shows_what_scheduled_jobs_delivered_while_away_once(settings, store, iris_home):
+    user = store.users.for_account("http:pat")
+    other = store.users.for_account("http:sam")
+    for owner, text in ((user, "⏰ weather\n\nSunny, 21°C."), (other, "⏰ sam's job\n\nprivate")):
+        store.deliveries.add(owner, source=f"test:{owner}", platform="inbox",
+                             chat_key="cron:job_x", target={}, text=text)
+    with start_api(settings, store, ScriptedModel()) as server:
+        for expected in (True, False):
+            chat = chat_process(server.url, iris_home)
+            out = Output(chat)
+            out.wait("Type a message.")
+            say(chat, "/exit")
+            assert chat.wait(timeout=60) == 0
+            out.finish()
+            assert ("While you were away" in out.text) is expected
+            assert ("Sunny, 21°C." in out.text) is expected
+            assert "private" not in out.text

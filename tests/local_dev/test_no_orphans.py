@@ -71,6 +71,10 @@ class Output:
         for line in process.stdout:
             self.text += line
 
+    def finish(self) -> None:
+        """Wait for the end of the output (the process has exited)."""
+        self._thread.join(30)
+
     def wait(self, fragment: str) -> None:
         wait_for(lambda: fragment in self.text, f"{fragment!r} in:\n{self.text}")
 
