@@ -195,6 +195,14 @@ def _interrupted(client: ChatClient) -> None:
 
 def repl(client: ChatClient, history_file: Path) -> int:
     try:
+        return _repl(client, history_file)
+    except KeyboardInterrupt:  # before the first prompt
+        print()
+        return 0
+
+
+def _repl(client: ChatClient, history_file: Path) -> int:
+    try:
         info = client.info()
     except ChatError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -114,7 +114,7 @@ def test_iris_run_leaves_no_model_server(env, how):
     )
     out = Output(run)
     try:
-        out.wait("Type a message.")
+        out.wait("you › ")  # the prompt: input() is reading
         model = model_pid(pids)
         [dev] = pids_with("dev", "--port", str(port))
         assert alive(model) and alive(dev)
