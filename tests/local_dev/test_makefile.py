@@ -27,8 +27,7 @@ def venv(tmp_path):
     for name, text in (("python", "#!/bin/sh\nexit 0\n"), ("iris", IRIS)):
         (venv / "bin" / name).write_text(text)
         (venv / "bin" / name).chmod(0o755)
-    (venv / ".installed").touch()
-    os.utime(venv / ".installed", (2**31 - 10, 2**31 - 10))  # newer than pyproject.toml
+    (venv / ".installed").touch()  # now: newer than pyproject.toml
     return venv
 
 
@@ -44,3 +43,50 @@ def test_second_make_run_prints_only_the_chat(venv):
     assert result.returncode == 0, result.stderr
     assert "up to date" not in result.stdout + result.stderr
     assert result.stdout.strip().splitlines()[-1] == "iris run"
+
+
+FAKE_PIP = """
+import sys, time
+from pathlib import Path
+marker = Path(sys.argv[1])
+print("pip", *sys.argv[2:], flush=True)
+if sys.argv[2:3] == ["install"] and "-e" in sys.argv:
+    while not marker.exists():  # the build: until the test has seen a progress line
+        time.sleep(0.05)
+"""
+
+
+def test_first_make_run_says_what_it_builds_and_how_long_it_has_taken(venv, tmp_path):
+    import sys
+
+    from tests.local_dev.test_no_orphans import Output
+
+    (venv / "bin" / "python").unlink()
+    (venv / "bin" / "python").symlink_to(sys.executable)
+    fake_pip = tmp_path / "fake_pip.py"
+    fake_pip.write_text(FAKE_PIP)
+    marker = tmp_path / "build-may-end"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("IRIS_", "MAKE"))}
+    env["PYTHONPATH"] = str(ROOT)
+    make = subprocess.Popen(
+        ["make", "--no-print-directory", f"VENV={venv}", "PROGRESS_EVERY=0.2", "BUILD_JOBS=2",
+         f"PIP={sys.executable} {fake_pip} {marker}", "run"],
+        cwd=ROOT, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )
+    out = Output(make)
+    try:
+        out.wait("… still building llama.cpp for the offline demo model: ")
+        marker.touch()
+        assert make.wait(timeout=60) == 0, out.text
+    finally:
+        marker.touch()
+        if make.poll() is None:
+            make.kill()
+    out.finish()
+    lines = out.text.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("Building llama.cpp"))
+    assert "expect 5-15 minutes on 2 cores" in lines[first]
+    assert any(line.startswith("Built llama.cpp for the offline demo model in") for line in lines)
+    assert lines[-1] == "iris run"
+    assert "up to date" not in out.text
+    assert (venv / ".installed-local-model").exists()

@@ -1,0 +1,59 @@
+"""Run a long build step with a line before it and one every 30 s while it runs, its output in
+a log (shown in full when it fails). `make run` compiles llama.cpp through it:
+
+    python -m local_dev.progress --what "llama.cpp" --expect "5-15 minutes" --log build.log -- \\
+        pip install ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def _elapsed(seconds: float) -> str:
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes} min {rest:02d} s" if minutes else f"{rest} s"
+
+
+def run(command: list[str], *, what: str, expect: str, log: Path, every: float = 30.0) -> int:
+    print(f"Building {what} (once; expect {expect}); output in {log}", flush=True)
+    start = time.monotonic()
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+        while True:
+            try:
+                code = process.wait(timeout=every)
+                break
+            except subprocess.TimeoutExpired:
+                print(f"  … still building {what}: {_elapsed(time.monotonic() - start)}",
+                      flush=True)
+    took = _elapsed(time.monotonic() - start)
+    if code != 0:
+        print(log.read_text(errors="replace")[-6000:], file=sys.stderr)
+        print(f"Building {what} failed after {took} (exit {code}); full output in {log}",
+              file=sys.stderr)
+        return code
+    print(f"Built {what} in {took}.", flush=True)
+    return 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--what", required=True)
+    parser.add_argument("--expect", required=True)
+    parser.add_argument("--log", type=Path, required=True)
+    parser.add_argument("--every", type=float, default=30.0)
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    args = parser.parse_args()
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        parser.error("give the command after --")
+    sys.exit(run(command, what=args.what, expect=args.expect, log=args.log, every=args.every))
+
+
+if __name__ == "__main__":
+    main()
