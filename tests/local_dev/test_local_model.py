@@ -22,8 +22,8 @@ def test_demo_settings_fit_a_tiny_model(settings):
     assert demo.skill_review_min_tool_calls == 0 and demo.mcp_servers == {}
 
 
-def test_demo_toolset_is_small():
-    assert sorted(demo_toolset().names()) == sorted(DEMO_TOOLS)
+def test_demo_model_is_offered_no_tools():
+    assert list(demo_toolset().names()) == list(DEMO_TOOLS) == []
 
 
 def test_missing_demo_model_is_explained():
