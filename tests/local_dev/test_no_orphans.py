@@ -3,6 +3,7 @@ SIGTERM or SIGKILL, and `iris dev` killed outright. Real processes all the way d
 `iris run` starts the real `iris dev`, whose real spawn code starts `python -m llama_cpp.server`,
 here a stand-in package (iris_testing/stand_in_model.py) so the test needs no llama.cpp build."""
 
+import codecs
 import os
 import signal
 import subprocess
@@ -21,7 +22,10 @@ from local_dev.chat import CTRL_C_AGAIN
 ROOT = Path(__file__).resolve().parents[2]
 IRIS = [sys.executable, "-m", "local_dev.cli"]
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc"),
+    pytest.mark.timeout(400),  # three Python processes start per case; slow on a loaded machine
+]
 
 
 def alive(pid: int) -> bool:
@@ -68,8 +72,10 @@ class Output:
 
     def _read(self, process: subprocess.Popen[str]) -> None:
         assert process.stdout is not None
-        for line in process.stdout:
-            self.text += line
+        raw = process.stdout.buffer  # chunks, not lines: a prompt ends in no newline
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        while chunk := raw.read1(4096):
+            self.text += decoder.decode(chunk)
 
     def finish(self) -> None:
         """Wait for the end of the output (the process has exited)."""
