@@ -150,11 +150,13 @@ def model_faults(home: Path, *, turns: int, rate: float, seed: int = 1,
                 "SELECT count(*) FROM inbox WHERE status != 'pending'") == turns, 300)
             _wait("the replies", stack.settled)
             answered, told, lost, doubled = _count(stack, "telegram", turns)
+            notices = [text for _, text in _sent(stack, "telegram") if FAILED_TURN in text]
+    said = f'; told: "{notices[0]}"' if notices else ""
     return FaultOutcome(
         f"model 529 overloaded / stalls mid-answer ({rate:.0%} each)",
         injected["529"] + injected["stall"], turns, answered, lost, doubled, told,
         model_calls=len(llm.requests),
-        detail=f"{injected['529']} × 529, {injected['stall']} × stalled")
+        detail=f"{injected['529']} × 529, {injected['stall']} × stalled{said}")
 
 
 def modal_spawn(home: Path, *, turns: int, failing: int) -> FaultOutcome:

@@ -29,6 +29,8 @@ def test_overloaded_and_stalled_model_calls_are_retried_or_reported(iris_home):
     assert (outcome.lost, outcome.doubled) == (0, 0)
     assert outcome.answered_once + outcome.told_failed == 10
     assert outcome.answered_once >= 5
+    assert outcome.told_failed and "Try again" in outcome.detail  # in plain words:
+    assert "litellm" not in outcome.detail and "Exception" not in outcome.detail
 
 
 def test_a_refused_spawn_leaves_the_message_for_the_sweeper(iris_home):
