@@ -1,189 +1,24 @@
-"""`iris dev` killed with SIGKILL while 50 Telegram chats are mid-turn and cron runs are due,
+"""`iris dev` killed with SIGKILL while 50 Telegram chats are mid-turn and 5 cron runs are due,
 then started again (issue 18, item 5): every inbound message is answered exactly once, every
-due run is done once, and no reply reaches Telegram twice. Counted at the fake Telegram API and
-at the scripted model server; every wait is on a condition."""
+due run is done once, and no reply reaches Telegram twice (iris_testing/kill_dev.py counts at
+the fake Telegram API and the scripted model; bench/cloud_faults.py --only kill prints it)."""
 
 from __future__ import annotations
 
-import asyncio
-import json
-import os
-import re
-import signal
-import subprocess
-import sys
-import threading
-import time
-from collections import Counter
-from collections.abc import Callable
-from pathlib import Path
+from iris_testing.kill_dev import kill_and_restart
 
-import httpx
-
-from core.config import load_settings
-from core.scheduler.manage import Actor, create_job
-from core.scheduler.targets import NO_TARGET
-from core.store import open_store
-from iris_testing.llm_server import Hang, ScriptedLLM
-from iris_testing.server import free_port, serve
-from iris_testing.telegram_api import FakeTelegram
-
-ROOT = Path(__file__).resolve().parents[1]
-CHATS = 50
-JOBS = 5
-TOKEN = "7000001:kill-token"
-SECRET = "kill-secret"
-MARK = re.compile(r"\b(m:\d+:\d|cron:\d+)\b")
-REPLY = re.compile(r"\bre: (m:\d+:\d|cron:\d+)\b")
-
-
-class Model:
-    """Answers ``re: <mark>`` at once, except the marks in ``held`` until ``released``: those
-    requests hang until the client goes away (the SIGKILL)."""
-
-    def __init__(self) -> None:
-        self.released = threading.Event()
-        self.seen: Counter[str] = Counter()
-        self.lock = threading.Lock()
-
-    def __call__(self, body: dict) -> object:
-        users = [m for m in body.get("messages", []) if m.get("role") == "user"]
-        text = users[-1]["content"] if users else ""
-        text = text if isinstance(text, str) else json.dumps(text)
-        found = MARK.findall(text)
-        if not found or not body.get("tools"):
-            return "ok"  # side work (titles, reviews) has no tools
-        mark = found[-1]
-        with self.lock:
-            self.seen[mark] += 1
-        if not self.released.is_set() and (mark.endswith(":1") or mark.startswith("cron:")):
-            return Hang(300)
-        return f"re: {mark}"
-
-
-def wait_for(what: str, condition: Callable[[], object], timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
-def start_dev(env: dict[str, str], port: int, log: Path) -> subprocess.Popen[str]:
-    """``iris dev`` as its own process, its output in ``log`` (read it when this fails)."""
-    with log.open("w") as out:
-        dev = subprocess.Popen(
-            [sys.executable, "-m", "local_dev.cli", "dev", "--port", str(port), "--tick", "0.5"],
-            env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, text=True)
-
-    def healthy() -> bool:
-        assert dev.poll() is None, "iris dev exited"
-        try:
-            return httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=0.5).status_code == 200
-        except httpx.HTTPError:
-            return False
-
-    wait_for("iris dev to start", healthy, timeout=90)
-    return dev
-
-
-def post(http: httpx.Client, url: str, telegram: FakeTelegram, chat: int, seq: int) -> None:
-    update = telegram.make_update(f"m:{chat}:{seq} hello", user_id=100_000 + chat)
-    response = http.post(f"{url}/telegram/webhook", json=update,
-                         headers={"X-Telegram-Bot-Api-Secret-Token": SECRET})
-    assert response.status_code == 200, response.text
-
-
-def make_due_jobs(settings_env: dict[str, str]) -> None:
-    """Cron jobs for the first users, delivering to their chats, all due before the restart."""
-    settings = load_settings(settings_env)
-    store = open_store(settings)
-    try:
-        for job in range(JOBS):
-            user_id = store.users.resolve(f"telegram:{100_000 + job}")
-            actor = Actor(user_id=user_id, account="cli:test", origin=NO_TARGET,
-                          privileged=True)
-            created = asyncio.run(create_job(
-                store, settings, actor, prompt=f"cron:{job} say the time", schedule="every 1h",
-                deliver=f"telegram:{100_000 + job}"))
-            store.db.execute("UPDATE cron_jobs SET next_run_at = ? WHERE id = ?",
-                             (store.clock.now() - 5, created.id))
-    finally:
-        store.close()
-
-
-def replies(telegram: FakeTelegram) -> Counter[str]:
-    texts = [str(m.get("text", "")) for m in telegram.sent_messages()]
-    return Counter(mark for text in texts for mark in REPLY.findall(text))
+CHATS, JOBS = 50, 5
 
 
 def test_sigkill_mid_turn_then_restart_answers_everything_once(iris_home, tmp_path):
-    model, telegram = Model(), FakeTelegram(token=TOKEN)
-    llm = ScriptedLLM()
-    llm.handler = model
-    with serve(llm.app) as model_server, serve(telegram.app) as api:
-        env = {**os.environ, "IRIS_HOME": str(iris_home), "PYTHONPATH": str(ROOT),
-               "IRIS_MODEL": "openai/scripted-model", "IRIS_MODEL_API_BASE":
-               f"{model_server.url}/v1", "IRIS_MODEL_API_KEY": "x", "IRIS_MODEL_RETRIES": "0",
-               "IRIS_TELEGRAM_TOKEN": TOKEN, "IRIS_TELEGRAM_SECRET": SECRET,
-               "IRIS_TELEGRAM_API_BASE": api.url, "IRIS_TELEGRAM_ACCESS": "open",
-               # A killed worker's lease holds its chat until it expires; 20 s keeps the restart
-               # quick while 50 concurrent turns still renew theirs in time.
-               "IRIS_LEASE_SECONDS": "20", "IRIS_SANDBOX_ISOLATION": "none"}
-        first, second = free_port(), free_port()
-        dev = start_dev(env, first, tmp_path / "dev-1.log")
-        url = f"http://127.0.0.1:{first}"
-        try:
-            with httpx.Client(timeout=30) as http:
-                for chat in range(CHATS):  # answered before the kill
-                    post(http, url, telegram, chat, 0)
-                wait_for("the first replies", lambda: len(replies(telegram)) >= CHATS)
-                make_due_jobs(env)  # the ticker (every 0.5 s) claims them
-                for chat in range(CHATS):  # these and the cron runs are mid-turn at the kill
-                    post(http, url, telegram, chat, 1)
-                mid_turn = [f"m:{c}:1" for c in range(CHATS)] + [f"cron:{j}" for j in
-                                                                  range(JOBS)]
-                wait_for("every turn to reach the model",
-                         lambda: all(model.seen[m] for m in mid_turn))
-                before_kill = replies(telegram)
-                dev.send_signal(signal.SIGKILL)
-                dev.wait(30)
-        finally:
-            if dev.poll() is None:
-                dev.kill()
-                dev.wait(30)
-        model.released.set()
-        assert not any(before_kill[m] for m in mid_turn)  # nothing held was answered yet
-
-        dev = start_dev(env, second, tmp_path / "dev-2.log")
-        try:
-            expected = [f"m:{c}:{s}" for c in range(CHATS) for s in (0, 1)] + [
-                f"cron:{j}" for j in range(JOBS)]
-            wait_for("every message and run answered after the restart",
-                     lambda: all(replies(telegram)[m] for m in expected), timeout=180)
-            store = open_store(load_settings(env))
-            try:
-                wait_for("the inbox and deliveries to settle", lambda: settled(store))
-                runs = store.db.query(
-                    "SELECT r.job_id, i.status FROM cron_runs r"
-                    " JOIN inbox i ON i.id = r.inbox_id AND i.user_id = r.user_id")
-                inbox = store.db.query("SELECT status, attempts FROM inbox")
-            finally:
-                store.close()
-        finally:
-            dev.terminate()
-            dev.wait(30)
-    got = replies(telegram)
-    assert {m: got[m] for m in expected if got[m] != 1} == {}  # each answered exactly once
-    assert set(got) == set(expected)
-    assert sorted(r["job_id"] for r in runs) == sorted({r["job_id"] for r in runs})
-    assert len(runs) == JOBS and {r["status"] for r in runs} == {"done"}
-    assert {r["status"] for r in inbox} == {"done"} and len(inbox) == 2 * CHATS + JOBS
-    reruns = {m: n for m, n in model.seen.items() if n != (2 if m in mid_turn else 1)}
+    report = kill_and_restart(iris_home, tmp_path, chats=CHATS, jobs=JOBS)
+    assert not any(report.answered_before_kill[m] for m in report.mid_turn)  # truly mid-turn
+    assert {m: n for m, n in report.replies.items() if n != 1} == {}  # each answered once
+    assert set(report.replies) == set(report.expected)
+    assert len(report.runs) == JOBS == len({r["job_id"] for r in report.runs})  # each run once
+    assert {r["status"] for r in report.runs} == {"done"}
+    assert {r["status"] for r in report.inbox} == {"done"}
+    assert len(report.inbox) == 2 * CHATS + JOBS
+    reruns = {m: n for m, n in report.model_calls.items()
+              if n != (2 if m in report.mid_turn else 1)}
     assert reruns == {}  # finished turns never ran again; those killed mid-turn ran once more
-
-
-def settled(store) -> bool:  # type: ignore[no-untyped-def]
-    db = store.db
-    return (db.scalar("SELECT count(*) FROM inbox WHERE status = 'pending'") == 0
-            and db.scalar("SELECT count(*) FROM deliveries WHERE status = 'pending'") == 0)
