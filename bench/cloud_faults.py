@@ -58,7 +58,7 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=30)
     parser.add_argument("--only", default="db,s3,platforms,model,modal,kill")
     args = parser.parse_args()
-    logging.disable(logging.WARNING)
+    logging.disable(logging.CRITICAL)  # the faults are logged as they happen
     wanted, turns = set(args.only.split(",")), args.turns
     from iris_testing.fault_runs import FaultOutcome, db_drops, s3_faults
     from iris_testing.fault_runs_platforms import modal_spawn, model_faults, platform_rate_limit

@@ -77,12 +77,12 @@ def emulator(home: Path, llm: ScriptedLLM, **env: str) -> Iterator[tuple[Any, op
             dev.runtime.store.close()
 
 
-def _ask(client: openai.OpenAI, n: int) -> tuple[str | None, str | None]:
-    """(answer, error text) of one chat turn over the HTTP API."""
+def _ask(client: openai.OpenAI, n: int, users: int = 4) -> tuple[str | None, str | None]:
+    """(answer, error text) of turn ``n`` over the HTTP API, from user ``n % users``."""
     try:
         answer = client.chat.completions.create(
             model="iris", messages=[{"role": "user", "content": f"question {n}"}],
-            user=f"user{n % 4}")
+            user=f"user{n % users}")
     except openai.APIStatusError as exc:
         return None, str(exc)
     return answer.choices[0].message.content, None
@@ -190,13 +190,13 @@ def s3_faults(home: Path, moto_url: str, bucket: str, *, turns: int, rate: float
         proxy.inject(ProxyRule("hang_after", match="^PUT .*/versions/", times=1),  # a manifest
                      ProxyRule("fail", rate=rate, status=503),
                      ProxyRule("hang_after", match="^PUT ", rate=rate), seed=seed)
-        answers = [_ask(client, n) for n in range(turns)]
+        answers = [_ask(client, n, users=turns) for n in range(turns)]  # a skill per user
         proxy.inject()
         counts = proxy.counts()
         library = SkillLibrary(rt.store, rt.settings)
         stored: dict[str, int] = {}
         for n in range(turns):
-            user = rt.store.users.resolve(f"http:user{n % 4}")
+            user = rt.store.users.resolve(f"http:user{n}")
             head = library.head(user, f"task-{n}")
             if head is not None and f"Task {n}" in head.text():
                 stored[f"task-{n}"] = head.entry.version  # a second version would be a double
