@@ -39,7 +39,7 @@ class FaultOutcome:
     doubled: int  # answered (or stored) more than once
     told_failed: int  # turns that finally failed and said so plainly
     swept: int = 0  # turns or replies finished by the sweeper
-    model_calls: int = 0
+    model_calls: int | None = None  # the turns' calls to the model server (None: not counted)
     detail: str = ""
 
     @property
@@ -53,7 +53,7 @@ class FaultOutcome:
     def row(self) -> str:
         return (f"| {self.fault} | {self.injected} | {self.turns} | {self.answered_once} | "
                 f"{self.told_failed} | {self.lost} | {self.doubled} | {self.swept} | "
-                f"{self.model_calls} |")
+                f"{'–' if self.model_calls is None else self.model_calls} |")
 
 
 @contextmanager

@@ -126,7 +126,7 @@ class KillReport:
     replies: Counter[str]  # replies the fake Telegram received, by mark
     model_calls: Counter[str]  # the turns' model calls, by mark
     runs: list[dict[str, Any]]  # cron runs and their inbox status
-    inbox: list[dict[str, Any]]
+    inbox: list[dict[str, Any]]  # every entry: its mark, status and attempts
     recovery_seconds: float  # from the restart to the last answer
 
     @property
@@ -143,7 +143,7 @@ class KillReport:
 
 
 def kill_and_restart(home: Path, logs: Path, *, chats: int = 50, jobs: int = 5,
-                     lease_seconds: int = 20) -> KillReport:
+                     lease_seconds: int = 30) -> KillReport:
     """Each chat sends a message (answered) and a second one (its turn held at the model);
     ``jobs`` cron jobs come due and their runs are held too; SIGKILL; restart; wait for every
     answer. ``lease_seconds``: a killed worker's lease holds its chat until it expires."""
@@ -152,11 +152,11 @@ def kill_and_restart(home: Path, logs: Path, *, chats: int = 50, jobs: int = 5,
     llm.handler = model
     mid_turn = [f"m:{c}:1" for c in range(chats)] + [f"cron:{j}" for j in range(jobs)]
     expected = [f"m:{c}:{s}" for c in range(chats) for s in (0, 1)] + [
-        f"cron:{j}" for j in range(jobs)]
+        f"cron:{j}" for j in range(jobs)] + [f"m:{chats}:0"]  # and the warm-up
     with serve(llm.app) as model_server, serve(telegram.app) as api:
         env = {**os.environ, "IRIS_HOME": str(home), "PYTHONPATH": str(ROOT),
                "IRIS_MODEL": "openai/scripted-model", "IRIS_MODEL_API_BASE":
-               f"{model_server.url}/v1", "IRIS_MODEL_API_KEY": "x", "IRIS_MODEL_RETRIES": "0",
+               f"{model_server.url}/v1", "IRIS_MODEL_API_KEY": "x",
                "IRIS_TELEGRAM_TOKEN": TOKEN, "IRIS_TELEGRAM_SECRET": SECRET,
                "IRIS_TELEGRAM_API_BASE": api.url, "IRIS_TELEGRAM_ACCESS": "open",
                "IRIS_LEASE_SECONDS": str(lease_seconds), "IRIS_SANDBOX_ISOLATION": "none"}
@@ -165,9 +165,11 @@ def kill_and_restart(home: Path, logs: Path, *, chats: int = 50, jobs: int = 5,
         url = f"http://127.0.0.1:{first}"
         try:
             with httpx.Client(timeout=30) as http:
+                post(http, url, telegram, chats, 0)  # warm up: the first turn loads the models
+                wait_for("the warm-up reply", lambda: replies(telegram)[f"m:{chats}:0"])
                 for chat in range(chats):  # answered before the kill
                     post(http, url, telegram, chat, 0)
-                wait_for("the first replies", lambda: len(replies(telegram)) >= chats)
+                wait_for("the first replies", lambda: len(replies(telegram)) > chats)
                 make_due_jobs(env, jobs)  # the ticker (every 0.5 s) claims them
                 for chat in range(chats):  # these and the cron runs are mid-turn at the kill
                     post(http, url, telegram, chat, 1)
@@ -193,7 +195,9 @@ def kill_and_restart(home: Path, logs: Path, *, chats: int = 50, jobs: int = 5,
                 runs = store.db.query(
                     "SELECT r.job_id, i.status FROM cron_runs r"
                     " JOIN inbox i ON i.id = r.inbox_id AND i.user_id = r.user_id")
-                inbox = store.db.query("SELECT status, attempts FROM inbox")
+                inbox = [{"mark": _mark(row["payload"]), "status": row["status"],
+                          "attempts": row["attempts"]}
+                         for row in store.db.query("SELECT status, attempts, payload FROM inbox")]
             finally:
                 store.close()
         finally:
@@ -201,6 +205,11 @@ def kill_and_restart(home: Path, logs: Path, *, chats: int = 50, jobs: int = 5,
             dev.wait(30)
     return KillReport(expected, mid_turn, before_kill, replies(telegram), model.seen.copy(),
                       runs, inbox, recovery)
+
+
+def _mark(payload: str) -> str | None:
+    found = MARK.findall(payload)
+    return found[0] if found else None
 
 
 def settled(store: Any) -> bool:
