@@ -52,12 +52,14 @@ def load(messages: int, chats: int, repeat_share: float, concurrency: int,
 
 
 @contextmanager
-def hrana(directory: Path, log: str | None = None) -> Iterator[str]:
-    """The Hrana test server as a child process; yields its base URL."""
+def hrana(directory: Path, log: str | None = None,
+          options: tuple[str, ...] = ()) -> Iterator[str]:
+    """The Hrana test server as a child process (``options``: more of its flags); yields its
+    base URL."""
     extra = ["--log", log] if log else []
     server = subprocess.Popen(
         [sys.executable, "-m", "tests.fakes.hrana_server", "--port", "0", "--dir",
-         str(directory), "--token", HRANA_TOKEN, *extra], cwd=_common.ROOT,
+         str(directory), "--token", HRANA_TOKEN, *extra, *options], cwd=_common.ROOT,
         stdout=subprocess.PIPE, text=True)
     try:
         assert server.stdout is not None

@@ -54,6 +54,7 @@ class Settings(BaseModel):
     objects_url: str = ""
     s3_endpoint_url: str | None = None
     s3_region: str | None = None
+    s3_timeout: float = Field(default=60.0, gt=0)  # seconds to wait for an S3 answer
 
     timezone: str = "UTC"
     max_iterations: int = Field(default=20, ge=1, le=200)

@@ -8,6 +8,7 @@ import json
 import logging
 import os
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -76,7 +77,8 @@ def classify_error(exc: BaseException) -> ProviderError:
         return exc
     litellm = load_litellm()
     status = getattr(exc, "status_code", None)
-    text = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+    text = _plain(str(exc).strip().splitlines()[0][:300]) if str(exc).strip() else (
+        type(exc).__name__)
     table: list[tuple[Any, str, bool]] = [
         (litellm.ContextWindowExceededError, "context_window", False),
         (litellm.AuthenticationError, "auth", False),
@@ -103,6 +105,16 @@ def classify_error(exc: BaseException) -> ProviderError:
             return ProviderError("unavailable", text, retryable=True, status=status)
         return ProviderError("bad_request", text, retryable=False, status=status)
     return ProviderError("unknown", f"{type(exc).__name__}: {text}", retryable=False)
+
+
+_WRAPPERS = re.compile(r"^(?:litellm\.\w+:\s*)?(?:\w+(?:Error|Exception)\s*[:-]\s*)*")
+
+
+def _plain(text: str) -> str:
+    """The provider's own words, without litellm's and the SDK's class names in front
+    ("litellm.APIError: APIError: OpenAIException - Overloaded" -> "Overloaded"): the user
+    reads this sentence when a turn fails."""
+    return _WRAPPERS.sub("", text).strip() or text
 
 
 def retry_after(exc: BaseException) -> float | None:

@@ -65,13 +65,22 @@ class Hang:
 
 
 @dataclass(frozen=True)
+class Stall:
+    """Answer 200 and send the first part of the answer (a few SSE chunks when streaming, half
+    the JSON otherwise), then send nothing more for ``seconds`` or until the client gives up."""
+
+    text: str = "a reply that never finishes"
+    seconds: float = 60.0
+
+
+@dataclass(frozen=True)
 class RawCompletion:
     """A complete ``chat.completion`` object, served as it is."""
 
     body: dict[str, Any]
 
 
-Step = Reply | ToolCalls | Failure | Hang | RawCompletion
+Step = Reply | ToolCalls | Failure | Hang | Stall | RawCompletion
 Handler = Callable[[dict[str, Any]], "dict[str, Any] | str | Step"]
 
 _ERRORS: dict[int, tuple[str, str, str | None, str | None]] = {
@@ -184,6 +193,12 @@ class ScriptedLLM:
             self.enqueue(Failure(status, body, headers))
         return self
 
+    def stall(self, seconds: float = 60.0, *, times: int = 1) -> Self:
+        """Start answering, then stop mid-answer (see ``Stall``)."""
+        for _ in range(times):
+            self.enqueue(Stall(seconds=seconds))
+        return self
+
     def hang(self, seconds: float) -> Self:
         """Hold one request for ``seconds`` or until the client disconnects, then answer 504."""
         return self.enqueue(Hang(seconds))
@@ -240,6 +255,8 @@ class ScriptedLLM:
         if isinstance(step, Hang):
             await _hold(request, step.seconds)
             return JSONResponse(error_body(504, "ScriptedLLM hang ended."), 504)
+        if isinstance(step, Stall):
+            return _stalled(request, body, self._completion(body, Reply(step.text)), step.seconds)
         if isinstance(step, Reply | ToolCalls) and step.delay:
             await asyncio.sleep(step.delay)
         completion = step.body if isinstance(step, RawCompletion) else self._completion(body, step)
@@ -293,7 +310,8 @@ class ScriptedLLM:
 
 
 def _as_step(result: object) -> Step | None:
-    if result is None or isinstance(result, Reply | ToolCalls | Failure | Hang | RawCompletion):
+    if result is None or isinstance(result, Reply | ToolCalls | Failure | Hang | Stall |
+                                    RawCompletion):
         return result
     if isinstance(result, str):
         return Reply(result)
@@ -320,6 +338,24 @@ def _failure(step: Failure) -> Response:
     if step.status == 429 and not any(k.lower() == "retry-after" for k in headers):
         headers["Retry-After"] = "1"
     return JSONResponse(body, step.status, headers=headers)
+
+
+def _stalled(request: Request, body: dict[str, Any], completion: dict[str, Any],
+             seconds: float) -> StreamingResponse:
+    if body.get("stream"):
+        first = list(_stream_chunks(completion, include_usage=False))[:3]
+        media = "text/event-stream"
+    else:
+        text = json.dumps(completion)
+        first = [text[: len(text) // 2]]
+        media = "application/json"
+
+    async def parts() -> Any:
+        for part in first:
+            yield part
+        await _hold(request, seconds)
+
+    return StreamingResponse(parts(), media_type=media)
 
 
 async def _hold(request: Request, seconds: float) -> None:

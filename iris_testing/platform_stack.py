@@ -163,16 +163,18 @@ def stack_env(home: Path, telegram_url: str, slack_url: str, **extra: str) -> di
 
 @contextmanager
 def platform_stack(home: Path, *, model: Any = None, clock: Clock = SYSTEM_CLOCK,
-                   sweep_seconds: float | None = None, **env: str) -> Iterator[Stack]:
+                   sweep_seconds: float | None = None, dispatcher: Any = None,
+                   **env: str) -> Iterator[Stack]:
     """With ``sweep_seconds``, due deliveries (a send that failed and backs off) are retried that
-    often, as the minute tick does in the cloud and in ``iris dev``."""
+    often, as the minute tick does in the cloud and in ``iris dev``. ``dispatcher``: the local
+    one unless given (e.g. a ``ModalDispatcher`` over a fake)."""
     telegram, slack = FakeTelegram(), FakeSlack()
     model = model or EchoModel()
     servers = [start_server(telegram.app), start_server(slack.app)]
     rt = None
     try:
         variables = stack_env(home, servers[0].url, servers[1].url, **env)
-        dispatcher = LocalDispatcher()
+        dispatcher = dispatcher or LocalDispatcher()
         settings = load_settings(variables)
         rt = compose(settings, dispatcher=dispatcher, store=open_store(settings, clock=clock),
                            router=SplitRouter(model, EchoModel("side")))

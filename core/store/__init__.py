@@ -51,6 +51,7 @@ class Store:
     def __init__(
         self, db: Database, *, objects_url: str | None = None,
         s3_endpoint_url: str | None = None, s3_region: str | None = None,
+        s3_timeout: float = 60.0,
     ):
         self.db = db
         self.users = Users(db)
@@ -84,7 +85,7 @@ class Store:
         self.personas = Personas(db)
         self.imports = Imports(db)
         self.webhooks = UserWebhooks(db)
-        self._objects_args = (objects_url, s3_endpoint_url, s3_region)
+        self._objects_args = (objects_url, s3_endpoint_url, s3_region, s3_timeout)
         self._objects: ObjectStore | None = None
 
     def batch(self, statements: Sequence[Statement]) -> list[Result]:
@@ -111,10 +112,11 @@ class Store:
         if self._objects is None:
             from core.store.objects import open_object_store
 
-            url, endpoint, region = self._objects_args
+            url, endpoint, region, timeout = self._objects_args
             if not url:
                 raise RuntimeError("this store was opened without an object store")
-            self._objects = open_object_store(url, s3_endpoint_url=endpoint, s3_region=region)
+            self._objects = open_object_store(url, s3_endpoint_url=endpoint, s3_region=region,
+                                              s3_timeout=timeout)
         return self._objects
 
     def close(self) -> None:
@@ -130,5 +132,5 @@ def open_store(settings: Settings, *, clock: Clock | None = None) -> Store:
     migrate(db)
     return Store(
         db, objects_url=settings.objects_url, s3_endpoint_url=settings.s3_endpoint_url,
-        s3_region=settings.s3_region,
+        s3_region=settings.s3_region, s3_timeout=settings.s3_timeout,
     )

@@ -227,7 +227,8 @@ class LocalObjectStore:
 
 
 def open_object_store(
-    url: str, *, s3_endpoint_url: str | None = None, s3_region: str | None = None
+    url: str, *, s3_endpoint_url: str | None = None, s3_region: str | None = None,
+    s3_timeout: float = 60.0,
 ) -> ObjectStore:
     """Open the store at ``url``: an absolute path, ``file:///path`` or ``s3://bucket[/prefix]``.
 
@@ -239,7 +240,8 @@ def open_object_store(
         bucket, prefix = _parse_s3_url(url)
         from core.store.objects_s3 import S3ObjectStore
 
-        return S3ObjectStore(bucket, prefix, endpoint_url=s3_endpoint_url, region=s3_region)
+        return S3ObjectStore(bucket, prefix, endpoint_url=s3_endpoint_url, region=s3_region,
+                             read_timeout=s3_timeout)
     if url.startswith("file:"):
         return LocalObjectStore(_parse_file_url(url))
     if "://" in url:

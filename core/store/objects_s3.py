@@ -48,12 +48,14 @@ class S3ObjectStore:
         endpoint_url: str | None = None,
         region: str | None = None,
         list_page_size: int = 1000,
+        read_timeout: float = 60.0,
     ) -> None:
         self.bucket = bucket
         self.prefix = prefix
         self.endpoint_url = endpoint_url
         self.region = region
         self.list_page_size = list_page_size
+        self.read_timeout = read_timeout
         self._client: Any = None
         self._client_lock = threading.Lock()
 
@@ -111,7 +113,27 @@ class S3ObjectStore:
             )
         except ObjectNotFound:
             raise PreconditionFailed(f"{key!r} does not exist for user {user_id!r}") from None
+        except PreconditionFailed as exc:
+            etag = self._own_earlier_attempt(user_id, key, data, exc)
+            if etag is None:
+                raise
+            return etag
         return response["ETag"]
+
+    def _own_earlier_attempt(
+        self, user_id: str, key: str, data: bytes, exc: PreconditionFailed
+    ) -> str | None:
+        """boto3 retried the conditional put (a timeout or a dropped answer) and the retry's
+        condition failed: when the object now holds our bytes, the earlier attempt landed and
+        this write succeeded. Returns its ETag, or None when it really lost."""
+        response = getattr(exc.__cause__, "response", None) or {}
+        if not response.get("ResponseMetadata", {}).get("RetryAttempts"):
+            return None
+        try:
+            current = self.get(user_id, key)
+        except ObjectNotFound:
+            return None
+        return current.etag if current.data == bytes(data) else None
 
     def delete(self, user_id: str, key: str, *, if_match: str | None = None) -> None:
         check_conditions(if_match, False)
@@ -145,7 +167,7 @@ class S3ObjectStore:
     def _s3(self) -> Any:
         with self._client_lock:
             if self._client is None:
-                self._client = _new_client(self.endpoint_url, self.region)
+                self._client = _new_client(self.endpoint_url, self.region, self.read_timeout)
             return self._client
 
     def _call(self, action: str, request: Callable[[Any], T]) -> T:
@@ -186,7 +208,7 @@ _LOADER_LOCK = threading.Lock()
 _LOADER: Any = None
 
 
-def _new_client(endpoint_url: str | None, region: str | None) -> Any:
+def _new_client(endpoint_url: str | None, region: str | None, read_timeout: float) -> Any:
     """A client with its own session and credentials, sharing parsed service models."""
     import boto3
     import botocore.session
@@ -200,7 +222,7 @@ def _new_client(endpoint_url: str | None, region: str | None) -> Any:
         core.register_component("data_loader", _LOADER)
         config = Config(
             connect_timeout=5,
-            read_timeout=60,
+            read_timeout=read_timeout,
             retries={"max_attempts": 3, "mode": "standard"},
             max_pool_connections=32,
         )

@@ -243,3 +243,21 @@ def test_reply_delay(llm, url):
 
     assert response.json()["choices"][0]["message"]["content"] == "slow"
     assert time.monotonic() - started >= 0.3
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_stalled_answer_starts_then_times_the_client_out(llm, url, stream):
+    llm.stall(30).reply("after the stall")
+    client = openai.OpenAI(base_url=f"{url}/v1", api_key="x", max_retries=0, timeout=1.0)
+    started = time.monotonic()
+    # the SDK wraps a timeout before the answer began; mid-stream, httpx's own escapes
+    with pytest.raises((openai.APITimeoutError, httpx.ReadTimeout)):
+        answer = client.chat.completions.create(
+            model="scripted-model", messages=[{"role": "user", "content": "hi"}], stream=stream)
+        if stream:
+            for _ in answer:  # the first chunks arrive, then nothing
+                pass
+    assert time.monotonic() - started < 10
+    again = client.chat.completions.create(
+        model="scripted-model", messages=[{"role": "user", "content": "hi"}])
+    assert again.choices[0].message.content == "after the stall"
