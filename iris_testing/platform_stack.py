@@ -29,11 +29,15 @@ from functions.runtime import Runtime, compose
 from iris_testing.server import start_server
 from iris_testing.slack_api import FakeSlack
 from iris_testing.telegram_api import FakeTelegram
+from iris_testing.whatsapp_api import FakeWhatsApp
 
 TELEGRAM_TOKEN = "7000001:test-token"
 TELEGRAM_SECRET = "telegram-webhook-secret"
 SLACK_SECRET = "slack-signing-secret"
 SLACK_TOKEN = "xoxb-test-token"
+WHATSAPP_TOKEN = "EAAG-test-token"
+WHATSAPP_APP_SECRET = "whatsapp-app-secret"
+WHATSAPP_VERIFY_TOKEN = "whatsapp-verify-token"
 
 
 @dataclass
@@ -83,6 +87,7 @@ class Stack:
     url: str
     http: httpx.Client
     env: dict[str, str] = field(default_factory=dict)  # the settings, as IRIS_* variables
+    whatsapp: FakeWhatsApp = field(default_factory=lambda: FakeWhatsApp(token=WHATSAPP_TOKEN))
 
     def telegram_post(self, update: Any, *, secret: str | None = TELEGRAM_SECRET,
                       headers: dict[str, str] | None = None) -> httpx.Response:
@@ -101,6 +106,14 @@ class Stack:
             headers["X-Slack-Retry-Num"] = str(retry)
             headers["X-Slack-Retry-Reason"] = "http_timeout"
         return self.http.post(f"{self.url}/slack/events", content=body, headers=headers)
+
+    def whatsapp_post(self, payload: Any, *, secret: str | None = WHATSAPP_APP_SECRET
+                      ) -> httpx.Response:
+        body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        headers = {"Content-Type": "application/json"}
+        if secret is not None:
+            headers.update(FakeWhatsApp.sign(body, secret))
+        return self.http.post(f"{self.url}/whatsapp/webhook", content=body, headers=headers)
 
     def slack_command(self, text: str, *, user: str = "U123", channel: str = "D123",
                       response_url: str, trigger: str = "trig-1") -> httpx.Response:
@@ -149,8 +162,15 @@ class _Sweeping:
                 logging.getLogger("iris.testing").exception("delivery sweep failed")
 
 
-def stack_env(home: Path, telegram_url: str, slack_url: str, **extra: str) -> dict[str, str]:
-    return {
+def stack_env(home: Path, telegram_url: str, slack_url: str, whatsapp_url: str = "",
+              **extra: str) -> dict[str, str]:
+    whatsapp = {
+        "IRIS_WHATSAPP_TOKEN": WHATSAPP_TOKEN, "IRIS_WHATSAPP_APP_SECRET": WHATSAPP_APP_SECRET,
+        "IRIS_WHATSAPP_VERIFY_TOKEN": WHATSAPP_VERIFY_TOKEN,
+        "IRIS_WHATSAPP_PHONE_NUMBER_ID": FakeWhatsApp(token="").phone_number_id,
+        "IRIS_WHATSAPP_API_BASE": f"{whatsapp_url}/v23.0", "IRIS_WHATSAPP_ACCESS": "open",
+    } if whatsapp_url else {}
+    return {**whatsapp,
         "IRIS_HOME": str(home), "IRIS_API_KEY": "test-key",
         "IRIS_TELEGRAM_TOKEN": TELEGRAM_TOKEN, "IRIS_TELEGRAM_SECRET": TELEGRAM_SECRET,
         "IRIS_TELEGRAM_API_BASE": telegram_url,
@@ -167,20 +187,21 @@ def platform_stack(home: Path, *, model: Any = None, clock: Clock = SYSTEM_CLOCK
     """With ``sweep_seconds``, due deliveries (a send that failed and backs off) are retried that
     often, as the minute tick does in the cloud and in ``iris dev``."""
     telegram, slack = FakeTelegram(), FakeSlack()
+    whatsapp = FakeWhatsApp(token=WHATSAPP_TOKEN)
     model = model or EchoModel()
-    servers = [start_server(telegram.app), start_server(slack.app)]
+    servers = [start_server(telegram.app), start_server(slack.app), start_server(whatsapp.app)]
     rt = None
     try:
-        variables = stack_env(home, servers[0].url, servers[1].url, **env)
+        variables = stack_env(home, servers[0].url, servers[1].url, servers[2].url, **env)
         dispatcher = LocalDispatcher()
         settings = load_settings(variables)
         rt = compose(settings, dispatcher=dispatcher, store=open_store(settings, clock=clock),
                            router=SplitRouter(model, EchoModel("side")))
         app = create_app(rt)
-        servers.append(start_server(app if sweep_seconds is None
-                                    else _Sweeping(app, rt, sweep_seconds)))
+        iris = start_server(app if sweep_seconds is None else _Sweeping(app, rt, sweep_seconds))
+        servers.append(iris)
         with httpx.Client(timeout=30) as http:
-            yield Stack(rt, model, telegram, slack, servers[2].url, http, variables)
+            yield Stack(rt, model, telegram, slack, iris.url, http, variables, whatsapp=whatsapp)
     finally:
         for server in servers:  # stop together: each takes a few uvicorn ticks
             server.server.should_exit = True
