@@ -26,6 +26,7 @@ from core.store import open_store
 from functions.app import create_app
 from functions.dispatch import LocalDispatcher
 from functions.runtime import Runtime, compose
+from iris_testing.discord_api import FakeDiscord
 from iris_testing.server import start_server
 from iris_testing.slack_api import FakeSlack
 from iris_testing.telegram_api import FakeTelegram
@@ -88,6 +89,7 @@ class Stack:
     http: httpx.Client
     env: dict[str, str] = field(default_factory=dict)  # the settings, as IRIS_* variables
     whatsapp: FakeWhatsApp = field(default_factory=lambda: FakeWhatsApp(token=WHATSAPP_TOKEN))
+    discord: FakeDiscord = field(default_factory=FakeDiscord)
 
     def telegram_post(self, update: Any, *, secret: str | None = TELEGRAM_SECRET,
                       headers: dict[str, str] | None = None) -> httpx.Response:
@@ -114,6 +116,14 @@ class Stack:
         if secret is not None:
             headers.update(FakeWhatsApp.sign(body, secret))
         return self.http.post(f"{self.url}/whatsapp/webhook", content=body, headers=headers)
+
+    def discord_post(self, interaction: Any, *, timestamp: int | None = None,
+                     signer: FakeDiscord | None = None) -> httpx.Response:
+        body = interaction if isinstance(interaction, bytes) else json.dumps(
+            interaction).encode()
+        headers = {"Content-Type": "application/json",
+                   **(signer or self.discord).sign(body, timestamp)}
+        return self.http.post(f"{self.url}/discord/interactions", content=body, headers=headers)
 
     def slack_command(self, text: str, *, user: str = "U123", channel: str = "D123",
                       response_url: str, trigger: str = "trig-1") -> httpx.Response:
@@ -162,6 +172,13 @@ class _Sweeping:
                 logging.getLogger("iris.testing").exception("delivery sweep failed")
 
 
+def discord_env(discord: FakeDiscord, url: str) -> dict[str, str]:
+    return {"IRIS_DISCORD_PUBLIC_KEY": discord.public_key,
+            "IRIS_DISCORD_BOT_TOKEN": discord.bot_token,
+            "IRIS_DISCORD_APPLICATION_ID": discord.application_id,
+            "IRIS_DISCORD_API_BASE": f"{url}/api/v10", "IRIS_DISCORD_ACCESS": "open"}
+
+
 def stack_env(home: Path, telegram_url: str, slack_url: str, whatsapp_url: str = "",
               **extra: str) -> dict[str, str]:
     whatsapp = {
@@ -187,12 +204,14 @@ def platform_stack(home: Path, *, model: Any = None, clock: Clock = SYSTEM_CLOCK
     """With ``sweep_seconds``, due deliveries (a send that failed and backs off) are retried that
     often, as the minute tick does in the cloud and in ``iris dev``."""
     telegram, slack = FakeTelegram(), FakeSlack()
-    whatsapp = FakeWhatsApp(token=WHATSAPP_TOKEN)
+    whatsapp, discord = FakeWhatsApp(token=WHATSAPP_TOKEN), FakeDiscord()
     model = model or EchoModel()
-    servers = [start_server(telegram.app), start_server(slack.app), start_server(whatsapp.app)]
+    servers = [start_server(telegram.app), start_server(slack.app), start_server(whatsapp.app),
+               start_server(discord.app)]
     rt = None
     try:
-        variables = stack_env(home, servers[0].url, servers[1].url, servers[2].url, **env)
+        variables = stack_env(home, servers[0].url, servers[1].url, servers[2].url,
+                              **{**discord_env(discord, servers[3].url), **env})
         dispatcher = LocalDispatcher()
         settings = load_settings(variables)
         rt = compose(settings, dispatcher=dispatcher, store=open_store(settings, clock=clock),
@@ -201,7 +220,8 @@ def platform_stack(home: Path, *, model: Any = None, clock: Clock = SYSTEM_CLOCK
         iris = start_server(app if sweep_seconds is None else _Sweeping(app, rt, sweep_seconds))
         servers.append(iris)
         with httpx.Client(timeout=30) as http:
-            yield Stack(rt, model, telegram, slack, iris.url, http, variables, whatsapp=whatsapp)
+            yield Stack(rt, model, telegram, slack, iris.url, http, variables, whatsapp=whatsapp,
+                        discord=discord)
     finally:
         for server in servers:  # stop together: each takes a few uvicorn ticks
             server.server.should_exit = True
