@@ -28,6 +28,7 @@ from functions.dispatch import LocalDispatcher
 from functions.runtime import Runtime, compose
 from iris_testing.discord_api import FakeDiscord
 from iris_testing.server import start_server
+from iris_testing.smtp_server import MailServer
 from iris_testing.slack_api import FakeSlack
 from iris_testing.telegram_api import FakeTelegram
 from iris_testing.whatsapp_api import FakeWhatsApp
@@ -39,6 +40,9 @@ SLACK_TOKEN = "xoxb-test-token"
 WHATSAPP_TOKEN = "EAAG-test-token"
 WHATSAPP_APP_SECRET = "whatsapp-app-secret"
 WHATSAPP_VERIFY_TOKEN = "whatsapp-verify-token"
+EMAIL_SECRET = "email-inbound-secret"
+MAILGUN_KEY = "key-mailgun-signing"
+IRIS_ADDRESS = "iris@iris.example.net"
 
 
 @dataclass
@@ -90,6 +94,7 @@ class Stack:
     env: dict[str, str] = field(default_factory=dict)  # the settings, as IRIS_* variables
     whatsapp: FakeWhatsApp = field(default_factory=lambda: FakeWhatsApp(token=WHATSAPP_TOKEN))
     discord: FakeDiscord = field(default_factory=FakeDiscord)
+    mail: MailServer | None = None
 
     def telegram_post(self, update: Any, *, secret: str | None = TELEGRAM_SECRET,
                       headers: dict[str, str] | None = None) -> httpx.Response:
@@ -124,6 +129,21 @@ class Stack:
         headers = {"Content-Type": "application/json",
                    **(signer or self.discord).sign(body, timestamp)}
         return self.http.post(f"{self.url}/discord/interactions", content=body, headers=headers)
+
+    def email_post(self, raw: bytes, *, secret: str | None = EMAIL_SECRET) -> httpx.Response:
+        headers = {"Content-Type": "message/rfc822"}
+        if secret is not None:
+            headers["Authorization"] = f"Bearer {secret}"
+        return self.http.post(f"{self.url}/email/inbound", content=raw, headers=headers)
+
+    def mailgun_post(self, form: dict[str, str], *, multipart: bool = False) -> httpx.Response:
+        if multipart:
+            files = {name: (None, value) for name, value in form.items()}
+            return self.http.post(f"{self.url}/email/inbound", files=files)
+        return self.http.post(f"{self.url}/email/inbound", data=form)
+
+    def mails(self) -> list[Any]:
+        return self.mail.messages() if self.mail is not None else []
 
     def slack_command(self, text: str, *, user: str = "U123", channel: str = "D123",
                       response_url: str, trigger: str = "trig-1") -> httpx.Response:
@@ -205,13 +225,17 @@ def platform_stack(home: Path, *, model: Any = None, clock: Clock = SYSTEM_CLOCK
     often, as the minute tick does in the cloud and in ``iris dev``."""
     telegram, slack = FakeTelegram(), FakeSlack()
     whatsapp, discord = FakeWhatsApp(token=WHATSAPP_TOKEN), FakeDiscord()
+    mail = MailServer(user="iris", password="smtp-pass").__enter__()
     model = model or EchoModel()
     servers = [start_server(telegram.app), start_server(slack.app), start_server(whatsapp.app),
                start_server(discord.app)]
     rt = None
     try:
+        email = {"IRIS_EMAIL_SMTP_URL": mail.url(), "IRIS_EMAIL_FROM": IRIS_ADDRESS,
+                 "IRIS_EMAIL_INBOUND_SECRET": EMAIL_SECRET,
+                 "IRIS_EMAIL_MAILGUN_SIGNING_KEY": MAILGUN_KEY, "IRIS_EMAIL_ACCESS": "open"}
         variables = stack_env(home, servers[0].url, servers[1].url, servers[2].url,
-                              **{**discord_env(discord, servers[3].url), **env})
+                              **{**discord_env(discord, servers[3].url), **email, **env})
         dispatcher = LocalDispatcher()
         settings = load_settings(variables)
         rt = compose(settings, dispatcher=dispatcher, store=open_store(settings, clock=clock),
@@ -221,11 +245,12 @@ def platform_stack(home: Path, *, model: Any = None, clock: Clock = SYSTEM_CLOCK
         servers.append(iris)
         with httpx.Client(timeout=30) as http:
             yield Stack(rt, model, telegram, slack, iris.url, http, variables, whatsapp=whatsapp,
-                        discord=discord)
+                        discord=discord, mail=mail)
     finally:
         for server in servers:  # stop together: each takes a few uvicorn ticks
             server.server.should_exit = True
         for server in servers:
             server.thread.join(timeout=10)
+        mail.__exit__(None, None, None)
         if rt is not None:
             rt.store.close()
