@@ -57,8 +57,9 @@ def _form(body: bytes, content_type: str) -> dict[str, Any]:
             if filename is not None:
                 fields[name] = {"filename": filename}
             else:
-                payload = part.get_payload(decode=True) or b""
-                fields[name] = payload.decode(part.get_content_charset() or "utf-8", "replace")
+                payload = part.get_payload(decode=True)
+                raw = payload if isinstance(payload, bytes) else b""
+                fields[name] = raw.decode(part.get_content_charset() or "utf-8", "replace")
         return fields
     raise ApiError(415, "send message/rfc822 (with the bearer secret) or Mailgun's form post",
                    code="unsupported_media_type")

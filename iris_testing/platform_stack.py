@@ -28,8 +28,8 @@ from functions.dispatch import LocalDispatcher
 from functions.runtime import Runtime, compose
 from iris_testing.discord_api import FakeDiscord
 from iris_testing.server import start_server
-from iris_testing.smtp_server import MailServer
 from iris_testing.slack_api import FakeSlack
+from iris_testing.smtp_server import MailServer
 from iris_testing.telegram_api import FakeTelegram
 from iris_testing.whatsapp_api import FakeWhatsApp
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 MESSAGE_LIMIT = 2000
 DEFAULT_API_BASE = "https://discord.com/api/v10"
-NO_MENTIONS = {"parse": []}
+NO_MENTIONS: dict[str, list[str]] = {"parse": []}
 EXPIRED_TOKEN_CODES = frozenset({10015, 50027})  # Unknown Webhook, Invalid Webhook Token
 
 

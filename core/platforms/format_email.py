@@ -30,4 +30,5 @@ def to_email_html(markdown: str) -> str:
     body = "\n".join(
         block if block.startswith(("<pre>", "<blockquote>")) else
         "<p>" + block.replace("\n", "<br>\n") + "</p>" for block in blocks)
-    return f'<!doctype html>\n<html><body style="font-family: sans-serif">\n{body}\n</body></html>\n'
+    head = '<!doctype html>\n<html><body style="font-family: sans-serif">'
+    return f"{head}\n{body}\n</body></html>\n"

@@ -97,10 +97,11 @@ def _json(response: Any) -> dict[str, Any]:
 
 def failure(status: int, data: dict[str, Any], retry_after: str | None) -> DeliveryFailed:
     """A Graph API error as a delivery failure: retry throttling and outages, not the rest."""
-    error = data.get("error") if isinstance(data.get("error"), dict) else {}
+    raw = data.get("error")
+    error: dict[str, Any] = raw if isinstance(raw, dict) else {}
     code = error.get("code")
-    details = (error.get("error_data") or {}).get("details") if isinstance(
-        error.get("error_data"), dict) else None
+    extra = error.get("error_data")
+    details = extra.get("details") if isinstance(extra, dict) else None
     message = f"WhatsApp error {code}: {error.get('message') or status}"
     if details:
         message += f" ({details})"

@@ -123,9 +123,10 @@ def _voice(msg: WaMessage) -> tuple[Attachment, ...]:
     audio = msg.audio or msg.voice
     if audio is None:
         return ()
-    kind = "voice" if (audio.voice or msg.voice is not None) else "audio"
     mime = (audio.mime_type or "audio/ogg").split(";", 1)[0].strip()
-    return (Attachment(kind=kind, ref=audio.id, mime_type=mime),)
+    if audio.voice or msg.voice is not None:
+        return (Attachment(kind="voice", ref=audio.id, mime_type=mime),)
+    return (Attachment(kind="audio", ref=audio.id, mime_type=mime),)
 
 
 def parse_message(msg: WaMessage, names: dict[str, str]) -> Parsed:

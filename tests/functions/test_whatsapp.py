@@ -219,10 +219,12 @@ def test_link_joins_a_whatsapp_account_to_a_telegram_one(iris_home):
         assert {"telegram:4242", f"whatsapp:{ADA}"} <= chats
 
 
-def test_the_webhook_modules_import_no_heavy_sdk():
-    code = ("import sys, functions.whatsapp;"
+def test_the_new_webhook_modules_import_no_heavy_sdk():
+    """WhatsApp, Discord and email acknowledge without the model, cloud or client SDKs; their
+    senders' httpx and smtplib load only when a reply goes out."""
+    code = ("import sys, functions.whatsapp, functions.discord, functions.email_webhook;"
             "print([m for m in ('litellm', 'mcp', 'modal', 'telegram', 'boto3', 'daytona',"
-            " 'httpx') if m in sys.modules])")
+            " 'httpx', 'smtplib', 'aiosmtpd') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]"
