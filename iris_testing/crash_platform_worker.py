@@ -1,5 +1,6 @@
 """A worker killed at a named step of a turn, with replies going to the parent's fake platform
-(Telegram, Slack, WhatsApp, Discord or the SMTP server): ``python -m iris_testing.crash_platform_worker USER CHAT STEP`` drains one chat
+(Telegram, Slack, WhatsApp, Discord or the SMTP server):
+``python -m iris_testing.crash_platform_worker USER CHAT STEP`` drains one chat
 in a child process that dies (os._exit) at STEP (or, for ``wait_for_stop``, whose first model
 step lasts until a /stop is recorded); ``crash_and_recover`` (parent side) records a
 message through the webhook, runs that child, expires its lease and lets the sweeper finish."""

@@ -10,6 +10,7 @@ outbound mail: optional AUTH (PLAIN/LOGIN) and STARTTLS, and temporary failures 
 
 from __future__ import annotations
 
+import logging
 import ssl
 import threading
 from email import policy
@@ -22,6 +23,9 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
 from iris_testing.server import free_port
+
+# aiosmtpd logs a deprecation warning for every successful AUTH; nothing Iris can act on.
+logging.getLogger("mail.log").setLevel(logging.ERROR)
 
 
 class _Handler:

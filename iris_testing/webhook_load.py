@@ -55,6 +55,7 @@ class Report:
     out_of_order: int
     seconds: float
     statuses: dict[int, int] = field(default_factory=dict)
+    retried: int = 0  # replies whose first send failed and that a sweep sent later
 
     @property
     def turns_per_second(self) -> float:
@@ -65,7 +66,8 @@ class Report:
             f"{self.deliveries} deliveries of {self.messages} messages: lost {self.lost}, "
             f"doubled {self.doubled}, out of order {self.out_of_order}; "
             f"{self.turns_per_second:.1f} turns/s ({self.seconds:.2f} s); "
-            f"HTTP statuses {dict(sorted(self.statuses.items()))}"
+            f"HTTP statuses {dict(sorted(self.statuses.items()))}; "
+            f"{self.retried} replies sent on a retry"
         )
 
 
@@ -206,8 +208,10 @@ def replies(stack: Stack, chats: int) -> dict[int, list[int]]:
 
 
 def run(stack: Stack, *, messages: int, chats: int, repeat_share: float = 0.2,
-        concurrency: int = 16, timeout: float = 300.0) -> Report:
-    lanes = plan(stack, messages=messages, chats=chats, repeat_share=repeat_share)
+        concurrency: int = 16, timeout: float = 300.0,
+        platforms: tuple[str, ...] = PLATFORMS) -> Report:
+    lanes = plan(stack, messages=messages, chats=chats, repeat_share=repeat_share,
+                 platforms=platforms)
     started = time.perf_counter()
     statuses = asyncio.run(deliver(stack, lanes, repeat_share=repeat_share,
                                    concurrency=concurrency))
@@ -217,7 +221,15 @@ def run(stack: Stack, *, messages: int, chats: int, repeat_share: float = 0.2,
         return sum(len(seqs) for seqs in replies(stack, chats).values())
 
     deadline = time.monotonic() + timeout
+    swept = time.monotonic()
     while (answered() < messages or not stack.settled()) and time.monotonic() < deadline:
+        # A send that failed is retried by the tick's sweep. Sweep only once every turn has
+        # run: a sweep also picks up a reply its worker is about to send, and sending that one
+        # from here could overtake the chat's next reply.
+        if time.monotonic() - swept > 1.0 and not stack.rt.store.db.scalar(
+                "SELECT count(*) FROM inbox WHERE status = 'pending'"):
+            asyncio.run(stack.rt.delivery.sweep())
+            swept = time.monotonic()
         time.sleep(0.02)
     seconds = time.perf_counter() - started
     time.sleep(0.2)  # a late double would show up now
@@ -229,4 +241,6 @@ def run(stack: Stack, *, messages: int, chats: int, repeat_share: float = 0.2,
         lost += len(set(expected) - set(seqs))
         doubled += len(seqs) - len(set(seqs))
         out_of_order += sum(1 for a, b in itertools.pairwise(seqs) if b < a)
-    return Report(messages, deliveries, lost, doubled, out_of_order, seconds, statuses)
+    retried = stack.rt.store.db.scalar("SELECT count(*) FROM deliveries WHERE attempts > 1")
+    return Report(messages, deliveries, lost, doubled, out_of_order, seconds, statuses,
+                  retried=int(retried or 0))
