@@ -188,3 +188,48 @@ def test_smtp_without_starttls_is_refused_unless_the_host_is_loopback():
             asyncio.run(remote.send({"to": "ada@example.com", "chat_id": "t1"}, "hi"))
         assert refused.value.retryable is False
         assert len(plain.messages()) == 1
+
+
+def self_signed(tmp_path):
+    import datetime as dt
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - dt.timedelta(days=1))
+            .not_valid_after(now + dt.timedelta(days=800))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
+            .sign(key, hashes.SHA256()))
+    cert_file, key_file = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                           serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_file, key_file
+
+
+def test_starttls_is_used_when_offered_and_the_login_goes_over_it(tmp_path, monkeypatch):
+    import ssl
+
+    cert_file, key_file = self_signed(tmp_path)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert_file, key_file)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert_file))  # the client trusts this server
+    with MailServer(user="iris", password="pw", tls_context=context,
+                    require_starttls=True) as server:
+        sender = EmailSender(parse_smtp_url(server.url(host="localhost")), "iris@x.example")
+        asyncio.run(sender.send({"to": "ada@example.com", "chat_id": "t1"}, "over TLS"))
+        assert server.tls_used == [True] and len(server.messages()) == 1
+        wrong = EmailSender(parse_smtp_url(f"smtp://iris:nope@localhost:{server.port}"),
+                            "iris@x.example")
+        with pytest.raises(DeliveryFailed, match="login refused") as refused:
+            asyncio.run(wrong.send({"to": "ada@example.com", "chat_id": "t1"}, "x"))
+        assert refused.value.retryable is False and len(server.messages()) == 1
