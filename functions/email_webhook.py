@@ -26,7 +26,7 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, BackgroundTasks, Request
 from fastapi.responses import JSONResponse
 
-from core.platforms.email_inbound import Mail, ids, parse_mail, read_rfc822
+from core.platforms.email_inbound import Mail, ids, is_automatic, parse_mail, read_rfc822
 from functions.auth import ApiError
 from functions.runtime import Runtime
 from functions.webhooks import accept, read_body
@@ -114,6 +114,7 @@ def mail_from_mailgun(form: dict[str, Any]) -> Mail:
         text=str(stripped if isinstance(stripped, str) else form.get("body-plain") or ""),
         already_stripped=isinstance(stripped, str), auth_failure=_mailgun_auth(form),
         attachments=attachments,
+        automatic=is_automatic(headers.get("auto-submitted"), headers.get("precedence")),
     )
 
 
@@ -147,6 +148,9 @@ class EmailEndpoint:
             check_mailgun(key, form, now=self.rt.store.clock.now())
             mail = mail_from_mailgun(form)
         parsed = parse_mail(mail)
+        own = self.rt.settings.email_from
+        if own and mail.sender.strip().lower() == own.lower():
+            return JSONResponse({"ok": True, "status": "ignored", "reason": "Iris' own mail"})
         if parsed.message is None:
             status = 406 if mail.auth_failure else 200
             return JSONResponse({"ok": status == 200, "status": "ignored",

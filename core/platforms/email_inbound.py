@@ -44,6 +44,14 @@ class Mail:
     auth_failure: str | None = None
     attachments: list[str] = field(default_factory=list)
     to: list[str] = field(default_factory=list)
+    automatic: bool = False  # an auto-reply, bounce or list mail: never answered (mail loops)
+
+
+def is_automatic(auto_submitted: str | None, precedence: str | None) -> bool:
+    """RFC 3834's ``Auto-Submitted`` (anything but ``no``) and the older ``Precedence``."""
+    auto = (auto_submitted or "").strip().lower()
+    return (bool(auto) and auto != "no") or (precedence or "").strip().lower() in (
+        "bulk", "junk", "list", "auto_reply")
 
 
 class _Text(HTMLParser):
@@ -122,6 +130,7 @@ def read_rfc822(raw: bytes) -> Mail:
             "Authentication-Results", [])]),
         attachments=[str(a) for a in attachments],
         to=[addr for _, addr in getaddresses([str(v) for v in message.get_all("To", [])])],
+        automatic=is_automatic(message.get("Auto-Submitted"), message.get("Precedence")),
     )
 
 
@@ -140,6 +149,8 @@ def parse_mail(mail: Mail) -> Parsed:
         return Parsed(reason="no sender address")
     if mail.auth_failure:
         return Parsed(reason=f"refused: {mail.auth_failure}")
+    if mail.automatic:
+        return Parsed(reason="an automatic mail (auto-reply, bounce or list)")
     text = mail.text if mail.already_stripped else strip_reply(mail.text)
     is_reply = bool(mail.in_reply_to or mail.references)
     subject = mail.subject.strip()

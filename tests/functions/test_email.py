@@ -91,6 +91,15 @@ def test_mail_failing_spf_or_dkim_is_refused(stack):
     assert count(stack) == 0 and stack.mails() == []
 
 
+def test_auto_replies_and_iris_own_mail_are_never_answered(stack):
+    auto = raw_mail("I am out of office").replace(
+        b"Subject:", b"Auto-Submitted: auto-replied\r\nSubject:", 1)
+    assert stack.email_post(auto).json()["status"] == "ignored"
+    own = raw_mail("loop?", sender="Iris <iris@iris.example.net>")
+    assert stack.email_post(own).json()["status"] == "ignored"
+    assert count(stack) == 0 and stack.mails() == []
+
+
 def test_a_mailgun_post_is_answered_and_a_redelivery_is_a_no_op(stack):
     form = mailgun_form("Quoted junk stripped by Mailgun", key=MAILGUN_KEY,
                         stripped="Just this, please")
