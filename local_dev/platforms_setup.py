@@ -1,14 +1,12 @@
 """What ``iris deploy --whatsapp/--discord/--email`` prints once the app is up: the URL to paste
 in each platform's console and the values that go with it (Discord's commands are registered
-through ``iris discord register-commands``)."""
+by ``iris deploy`` through ``iris discord register-commands``)."""
 
 from __future__ import annotations
 
-import click
-
 from core.config import Settings
 
-__all__ = ["print_setup", "setup_lines"]
+__all__ = ["setup_lines"]
 
 
 def setup_lines(settings: Settings, base_url: str, name: str) -> list[str]:
@@ -35,17 +33,3 @@ def setup_lines(settings: Settings, base_url: str, name: str) -> list[str]:
         lines.append(f"  raw RFC 822 POST: {base}/email/inbound with 'Content-Type: "
                      "message/rfc822' and 'Authorization: Bearer $IRIS_EMAIL_INBOUND_SECRET'")
     return lines
-
-
-def print_setup(ctx: click.Context, base_url: str, names: tuple[str, ...]) -> None:
-    from local_dev.clikit import settings_or_exit
-
-    settings = settings_or_exit()
-    for name in names:
-        click.echo("")
-        for line in setup_lines(settings, base_url, name):
-            click.echo(line)
-        if name == "discord":
-            from local_dev.commands.discord import register_commands
-
-            ctx.invoke(register_commands)

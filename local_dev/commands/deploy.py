@@ -115,9 +115,17 @@ def _register(ctx: click.Context, base_url: str, *, telegram: bool, slack: bool,
                    "signing secret in .env (`iris setup`) and `iris deploy --push-secret`:\n")
         ctx.invoke(manifest_command, url=base_url, name="Iris", as_json=False)
     if others:
-        from local_dev.platforms_setup import print_setup
+        from local_dev.clikit import settings_or_exit
+        from local_dev.commands.discord import register_commands
+        from local_dev.platforms_setup import setup_lines
 
-        print_setup(ctx, base_url, others)
+        settings = settings_or_exit()
+        for name in others:
+            click.echo("")
+            for line in setup_lines(settings, base_url, name):
+                click.echo(line)
+            if name == "discord":
+                ctx.invoke(register_commands)
 
 
 @click.command("deploy")

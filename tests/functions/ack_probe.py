@@ -49,7 +49,6 @@ def main(home: str) -> None:
     from core.config import load_settings
     from functions.app import create_app
     from functions.runtime import compose
-
     from iris_testing.discord_api import FakeDiscord
     from iris_testing.mail_inbound import raw_mail
     from iris_testing.whatsapp_api import FakeWhatsApp
