@@ -1,7 +1,7 @@
 """Nothing heavy on the ack path: a fresh process builds the web app as a container does and
 acknowledges Telegram, Slack, WhatsApp, Discord and email messages and /stop
-(tests/functions/ack_probe.py); the turn machinery, the model client, MCP, the cloud SDKs and numpy never load, and a platform SDK loads
-only to send /stop's own answer."""
+(tests/functions/ack_probe.py); the turn machinery, the model client, MCP, the cloud SDKs and
+numpy never load, and a platform SDK loads only to send /stop's own answer."""
 
 import json
 import subprocess
