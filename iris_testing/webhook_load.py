@@ -221,15 +221,7 @@ def run(stack: Stack, *, messages: int, chats: int, repeat_share: float = 0.2,
         return sum(len(seqs) for seqs in replies(stack, chats).values())
 
     deadline = time.monotonic() + timeout
-    swept = time.monotonic()
     while (answered() < messages or not stack.settled()) and time.monotonic() < deadline:
-        # A send that failed is retried by the tick's sweep. Sweep only once every turn has
-        # run: a sweep also picks up a reply its worker is about to send, and sending that one
-        # from here could overtake the chat's next reply.
-        if time.monotonic() - swept > 1.0 and not stack.rt.store.db.scalar(
-                "SELECT count(*) FROM inbox WHERE status = 'pending'"):
-            asyncio.run(stack.rt.delivery.sweep())
-            swept = time.monotonic()
         time.sleep(0.02)
     seconds = time.perf_counter() - started
     time.sleep(0.2)  # a late double would show up now
