@@ -1,4 +1,5 @@
-"""Webhook ack latency: request → 200 for ``POST /telegram/webhook`` and ``POST /slack/events``.
+"""Webhook ack latency: request → 200 for ``POST /telegram/webhook``, ``POST /slack/events``,
+``POST /whatsapp/webhook``, ``POST /discord/interactions`` and ``POST /email/inbound``.
 
 The app is the serverless web container's shape (``_apps:ack_only_app``): the worker is handed
 off (on Modal it is spawned in another container), so the figures are what the platform waits
@@ -29,6 +30,19 @@ from _common import ROOT, connect_when_up, free_port, percentile, spawn, summary
 
 TELEGRAM_SECRET = "bench-telegram-secret"
 SLACK_SECRET = "bench-slack-secret"
+WHATSAPP_SECRET = "bench-whatsapp-app-secret"
+EMAIL_SECRET = "bench-email-secret"
+_DISCORD = None
+
+
+def discord() -> object:
+    """One fake Discord (its key pair signs every interaction of the run)."""
+    global _DISCORD
+    if _DISCORD is None:
+        from iris_testing.discord_api import FakeDiscord
+
+        _DISCORD = FakeDiscord()
+    return _DISCORD
 
 
 def bench_env(home: str) -> dict[str, str]:
@@ -39,17 +53,45 @@ def bench_env(home: str) -> dict[str, str]:
         "IRIS_SLACK_SIGNING_SECRET": SLACK_SECRET, "IRIS_SLACK_BOT_TOKEN": "xoxb-bench",
         "IRIS_SLACK_API_BASE": "http://127.0.0.1:9/api/",
         "IRIS_TELEGRAM_ACCESS": "open", "IRIS_SLACK_ACCESS": "open",
+        "IRIS_WHATSAPP_TOKEN": "EAAG-bench", "IRIS_WHATSAPP_APP_SECRET": WHATSAPP_SECRET,
+        "IRIS_WHATSAPP_PHONE_NUMBER_ID": "106540352242922",
+        "IRIS_WHATSAPP_API_BASE": "http://127.0.0.1:9/v23.0", "IRIS_WHATSAPP_ACCESS": "open",
+        "IRIS_DISCORD_PUBLIC_KEY": discord().public_key,  # type: ignore[attr-defined]
+        "IRIS_DISCORD_API_BASE": "http://127.0.0.1:9/api/v10", "IRIS_DISCORD_ACCESS": "open",
+        "IRIS_EMAIL_INBOUND_SECRET": EMAIL_SECRET, "IRIS_EMAIL_FROM": "iris@bench.example",
+        "IRIS_EMAIL_SMTP_URL": "smtp://127.0.0.1:9", "IRIS_EMAIL_ACCESS": "open",
     }
 
 
-def requests(n: int) -> tuple[list[tuple[str, bytes, dict[str, str]]], ...]:
+Request = tuple[str, bytes, dict[str, str]]
+
+
+def requests(n: int) -> dict[str, list[Request]]:
+    from iris_testing.mail_inbound import raw_mail
     from iris_testing.slack_api import FakeSlack
     from iris_testing.telegram_api import FakeTelegram
+    from iris_testing.whatsapp_api import FakeWhatsApp
 
-    telegram, slack = FakeTelegram(), FakeSlack()
-    tg = []
-    sl = []
+    telegram, slack, whatsapp = FakeTelegram(), FakeSlack(), FakeWhatsApp(token="")
+    fake_discord = discord()
+    tg: list[Request] = []
+    sl: list[Request] = []
+    wa: list[Request] = []
+    dc: list[Request] = []
+    em: list[Request] = []
     for i in range(n):
+        body = json.dumps(whatsapp.message_payload(f"hello {i}",
+                                                   wa_id=f"49151{i % 200:07d}")).encode()
+        wa.append(("/whatsapp/webhook", body, {"content-type": "application/json",
+                                               **FakeWhatsApp.sign(body, WHATSAPP_SECRET)}))
+        body = json.dumps(fake_discord.interaction(  # type: ignore[attr-defined]
+            "ask", {"text": f"hello {i}"}, user_id=str(80_000 + i % 200),
+            channel_id=str(90_000 + i % 200))).encode()
+        dc.append(("/discord/interactions", body, {
+            "content-type": "application/json",
+            **fake_discord.sign(body)}))  # type: ignore[attr-defined]
+        em.append(("/email/inbound", raw_mail(f"hello {i}", sender=f"u{i % 200}@example.com"),
+                   {"content-type": "message/rfc822", "authorization": f"Bearer {EMAIL_SECRET}"}))
         update = telegram.make_update(f"hello {i}", user_id=10_000 + i % 200)
         tg.append(("/telegram/webhook", json.dumps(update).encode(), {
             "content-type": "application/json",
@@ -59,7 +101,7 @@ def requests(n: int) -> tuple[list[tuple[str, bytes, dict[str, str]]], ...]:
         body = json.dumps(slack.event_payload(event)).encode()
         sl.append(("/slack/events", body, {"content-type": "application/json",
                                            **FakeSlack.sign(body, SLACK_SECRET)}))
-    return tg, sl
+    return {"telegram": tg, "slack": sl, "whatsapp": wa, "discord": dc, "email": em}
 
 
 async def in_process(n: int) -> dict[str, list[float]]:
@@ -67,11 +109,11 @@ async def in_process(n: int) -> dict[str, list[float]]:
     from _apps import ack_only_app
 
     app = ack_only_app()
-    tg, sl = requests(n + 50)
+    batches = requests(n + 50)
     out: dict[str, list[float]] = {}
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://iris") as client:
-        for name, batch in (("telegram", tg), ("slack", sl)):
+        for name, batch in batches.items():
             times = []
             for i, (path, body, headers) in enumerate(batch):
                 start = time.perf_counter()
@@ -90,10 +132,10 @@ def loopback(n: int) -> dict[str, list[float]]:
 
     from iris_testing.server import serve
 
-    tg, sl = requests(n + 50)
+    batches = requests(n + 50)
     out: dict[str, list[float]] = {}
     with serve(ack_only_app()) as server, httpx.Client(base_url=server.url) as client:
-        for name, batch in (("telegram", tg), ("slack", sl)):
+        for name, batch in batches.items():
             times = []
             for i, (path, body, headers) in enumerate(batch):
                 start = time.perf_counter()
@@ -171,13 +213,15 @@ def main() -> None:
     base = [cold("/healthz", b"", {}, method="GET") for _ in range(args.runs)]
     print(f"cold process -> GET /healthz (the app alone, for comparison): "
           f"p50 {percentile(base, 50):.3f} s, max {max(base):.3f} s")
-    tg, sl = requests(1)
-    for name, (path, body, headers) in (("telegram", tg[0]), ("slack", sl[0])):
+    for name, batch in requests(1).items():
+        path, body, headers = batch[0]
         runs = []
         for _ in range(args.runs):
             if name == "slack":  # a fresh timestamp for each run
                 headers = {"content-type": "application/json",
                            **FakeSlack.sign(body, SLACK_SECRET)}
+            elif name in ("discord", "email"):  # a new interaction / mail each run
+                path, body, headers = requests(1)[name][0]
             runs.append(cold(path, body, headers))
         print(f"cold process -> ack, {name}: p50 {percentile(runs, 50):.3f} s, "
               f"max {max(runs):.3f} s (n={len(runs)}; target <= 0.3 s)")

@@ -1,9 +1,10 @@
 """Webhook reliability under load, and under crashes.
 
-1. 1,000 webhook deliveries over 50 chats (25 Telegram, 25 Slack), 20% of them delivered a
-   second time later, chats interleaved at random, 16 requests in flight: Iris on uvicorn with
-   the emulator's in-process worker, an in-process model that answers at once, replies sent by
-   the real client libraries to the fake platform APIs. Counts what the platforms received:
+1. 1,000 webhook deliveries over 50 chats (10 each on Telegram, Slack, WhatsApp, Discord and
+   email), 20% of them delivered a second time later, chats interleaved at random, 16 requests
+   in flight: Iris on uvicorn with the emulator's in-process worker, an in-process model that
+   answers at once, replies sent by Iris' real senders to the fake platform APIs and the SMTP
+   server. Counts what the platforms received:
    lost / doubled / out-of-order replies (all must be 0) and turns per second.
 2. ``--crash``: a worker process killed at each step of a turn (after lease, after the model
    call, after the tool, before commit, before delivery, after delivery), for each platform;
@@ -92,7 +93,9 @@ def crashes() -> bool:
     from iris_testing.platform_stack import platform_stack
 
     ok = True
-    for platform in ("telegram", "slack"):
+    from iris_testing.webhook_load import PLATFORMS
+
+    for platform in PLATFORMS:
         for step in STEPS:
             with platform_stack(Path(tempfile.mkdtemp(prefix="iris-bench-"))) as stack:
                 result = crash_and_recover(stack, step, platform)

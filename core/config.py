@@ -99,6 +99,12 @@ class Settings(BaseModel):
     telegram_allow: list[str] = Field(default_factory=list)  # telegram:<id> or bare ids
     slack_access: Literal["pairing", "allowlist", "open"] = "pairing"
     slack_allow: list[str] = Field(default_factory=list)  # slack:<team>/<user> or bare ids
+    whatsapp_access: Literal["pairing", "allowlist", "open"] = "pairing"
+    whatsapp_allow: list[str] = Field(default_factory=list)  # whatsapp:<wa_id> or bare ids
+    discord_access: Literal["pairing", "allowlist", "open"] = "pairing"
+    discord_allow: list[str] = Field(default_factory=list)  # discord:<user id> or bare ids
+    email_access: Literal["pairing", "allowlist", "open"] = "pairing"
+    email_allow: list[str] = Field(default_factory=list)  # email:<address> or bare addresses
     owner_accounts: list[str] = Field(default_factory=list)  # may /approve; e.g. telegram:42
 
     skills_dir: Path | None = None  # bundled skills; default: the repository's skills/
@@ -113,6 +119,19 @@ class Settings(BaseModel):
     slack_signing_secret: SecretStr | None = None
     slack_bot_token: SecretStr | None = None
     slack_api_base: str = "https://slack.com/api/"
+    whatsapp_verify_token: SecretStr | None = None
+    whatsapp_app_secret: SecretStr | None = None
+    whatsapp_token: SecretStr | None = None
+    whatsapp_phone_number_id: str | None = Field(default=None, pattern=r"^\d{1,32}$")
+    whatsapp_api_base: str = "https://graph.facebook.com/v23.0"
+    discord_public_key: str | None = Field(default=None, pattern=r"^[0-9a-fA-F]{64}$")
+    discord_bot_token: SecretStr | None = None
+    discord_application_id: str | None = Field(default=None, pattern=r"^\d{1,32}$")
+    discord_api_base: str = "https://discord.com/api/v10"
+    email_inbound_secret: SecretStr | None = None
+    email_mailgun_signing_key: SecretStr | None = None
+    email_smtp_url: SecretStr | None = None  # smtp://user:pass@host:587 or smtps://…:465
+    email_from: str | None = Field(default=None, pattern=r"^[^@\s<>]+@[^@\s<>]+$")
     group_reply_mode: Literal["mention", "all"] = "mention"
     transcription_model: str | None = None
     transcription_api_base: str | None = None
@@ -141,7 +160,8 @@ class Settings(BaseModel):
         return value
 
     @field_validator("model_api_base", "public_url", "s3_endpoint_url", "telegram_api_base",
-                     "slack_api_base", "transcription_api_base", "web_search_url")
+                     "slack_api_base", "transcription_api_base", "web_search_url",
+                     "whatsapp_api_base", "discord_api_base")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         if value is None or value == "":
@@ -180,8 +200,9 @@ class Settings(BaseModel):
                                  "e.g. 'openai/gpt-4o-mini'")
         return value
 
-    @field_validator("telegram_allow", "slack_allow", "owner_accounts", "allowed_models",
-                     "web_allow_hosts", mode="before")
+    @field_validator("telegram_allow", "slack_allow", "whatsapp_allow", "discord_allow",
+                     "email_allow", "owner_accounts", "allowed_models", "web_allow_hosts",
+                     mode="before")
     @classmethod
     def _account_list(cls, value: Any) -> Any:
         if isinstance(value, str):

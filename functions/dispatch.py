@@ -36,6 +36,8 @@ class LocalDispatcher:
             log.error("drain task failed", exc_info=task.exception())
 
     async def idle(self) -> None:
-        """Wait until no drain task is running (tests, benchmarks, shutdown)."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        """Wait until no drain task of this event loop is running (tests, benchmarks,
+        shutdown); tasks another loop runs (a server thread's) are that loop's to wait for."""
+        loop = asyncio.get_running_loop()
+        while mine := [task for task in list(self._tasks) if task.get_loop() is loop]:
+            await asyncio.gather(*mine, return_exceptions=True)

@@ -79,7 +79,18 @@ def secret_payload(settings: Settings, dotenv: Mapping[str, str]) -> dict[str, s
     return payload
 
 
-def required_keys(settings: Settings, *, telegram: bool, slack: bool) -> list[str]:
+# The settings each of the newer platforms needs in the Modal secret (``iris deploy --<name>``).
+PLATFORM_KEYS = {
+    "whatsapp": ("IRIS_WHATSAPP_TOKEN", "IRIS_WHATSAPP_APP_SECRET",
+                 "IRIS_WHATSAPP_PHONE_NUMBER_ID", "IRIS_WHATSAPP_VERIFY_TOKEN"),
+    "discord": ("IRIS_DISCORD_PUBLIC_KEY", "IRIS_DISCORD_APPLICATION_ID",
+                "IRIS_DISCORD_BOT_TOKEN"),
+    "email": ("IRIS_EMAIL_SMTP_URL", "IRIS_EMAIL_FROM"),
+}
+
+
+def required_keys(settings: Settings, *, telegram: bool, slack: bool,
+                  others: tuple[str, ...] = ()) -> list[str]:
     keys = list(REQUIRED_SECRET_KEYS)
     if settings.db_url.startswith("libsql://"):
         keys.append("IRIS_DB_AUTH_TOKEN")
@@ -89,6 +100,8 @@ def required_keys(settings: Settings, *, telegram: bool, slack: bool) -> list[st
         keys += ["IRIS_TELEGRAM_TOKEN", "IRIS_TELEGRAM_SECRET"]
     if slack:
         keys += ["IRIS_SLACK_SIGNING_SECRET", "IRIS_SLACK_BOT_TOKEN"]
+    for name in others:
+        keys += PLATFORM_KEYS[name]
     return keys
 
 
@@ -185,7 +198,8 @@ def check_payload(settings: Settings, payload: Mapping[str, str], report: Prefli
                             "~/.aws or your shell's variables)", f"add {key}=… to .env")
 
 
-def check_platforms(settings: Settings, report: Preflight, *, telegram: bool, slack: bool) -> None:
+def check_platforms(settings: Settings, report: Preflight, *, telegram: bool, slack: bool,
+                    others: tuple[str, ...] = ()) -> None:
     if telegram and settings.telegram_token is None:
         report.fail("telegram", "--telegram needs a bot token",
                     "iris setup --non-interactive --telegram-token TOKEN (from @BotFather)")
@@ -193,6 +207,15 @@ def check_platforms(settings: Settings, report: Preflight, *, telegram: bool, sl
         report.fail("slack", "--slack needs the signing secret and the bot token",
                     "iris setup --non-interactive --slack-signing-secret … "
                     "--slack-bot-token xoxb-…")
+    for name in others:
+        missing = [key for key in PLATFORM_KEYS[name]
+                   if getattr(settings, key.removeprefix("IRIS_").lower()) is None]
+        if name == "email" and settings.email_inbound_secret is None and (
+                settings.email_mailgun_signing_key is None):
+            missing.append("IRIS_EMAIL_INBOUND_SECRET or IRIS_EMAIL_MAILGUN_SIGNING_KEY")
+        if missing:
+            report.fail(name, f"--{name} needs {', '.join(missing)}",
+                        f"iris setup (answer the {name} questions), then rerun")
 
 
 def check_secret(
@@ -221,13 +244,14 @@ def preflight(
     settings: Settings, environ: Mapping[str, str], dotenv: Mapping[str, str], *,
     probe: SecretProbe, database: DatabaseCheck = open_database, telegram: bool = False,
     slack: bool = False, push_secret: bool = False, local_changes: bool = False,
+    others: tuple[str, ...] = (),
 ) -> Preflight:
     report = Preflight()
     check_local(settings, environ, report)
-    check_platforms(settings, report, telegram=telegram, slack=slack)
+    check_platforms(settings, report, telegram=telegram, slack=slack, others=others)
     check_reachable(settings, report, database)
     payload = secret_payload(settings, dotenv)
-    keys = required_keys(settings, telegram=telegram, slack=slack)
+    keys = required_keys(settings, telegram=telegram, slack=slack, others=others)
     if modal_token(environ) is not None:
         check_secret(settings.modal_app, keys, probe, report, push=push_secret,
                      local_changes=local_changes)

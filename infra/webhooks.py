@@ -1,4 +1,5 @@
-"""Where the HTTP API, Telegram and Slack reach a deployment."""
+"""Where the HTTP API and the platforms (Telegram, Slack, WhatsApp, Discord, email) reach a
+deployment."""
 
 from __future__ import annotations
 
@@ -6,6 +7,9 @@ import secrets
 
 TELEGRAM_PATH = "/telegram/webhook"
 SLACK_PATH = "/slack/events"
+WHATSAPP_PATH = "/whatsapp/webhook"
+DISCORD_PATH = "/discord/interactions"
+EMAIL_PATH = "/email/inbound"
 HTTP_API_PATH = "/v1/chat/completions"
 HEALTH_PATH = "/healthz"
 
@@ -16,6 +20,9 @@ def endpoints(base_url: str) -> dict[str, str]:
         "HTTP API": base + HTTP_API_PATH,
         "Telegram webhook": base + TELEGRAM_PATH,
         "Slack events": base + SLACK_PATH,
+        "WhatsApp webhook": base + WHATSAPP_PATH,
+        "Discord endpoint": base + DISCORD_PATH,
+        "Email inbound": base + EMAIL_PATH,
         "Health": base + HEALTH_PATH,
     }
 

@@ -1,5 +1,6 @@
-"""A worker killed at a named step of a turn, with replies going to the fake Telegram/Slack API
-of the parent: ``python -m iris_testing.crash_platform_worker USER CHAT STEP`` drains one chat
+"""A worker killed at a named step of a turn, with replies going to the parent's fake platform
+(Telegram, Slack, WhatsApp, Discord or the SMTP server):
+``python -m iris_testing.crash_platform_worker USER CHAT STEP`` drains one chat
 in a child process that dies (os._exit) at STEP (or, for ``wait_for_stop``, whose first model
 step lasts until a /stop is recorded); ``crash_and_recover`` (parent side) records a
 message through the webhook, runs that child, expires its lease and lets the sweeper finish."""
@@ -66,17 +67,28 @@ class Recovered:
     delivery_status: str
 
 
+def post_crash_me(stack: Any, platform: str) -> Any:
+    if platform == "telegram":
+        return stack.telegram_post(stack.telegram.make_update("crash me"))
+    if platform == "whatsapp":
+        return stack.whatsapp_post(stack.whatsapp.message_payload("crash me"))
+    if platform == "discord":
+        return stack.discord_post(stack.discord.interaction("ask", {"text": "crash me"}))
+    if platform == "email":
+        from iris_testing.mail_inbound import raw_mail
+
+        return stack.email_post(raw_mail("crash me", subject=""))
+    event = stack.slack.message_event("crash me", channel="D7", channel_type="im")
+    return stack.slack_post(stack.slack.event_payload(event))
+
+
 def crash_and_recover(stack: Any, step: str, platform: str) -> Recovered:
     from functions.dispatch import LocalDispatcher
     from functions.sweeper import sweep
 
     rt = stack.rt
     rt.dispatcher = HandOff()
-    if platform == "telegram":
-        response = stack.telegram_post(stack.telegram.make_update("crash me"))
-    else:
-        event = stack.slack.message_event("crash me", channel="D7", channel_type="im")
-        response = stack.slack_post(stack.slack.event_payload(event))
+    response = post_crash_me(stack, platform)
     assert response.status_code == 200, response.text
     entry = rt.store.db.one("SELECT id, user_id, chat_key FROM inbox ORDER BY id DESC LIMIT 1")
     env = {**os.environ, **stack.env, "PYTHONPATH": str(ROOT)}
@@ -103,10 +115,9 @@ def crash_and_recover(stack: Any, step: str, platform: str) -> Recovered:
     asyncio.run(recover())
     stack.wait(stack.settled)
     done = rt.store.inbox.get(entry["user_id"], entry["id"])
-    if platform == "telegram":
-        sent = [m["text"] for m in stack.telegram.sent_messages()]
-    else:
-        sent = [p["text"] for p in stack.slack.posted()]
+    from iris_testing.webhook_load import platform_texts
+
+    sent = platform_texts(stack, platform)
     rows = rt.store.db.query("SELECT status FROM deliveries")
     return Recovered(done.status, done.reply, sent, len(rows),
                      rows[0]["status"] if rows else "none")

@@ -26,14 +26,23 @@ from core.store import open_store
 from functions.app import create_app
 from functions.dispatch import LocalDispatcher
 from functions.runtime import Runtime, compose
+from iris_testing.discord_api import FakeDiscord
 from iris_testing.server import start_server
 from iris_testing.slack_api import FakeSlack
+from iris_testing.smtp_server import MailServer
 from iris_testing.telegram_api import FakeTelegram
+from iris_testing.whatsapp_api import FakeWhatsApp
 
 TELEGRAM_TOKEN = "7000001:test-token"
 TELEGRAM_SECRET = "telegram-webhook-secret"
 SLACK_SECRET = "slack-signing-secret"
 SLACK_TOKEN = "xoxb-test-token"
+WHATSAPP_TOKEN = "EAAG-test-token"
+WHATSAPP_APP_SECRET = "whatsapp-app-secret"
+WHATSAPP_VERIFY_TOKEN = "whatsapp-verify-token"
+EMAIL_SECRET = "email-inbound-secret"
+MAILGUN_KEY = "key-mailgun-signing"
+IRIS_ADDRESS = "iris@iris.example.net"
 
 
 @dataclass
@@ -83,6 +92,9 @@ class Stack:
     url: str
     http: httpx.Client
     env: dict[str, str] = field(default_factory=dict)  # the settings, as IRIS_* variables
+    whatsapp: FakeWhatsApp = field(default_factory=lambda: FakeWhatsApp(token=WHATSAPP_TOKEN))
+    discord: FakeDiscord = field(default_factory=FakeDiscord)
+    mail: MailServer | None = None
 
     def telegram_post(self, update: Any, *, secret: str | None = TELEGRAM_SECRET,
                       headers: dict[str, str] | None = None) -> httpx.Response:
@@ -101,6 +113,37 @@ class Stack:
             headers["X-Slack-Retry-Num"] = str(retry)
             headers["X-Slack-Retry-Reason"] = "http_timeout"
         return self.http.post(f"{self.url}/slack/events", content=body, headers=headers)
+
+    def whatsapp_post(self, payload: Any, *, secret: str | None = WHATSAPP_APP_SECRET
+                      ) -> httpx.Response:
+        body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        headers = {"Content-Type": "application/json"}
+        if secret is not None:
+            headers.update(FakeWhatsApp.sign(body, secret))
+        return self.http.post(f"{self.url}/whatsapp/webhook", content=body, headers=headers)
+
+    def discord_post(self, interaction: Any, *, timestamp: int | None = None,
+                     signer: FakeDiscord | None = None) -> httpx.Response:
+        body = interaction if isinstance(interaction, bytes) else json.dumps(
+            interaction).encode()
+        headers = {"Content-Type": "application/json",
+                   **(signer or self.discord).sign(body, timestamp)}
+        return self.http.post(f"{self.url}/discord/interactions", content=body, headers=headers)
+
+    def email_post(self, raw: bytes, *, secret: str | None = EMAIL_SECRET) -> httpx.Response:
+        headers = {"Content-Type": "message/rfc822"}
+        if secret is not None:
+            headers["Authorization"] = f"Bearer {secret}"
+        return self.http.post(f"{self.url}/email/inbound", content=raw, headers=headers)
+
+    def mailgun_post(self, form: dict[str, str], *, multipart: bool = False) -> httpx.Response:
+        if multipart:
+            files = {name: (None, value) for name, value in form.items()}
+            return self.http.post(f"{self.url}/email/inbound", files=files)
+        return self.http.post(f"{self.url}/email/inbound", data=form)
+
+    def mails(self) -> list[Any]:
+        return self.mail.messages() if self.mail is not None else []
 
     def slack_command(self, text: str, *, user: str = "U123", channel: str = "D123",
                       response_url: str, trigger: str = "trig-1") -> httpx.Response:
@@ -149,8 +192,22 @@ class _Sweeping:
                 logging.getLogger("iris.testing").exception("delivery sweep failed")
 
 
-def stack_env(home: Path, telegram_url: str, slack_url: str, **extra: str) -> dict[str, str]:
-    return {
+def discord_env(discord: FakeDiscord, url: str) -> dict[str, str]:
+    return {"IRIS_DISCORD_PUBLIC_KEY": discord.public_key,
+            "IRIS_DISCORD_BOT_TOKEN": discord.bot_token,
+            "IRIS_DISCORD_APPLICATION_ID": discord.application_id,
+            "IRIS_DISCORD_API_BASE": f"{url}/api/v10", "IRIS_DISCORD_ACCESS": "open"}
+
+
+def stack_env(home: Path, telegram_url: str, slack_url: str, whatsapp_url: str = "",
+              **extra: str) -> dict[str, str]:
+    whatsapp = {
+        "IRIS_WHATSAPP_TOKEN": WHATSAPP_TOKEN, "IRIS_WHATSAPP_APP_SECRET": WHATSAPP_APP_SECRET,
+        "IRIS_WHATSAPP_VERIFY_TOKEN": WHATSAPP_VERIFY_TOKEN,
+        "IRIS_WHATSAPP_PHONE_NUMBER_ID": FakeWhatsApp(token="").phone_number_id,
+        "IRIS_WHATSAPP_API_BASE": f"{whatsapp_url}/v23.0", "IRIS_WHATSAPP_ACCESS": "open",
+    } if whatsapp_url else {}
+    return {**whatsapp,
         "IRIS_HOME": str(home), "IRIS_API_KEY": "test-key",
         "IRIS_TELEGRAM_TOKEN": TELEGRAM_TOKEN, "IRIS_TELEGRAM_SECRET": TELEGRAM_SECRET,
         "IRIS_TELEGRAM_API_BASE": telegram_url,
@@ -169,24 +226,33 @@ def platform_stack(home: Path, *, model: Any = None, clock: Clock = SYSTEM_CLOCK
     often, as the minute tick does in the cloud and in ``iris dev``. ``dispatcher``: the local
     one unless given (e.g. a ``ModalDispatcher`` over a fake)."""
     telegram, slack = FakeTelegram(), FakeSlack()
+    whatsapp, discord = FakeWhatsApp(token=WHATSAPP_TOKEN), FakeDiscord()
+    mail = MailServer(user="iris", password="smtp-pass").__enter__()
     model = model or EchoModel()
-    servers = [start_server(telegram.app), start_server(slack.app)]
+    servers = [start_server(telegram.app), start_server(slack.app), start_server(whatsapp.app),
+               start_server(discord.app)]
     rt = None
     try:
-        variables = stack_env(home, servers[0].url, servers[1].url, **env)
+        email = {"IRIS_EMAIL_SMTP_URL": mail.url(), "IRIS_EMAIL_FROM": IRIS_ADDRESS,
+                 "IRIS_EMAIL_INBOUND_SECRET": EMAIL_SECRET,
+                 "IRIS_EMAIL_MAILGUN_SIGNING_KEY": MAILGUN_KEY, "IRIS_EMAIL_ACCESS": "open"}
+        variables = stack_env(home, servers[0].url, servers[1].url, servers[2].url,
+                              **{**discord_env(discord, servers[3].url), **email, **env})
         dispatcher = dispatcher or LocalDispatcher()
         settings = load_settings(variables)
         rt = compose(settings, dispatcher=dispatcher, store=open_store(settings, clock=clock),
                            router=SplitRouter(model, EchoModel("side")))
         app = create_app(rt)
-        servers.append(start_server(app if sweep_seconds is None
-                                    else _Sweeping(app, rt, sweep_seconds)))
+        iris = start_server(app if sweep_seconds is None else _Sweeping(app, rt, sweep_seconds))
+        servers.append(iris)
         with httpx.Client(timeout=30) as http:
-            yield Stack(rt, model, telegram, slack, servers[2].url, http, variables)
+            yield Stack(rt, model, telegram, slack, iris.url, http, variables, whatsapp=whatsapp,
+                        discord=discord, mail=mail)
     finally:
         for server in servers:  # stop together: each takes a few uvicorn ticks
             server.server.should_exit = True
         for server in servers:
             server.thread.join(timeout=10)
+        mail.__exit__(None, None, None)
         if rt is not None:
             rt.store.close()

@@ -1,4 +1,5 @@
-"""A load of webhook deliveries from both platforms against a running platform stack, and the
+"""A load of webhook deliveries from all five platforms (Telegram, Slack, WhatsApp, Discord,
+email) against a running platform stack, and the
 check that every message got exactly one reply, in order. Shared by tests/functions/
 test_reliability.py (small) and bench/webhook_reliability.py (1,000 deliveries).
 
@@ -20,8 +21,18 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from iris_testing.platform_stack import SLACK_SECRET, TELEGRAM_SECRET, Stack
+from iris_testing.mail_inbound import raw_mail
+from iris_testing.platform_stack import (
+    EMAIL_SECRET,
+    SLACK_SECRET,
+    TELEGRAM_SECRET,
+    WHATSAPP_APP_SECRET,
+    Stack,
+)
 from iris_testing.slack_api import FakeSlack
+from iris_testing.whatsapp_api import FakeWhatsApp
+
+PLATFORMS = ("telegram", "slack", "whatsapp", "discord", "email")
 
 MARK = re.compile(r"m:(\d+):(\d+)")
 
@@ -44,6 +55,7 @@ class Report:
     out_of_order: int
     seconds: float
     statuses: dict[int, int] = field(default_factory=dict)
+    retried: int = 0  # replies whose first send failed and that a sweep sent later
 
     @property
     def turns_per_second(self) -> float:
@@ -54,41 +66,84 @@ class Report:
             f"{self.deliveries} deliveries of {self.messages} messages: lost {self.lost}, "
             f"doubled {self.doubled}, out of order {self.out_of_order}; "
             f"{self.turns_per_second:.1f} turns/s ({self.seconds:.2f} s); "
-            f"HTTP statuses {dict(sorted(self.statuses.items()))}"
+            f"HTTP statuses {dict(sorted(self.statuses.items()))}; "
+            f"{self.retried} replies sent on a retry"
         )
 
 
+def body_for(stack: Stack, platform: str, chat: int, seq: int, text: str) -> bytes:
+    """The webhook body the platform sends for message ``seq`` of person ``chat``."""
+    if platform == "telegram":
+        return json.dumps(stack.telegram.make_update(text, user_id=100_000 + chat)).encode()
+    if platform == "slack":
+        event = stack.slack.message_event(text, user=f"U{chat:05d}", channel=f"D{chat:05d}",
+                                          channel_type="im")
+        return json.dumps(stack.slack.event_payload(event)).encode()
+    if platform == "whatsapp":
+        return json.dumps(stack.whatsapp.message_payload(
+            text, wa_id=f"49151{chat:07d}", message_id=f"wamid.load.{chat}.{seq}")).encode()
+    if platform == "discord":
+        return json.dumps(stack.discord.interaction(
+            "ask", {"text": text}, user_id=str(800_000 + chat),
+            channel_id=str(900_000 + chat))).encode()
+    root = f"load-{chat}-0@mail.example.com"
+    return raw_mail(text, sender=f"user{chat}@example.com", subject=f"chat {chat}",
+                    message_id=f"load-{chat}-{seq}@mail.example.com",
+                    in_reply_to=root if seq else None, references=[root] if seq else None)
+
+
 def plan(stack: Stack, *, messages: int, chats: int, repeat_share: float,
-         seed: int = 7) -> list[list[Delivery]]:
+         seed: int = 7, platforms: tuple[str, ...] = PLATFORMS) -> list[list[Delivery]]:
     """Per chat, its deliveries in the order the person sent them (repeats not yet placed)."""
     per_chat: list[list[Delivery]] = []
     for chat in range(chats):
         count = messages // chats + (1 if chat < messages % chats else 0)
-        platform = "telegram" if chat % 2 == 0 else "slack"
-        lane = []
-        for seq in range(count):
-            text = f"m:{chat}:{seq}"
-            if platform == "telegram":
-                update = stack.telegram.make_update(text, user_id=100_000 + chat)
-                body = json.dumps(update).encode()
-            else:
-                event = stack.slack.message_event(text, user=f"U{chat:05d}",
-                                                  channel=f"D{chat:05d}", channel_type="im")
-                body = json.dumps(stack.slack.event_payload(event)).encode()
-            lane.append(Delivery(chat, seq, platform, body))
+        platform = platforms[chat % len(platforms)]
+        lane = [Delivery(chat, seq, platform, body_for(stack, platform, chat, seq,
+                                                       f"m:{chat}:{seq}"))
+                for seq in range(count)]
         per_chat.append(lane)
     return per_chat
 
 
-def _post(http: httpx.AsyncClient, url: str, delivery: Delivery):  # type: ignore[no-untyped-def]
+def _post(http: httpx.AsyncClient, url: str, stack: Stack,  # type: ignore[no-untyped-def]
+          delivery: Delivery):
+    json_type = {"Content-Type": "application/json"}
     if delivery.platform == "telegram":
-        headers = {"Content-Type": "application/json",
-                   "X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET}
+        headers = {**json_type, "X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET}
         return http.post(f"{url}/telegram/webhook", content=delivery.body, headers=headers)
-    headers = {"Content-Type": "application/json", **FakeSlack.sign(delivery.body, SLACK_SECRET)}
+    if delivery.platform == "whatsapp":
+        headers = {**json_type, **FakeWhatsApp.sign(delivery.body, WHATSAPP_APP_SECRET)}
+        return http.post(f"{url}/whatsapp/webhook", content=delivery.body, headers=headers)
+    if delivery.platform == "discord":
+        headers = {**json_type, **stack.discord.sign(delivery.body)}
+        return http.post(f"{url}/discord/interactions", content=delivery.body, headers=headers)
+    if delivery.platform == "email":
+        headers = {"Content-Type": "message/rfc822", "Authorization": f"Bearer {EMAIL_SECRET}"}
+        return http.post(f"{url}/email/inbound", content=delivery.body, headers=headers)
+    headers = {**json_type, **FakeSlack.sign(delivery.body, SLACK_SECRET)}
     if delivery.repeat:
         headers["X-Slack-Retry-Num"] = "1"
     return http.post(f"{url}/slack/events", content=delivery.body, headers=headers)
+
+
+def platform_texts(stack: Stack, platform: str) -> list[str]:
+    """The replies one fake platform received, in the order it received them."""
+    if platform == "telegram":
+        return [m["text"] for m in stack.telegram.sent_messages()]
+    if platform == "slack":
+        return [p["text"] for p in stack.slack.posted()]
+    if platform == "whatsapp":
+        return stack.whatsapp.sent()
+    if platform == "discord":
+        return stack.discord.texts()
+    return [mail.get_body(preferencelist=("plain",)).get_content().replace("\r\n", "\n")
+            .strip() for mail in stack.mails()]
+
+
+def sent_texts(stack: Stack) -> list[str]:
+    """Every reply the five fake platforms received, per platform in the order received."""
+    return [text for platform in PLATFORMS for text in platform_texts(stack, platform)]
 
 
 async def deliver(stack: Stack, lanes: list[list[Delivery]], *, repeat_share: float,
@@ -129,7 +184,7 @@ async def deliver(stack: Stack, lanes: list[list[Delivery]], *, repeat_share: fl
                         await condition.wait()
                 delivery = queue.pop(pick)
                 busy.add(delivery.chat)
-            response = await _post(http, stack.url, delivery)
+            response = await _post(http, stack.url, stack, delivery)
             statuses[response.status_code] += 1
             async with condition:
                 busy.discard(delivery.chat)
@@ -145,9 +200,7 @@ async def deliver(stack: Stack, lanes: list[list[Delivery]], *, repeat_share: fl
 def replies(stack: Stack, chats: int) -> dict[int, list[int]]:
     """The sequence numbers each chat's replies carry, in the order they were sent."""
     out: dict[int, list[int]] = defaultdict(list)
-    texts = [m["text"] for m in stack.telegram.sent_messages()]
-    texts += [p["text"] for p in stack.slack.posted()]
-    for text in texts:
+    for text in sent_texts(stack):
         match = MARK.search(text)
         if match:
             out[int(match.group(1))].append(int(match.group(2)))
@@ -155,8 +208,10 @@ def replies(stack: Stack, chats: int) -> dict[int, list[int]]:
 
 
 def run(stack: Stack, *, messages: int, chats: int, repeat_share: float = 0.2,
-        concurrency: int = 16, timeout: float = 300.0) -> Report:
-    lanes = plan(stack, messages=messages, chats=chats, repeat_share=repeat_share)
+        concurrency: int = 16, timeout: float = 300.0,
+        platforms: tuple[str, ...] = PLATFORMS) -> Report:
+    lanes = plan(stack, messages=messages, chats=chats, repeat_share=repeat_share,
+                 platforms=platforms)
     started = time.perf_counter()
     statuses = asyncio.run(deliver(stack, lanes, repeat_share=repeat_share,
                                    concurrency=concurrency))
@@ -178,4 +233,6 @@ def run(stack: Stack, *, messages: int, chats: int, repeat_share: float = 0.2,
         lost += len(set(expected) - set(seqs))
         doubled += len(seqs) - len(set(seqs))
         out_of_order += sum(1 for a, b in itertools.pairwise(seqs) if b < a)
-    return Report(messages, deliveries, lost, doubled, out_of_order, seconds, statuses)
+    retried = stack.rt.store.db.scalar("SELECT count(*) FROM deliveries WHERE attempts > 1")
+    return Report(messages, deliveries, lost, doubled, out_of_order, seconds, statuses,
+                  retried=int(retried or 0))

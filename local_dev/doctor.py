@@ -199,6 +199,9 @@ def _check_platforms(report: Report, settings: Settings) -> None:
                        "use the Bot User OAuth Token, not a user or app token")
         else:
             report.add("ok", "slack", "signing secret and bot token set")
+    from local_dev import doctor_platforms
+
+    doctor_platforms.check(report, settings)
 
 
 def _check_sandbox(report: Report, settings: Settings, environ: Mapping[str, str], *,

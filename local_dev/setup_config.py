@@ -22,7 +22,9 @@ from core.dotenv import read_dotenv, update_dotenv, write_private
 from core.errors import ConfigError
 
 YAML_FIELDS = ("model", "model_api_base", "cheap_model", "db_url", "objects_url",
-               "s3_endpoint_url", "s3_region", "sandbox_backend", "timezone", "modal_app")
+               "s3_endpoint_url", "s3_region", "sandbox_backend", "timezone", "modal_app",
+               "whatsapp_phone_number_id", "discord_public_key", "discord_application_id",
+               "email_from")
 SECRET_ENV = {
     "model_api_key": "IRIS_MODEL_API_KEY",
     "db_auth_token": "IRIS_DB_AUTH_TOKEN",
@@ -31,6 +33,13 @@ SECRET_ENV = {
     "telegram_secret": "IRIS_TELEGRAM_SECRET",
     "slack_signing_secret": "IRIS_SLACK_SIGNING_SECRET",
     "slack_bot_token": "IRIS_SLACK_BOT_TOKEN",
+    "whatsapp_token": "IRIS_WHATSAPP_TOKEN",
+    "whatsapp_app_secret": "IRIS_WHATSAPP_APP_SECRET",
+    "whatsapp_verify_token": "IRIS_WHATSAPP_VERIFY_TOKEN",
+    "discord_bot_token": "IRIS_DISCORD_BOT_TOKEN",
+    "email_smtp_url": "IRIS_EMAIL_SMTP_URL",
+    "email_inbound_secret": "IRIS_EMAIL_INBOUND_SECRET",
+    "email_mailgun_signing_key": "IRIS_EMAIL_MAILGUN_SIGNING_KEY",
     "daytona_api_key": "IRIS_DAYTONA_API_KEY",
     "aws_access_key_id": "AWS_ACCESS_KEY_ID",
     "aws_secret_access_key": "AWS_SECRET_ACCESS_KEY",
@@ -59,6 +68,17 @@ class Answers(BaseModel):
     telegram_secret: str | None = None
     slack_signing_secret: str | None = None
     slack_bot_token: str | None = None
+    whatsapp_token: str | None = None
+    whatsapp_app_secret: str | None = None
+    whatsapp_verify_token: str | None = None
+    whatsapp_phone_number_id: str | None = None
+    discord_public_key: str | None = None
+    discord_application_id: str | None = None
+    discord_bot_token: str | None = None
+    email_smtp_url: str | None = None
+    email_from: str | None = None
+    email_inbound_secret: str | None = None
+    email_mailgun_signing_key: str | None = None
     daytona_api_key: str | None = None
     aws_access_key_id: str | None = None
     aws_secret_access_key: str | None = None
@@ -141,6 +161,12 @@ def plan(answers: Answers, config_path: Path, current: Settings | None) -> Plan:
 
         env_updates["IRIS_TELEGRAM_SECRET"] = new_telegram_secret()
         generated.append("IRIS_TELEGRAM_SECRET")
+    if has("whatsapp_token") and not has("whatsapp_verify_token"):
+        env_updates["IRIS_WHATSAPP_VERIFY_TOKEN"] = secrets.token_urlsafe(24)
+        generated.append("IRIS_WHATSAPP_VERIFY_TOKEN")
+    if has("email_smtp_url") and not has("email_inbound_secret"):
+        env_updates["IRIS_EMAIL_INBOUND_SECRET"] = secrets.token_urlsafe(32)
+        generated.append("IRIS_EMAIL_INBOUND_SECRET")
     return Plan(config_path, env_path, yaml_values, env_updates, generated)
 
 

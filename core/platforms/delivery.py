@@ -74,6 +74,10 @@ class DeliveryService:
                 retry_at=None,
             )
             return "failed"
+        if (closed := self._outside_window(sender, claimed)) is not None:
+            self.store.deliveries.mark_retry(user_id, delivery_id, owner, error=closed,
+                                             retry_at=None)
+            return "failed"
         try:
             try:
                 ids = await self._send(sender, claimed, owner)
@@ -93,6 +97,23 @@ class DeliveryService:
             return "pending" if retry else "failed"
         self.store.deliveries.mark_sent(user_id, delivery_id, owner, ids)
         return "sent"
+
+    def _outside_window(self, sender: Sender, claimed: Delivery) -> str | None:
+        """Why the delivery may not be sent any more (a platform that only lets Iris answer
+        within a time of the person's last message), or None."""
+        window = getattr(sender, "reply_window_seconds", None)
+        if window is None:
+            return None
+        last = self.store.inbox.last_received(claimed.user_id, claimed.chat_key)
+        if claimed.source.startswith(("direct:", "pairing:")):  # answers to a message just in
+            last = max(last or 0.0, claimed.created_at)
+        if last is not None and self.store.clock.now() - last <= window:
+            return None
+        since = "no message from this chat yet" if last is None else (
+            f"the last message from this chat is {(self.store.clock.now() - last) / 3600:.1f} "
+            "hours old")
+        return (f"undeliverable: outside {claimed.platform}'s {window / 3600:g}-hour reply "
+                f"window ({since}); it opens again when the person writes")
 
     async def _send(self, sender: Sender, claimed: Delivery, owner: str) -> list[str]:
         if isinstance(sender, RecordSender):

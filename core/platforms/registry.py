@@ -9,7 +9,7 @@ senders import their client libraries on first use.
 
 from __future__ import annotations
 
-from core.platforms import slack, telegram
+from core.platforms import discord, mail, slack, telegram, whatsapp
 from core.platforms.spec import Platforms, PlatformSpec
 
 HTTP = PlatformSpec(
@@ -23,4 +23,5 @@ CRON = PlatformSpec(
     "there is nothing worth reporting, answer exactly [SILENT].",
 )
 
-PLATFORMS = Platforms([HTTP, CLI, CRON, telegram.SPEC, slack.SPEC])
+PLATFORMS = Platforms([HTTP, CLI, CRON, telegram.SPEC, slack.SPEC, whatsapp.SPEC,
+                       discord.SPEC, mail.SPEC])

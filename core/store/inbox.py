@@ -83,6 +83,14 @@ class Inbox:
         )])
         return rows[0]["id"] if changed == 1 and rows else None
 
+    def last_received(self, user_id: str, chat_key: str) -> float | None:
+        """When the latest message of the chat arrived (platforms with a reply window)."""
+        value = self.db.scalar(
+            "SELECT max(received_at) FROM inbox WHERE user_id = ? AND chat_key = ?",
+            (user_id, chat_key),
+        )
+        return float(value) if value is not None else None
+
     def get(self, user_id: str, entry_id: int) -> InboxEntry:
         row = self.db.one("SELECT * FROM inbox WHERE user_id = ? AND id = ?", (user_id, entry_id))
         if not row:  # the user was merged into another (account link) while a waiter held its id

@@ -91,7 +91,8 @@ def _deployed_url(settings: Settings, url: str | None) -> str:
     raise AssertionError
 
 
-def _register(ctx: click.Context, base_url: str, *, telegram: bool, slack: bool) -> None:
+def _register(ctx: click.Context, base_url: str, *, telegram: bool, slack: bool,
+              others: tuple[str, ...] = ()) -> None:
     """Through `iris telegram set-webhook` and `iris slack manifest`, so there is one way to
     register each platform."""
     if telegram:
@@ -113,11 +114,27 @@ def _register(ctx: click.Context, base_url: str, *, telegram: bool, slack: bool)
                    "(Create New App → From a manifest), install it, put its bot token and "
                    "signing secret in .env (`iris setup`) and `iris deploy --push-secret`:\n")
         ctx.invoke(manifest_command, url=base_url, name="Iris", as_json=False)
+    if others:
+        from local_dev.clikit import settings_or_exit
+        from local_dev.commands.discord import register_commands
+        from local_dev.platforms_setup import setup_lines
+
+        settings = settings_or_exit()
+        for name in others:
+            click.echo("")
+            for line in setup_lines(settings, base_url, name):
+                click.echo(line)
+            if name == "discord":
+                ctx.invoke(register_commands)
 
 
 @click.command("deploy")
 @click.option("--telegram", is_flag=True, help="Register the Telegram webhook after deploying.")
 @click.option("--slack", is_flag=True, help="Print the Slack Events URL and app manifest.")
+@click.option("--whatsapp", is_flag=True, help="Print the WhatsApp webhook URL and verify token.")
+@click.option("--discord", is_flag=True,
+              help="Register Discord's commands and print the interactions endpoint URL.")
+@click.option("--email", is_flag=True, help="Print the inbound email URL to give your provider.")
 @click.option("--push-secret", is_flag=True,
               help="Replace the Modal secret with iris.yaml + .env (created anyway if missing).")
 @click.option("--tag", help="Version tag for this deployment [default: git describe].")
@@ -126,8 +143,9 @@ def _register(ctx: click.Context, base_url: str, *, telegram: bool, slack: bool)
               help="Do not deploy; only register webhooks for the recorded (or --url) deployment.")
 @click.option("--url", help="The deployment's base URL, for --skip-deploy.")
 @click.pass_context
-def deploy(ctx: click.Context, telegram: bool, slack: bool, push_secret: bool, tag: str | None,
-           check_only: bool, skip_deploy: bool, url: str | None) -> None:
+def deploy(ctx: click.Context, telegram: bool, slack: bool, whatsapp: bool, discord: bool,
+           email: bool, push_secret: bool, tag: str | None, check_only: bool, skip_deploy: bool,
+           url: str | None) -> None:
     """Deploy Iris to Modal: checks, the Modal secret, `modal deploy`, webhooks.
 
     \b
@@ -151,8 +169,11 @@ def deploy(ctx: click.Context, telegram: bool, slack: bool, push_secret: bool, t
     from infra.webhooks import endpoints
 
     settings = _settings()
+    others = tuple(name for name, on in (("whatsapp", whatsapp), ("discord", discord),
+                                         ("email", email)) if on)
     if skip_deploy:
-        _register(ctx, _deployed_url(settings, url), telegram=telegram, slack=slack)
+        _register(ctx, _deployed_url(settings, url), telegram=telegram, slack=slack,
+                  others=others)
         return
     changed = False
     if telegram:
@@ -164,7 +185,7 @@ def deploy(ctx: click.Context, telegram: bool, slack: bool, push_secret: bool, t
     report = preflight(
         settings, os.environ, dotenv, probe=injected.get("secret_probe", sdk_secret_probe),
         database=injected.get("open_database", open_database), telegram=telegram, slack=slack,
-        push_secret=push_secret, local_changes=changed,
+        push_secret=push_secret, local_changes=changed, others=others,
     )
     _print_report(report)
     if report.problems:
@@ -195,7 +216,7 @@ def deploy(ctx: click.Context, telegram: bool, slack: bool, push_secret: bool, t
         click.echo(f"{name + ':':18} {endpoint}")
     click.echo(f"Logs: modal app logs {settings.modal_app} -f    "
                f"Roll back: modal app rollback {settings.modal_app}")
-    _register(ctx, base, telegram=telegram, slack=slack)
+    _register(ctx, base, telegram=telegram, slack=slack, others=others)
 
 
 commands = [deploy]

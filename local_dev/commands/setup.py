@@ -91,6 +91,26 @@ def wizard(given: dict[str, Any], current: Settings | None) -> dict[str, Any]:
             "Connect a Slack app?", default=has_slack):
         ask("slack_signing_secret", "  signing secret (Basic Information)", secret=True)
         ask("slack_bot_token", "  bot token xoxb-… (OAuth & Permissions)", secret=True)
+    has_whatsapp = cur is not None and cur.whatsapp_token is not None
+    if answers.get("whatsapp_token") is None and click.confirm(
+            "Connect a WhatsApp Business number (Cloud API)?", default=has_whatsapp):
+        ask("whatsapp_token", "  access token (WhatsApp → API Setup)", secret=True)
+        ask("whatsapp_phone_number_id", "  phone number id (WhatsApp → API Setup)")
+        ask("whatsapp_app_secret", "  app secret (App settings → Basic)", secret=True)
+    has_discord = cur is not None and cur.discord_public_key is not None
+    if answers.get("discord_public_key") is None and click.confirm(
+            "Connect a Discord application?", default=has_discord):
+        ask("discord_application_id", "  application id (General Information)")
+        ask("discord_public_key", "  public key (General Information)")
+        ask("discord_bot_token", "  bot token (Bot → Reset Token)", secret=True)
+    has_email = cur is not None and cur.email_smtp_url is not None
+    if answers.get("email_smtp_url") is None and click.confirm(
+            "Answer email?", default=has_email):
+        ask("email_from", "  Iris' address, e.g. iris@example.com")
+        ask("email_smtp_url", "  SMTP server smtp://USER:PASS@HOST:587 or smtps://…:465",
+            secret=True)
+        ask("email_mailgun_signing_key", "  Mailgun HTTP webhook signing key (empty if you "
+            "post raw mail with the generated secret)", secret=True)
 
     if answers.get("sandbox_backend") is None:
         remote = db.startswith(("libsql://", "https://"))
@@ -124,6 +144,18 @@ def wizard(given: dict[str, Any], current: Settings | None) -> dict[str, Any]:
 @click.option("--telegram-secret", help="Telegram webhook secret [default: generated].")
 @click.option("--slack-signing-secret", help="Slack app signing secret (.env).")
 @click.option("--slack-bot-token", help="Slack bot token xoxb-… (.env).")
+@click.option("--whatsapp-token", help="WhatsApp Cloud API access token (.env).")
+@click.option("--whatsapp-phone-number-id", help="WhatsApp phone number id (API Setup).")
+@click.option("--whatsapp-app-secret", help="Meta app secret, signs webhooks (.env).")
+@click.option("--whatsapp-verify-token", help="Webhook verify token [default: generated].")
+@click.option("--discord-application-id", help="Discord application id.")
+@click.option("--discord-public-key", help="Discord application public key (hex).")
+@click.option("--discord-bot-token", help="Discord bot token (.env).")
+@click.option("--email-from", help="The address Iris sends from, e.g. iris@example.com.")
+@click.option("--email-smtp-url", help="smtp://USER:PASS@HOST:587 or smtps://… (.env).")
+@click.option("--email-inbound-secret", help="Bearer secret for raw inbound mail "
+              "[default: generated].")
+@click.option("--email-mailgun-signing-key", help="Mailgun webhook signing key (.env).")
 @click.option("--sandbox", "sandbox_backend", type=SANDBOXES, help="Where commands run.")
 @click.option("--daytona-api-key", help="Daytona API key (.env).")
 @click.option("--api-key", help="Key for Iris' HTTP API [default: generated].")

@@ -1,5 +1,6 @@
 """Run in a fresh interpreter by test_ack_path.py: build the web app the way a container does,
-acknowledge a Telegram private message, a group mention and a Slack event, note which heavy
+acknowledge a Telegram private message, a group mention, a Slack event, a WhatsApp message, a
+Discord command and an email, note which heavy
 modules the process has imported, then a Telegram /stop and a Slack `/iris stop` (answered from
 this process, so a platform SDK may load to send the answer, never the turn machinery), and
 print both lists (JSON on stdout).
@@ -16,8 +17,9 @@ import time
 from urllib.parse import urlencode
 
 HEAVY = ("litellm", "mcp", "modal", "daytona", "boto3", "telegram", "slack_sdk", "openai",
-         "core.turn", "core.tools", "core.toolkit", "numpy")
+         "core.turn", "core.tools", "core.toolkit", "numpy", "httpx", "smtplib")
 SECRET, SIGNING = "tg-secret", "slack-signing-secret"
+WHATSAPP_SECRET, MAIL_SECRET = "wa-app-secret", "mail-secret"
 
 
 class Recording:
@@ -47,8 +49,17 @@ def main(home: str) -> None:
     from core.config import load_settings
     from functions.app import create_app
     from functions.runtime import compose
+    from iris_testing.discord_api import FakeDiscord
+    from iris_testing.mail_inbound import raw_mail
+    from iris_testing.whatsapp_api import FakeWhatsApp
 
+    discord, whatsapp = FakeDiscord(), FakeWhatsApp(token="t")
     settings = load_settings({
+        "IRIS_WHATSAPP_TOKEN": "t", "IRIS_WHATSAPP_APP_SECRET": WHATSAPP_SECRET,
+        "IRIS_WHATSAPP_PHONE_NUMBER_ID": whatsapp.phone_number_id,
+        "IRIS_WHATSAPP_ACCESS": "open", "IRIS_DISCORD_PUBLIC_KEY": discord.public_key,
+        "IRIS_DISCORD_ACCESS": "open", "IRIS_EMAIL_INBOUND_SECRET": MAIL_SECRET,
+        "IRIS_EMAIL_ACCESS": "open",
         "IRIS_HOME": home, "IRIS_API_KEY": "k", "IRIS_TELEGRAM_TOKEN": "7000001:abc",
         "IRIS_TELEGRAM_SECRET": SECRET, "IRIS_TELEGRAM_ACCESS": "open",
         "IRIS_SLACK_SIGNING_SECRET": SIGNING, "IRIS_SLACK_BOT_TOKEN": "xoxb-1",
@@ -76,6 +87,16 @@ def main(home: str) -> None:
         }).encode()
         statuses.append(client.post("/slack/events", content=event,
                                     headers=slack_headers(event)).status_code)
+        body = json.dumps(whatsapp.message_payload("hello")).encode()
+        statuses.append(client.post("/whatsapp/webhook", content=body, headers={
+            "Content-Type": "application/json",
+            **FakeWhatsApp.sign(body, WHATSAPP_SECRET)}).status_code)
+        body = json.dumps(discord.interaction("ask", {"text": "hello"})).encode()
+        statuses.append(client.post("/discord/interactions", content=body, headers={
+            "Content-Type": "application/json", **discord.sign(body)}).status_code)
+        statuses.append(client.post("/email/inbound", content=raw_mail("hello"), headers={
+            "Content-Type": "message/rfc822",
+            "Authorization": f"Bearer {MAIL_SECRET}"}).status_code)
         after_messages = [name for name in HEAVY if name in sys.modules]
         stop = telegram_update(3, "/stop", private)
         statuses.append(client.post("/telegram/webhook", json=stop, headers=tg).status_code)

@@ -1,9 +1,13 @@
-"""Every slash command of the platforms issue answers on Telegram, Slack and the HTTP API
-without a model call."""
+"""Every slash command answers on Telegram, Slack, WhatsApp, Discord (as Discord commands),
+email and the HTTP API without a model call."""
 
 import pytest
 
+from iris_testing.mail_inbound import raw_mail
 from iris_testing.platform_stack import platform_stack
+
+WA_ID = "4915112345678"
+DISCORD_DM = "1187262000000000042"
 
 COMMANDS = ["/new", "/help", "/memory", "/skills", "/usage", "/compress", "/model", "/link",
             "/approve ABCD2345", "/stop"]
@@ -31,6 +35,23 @@ def test_commands_answer_everywhere_without_the_model(stack, command):
     stack.wait(lambda: len(stack.telegram.sent_messages(4242)) > telegram_before)
     stack.wait(lambda: len(stack.slack.posted("D1")) > slack_before)
     for text in (stack.telegram.sent_messages(4242)[-1]["text"],
-                 stack.slack.posted("D1")[-1]["text"]):
+                 stack.slack.posted("D1")[-1]["text"], *more_platforms(stack, command)):
         assert text.strip() and "Unknown command" not in text
     assert stack.model.seen == []
+
+
+def more_platforms(stack, command):
+    """``command`` sent on WhatsApp, Discord and email; their answers."""
+    whatsapp_before = len(stack.whatsapp.sent(WA_ID))
+    discord_before = len(stack.discord.texts(DISCORD_DM))
+    mail_before = len(stack.mails())
+    assert stack.whatsapp_post(stack.whatsapp.message_payload(command)).status_code == 200
+    name, _, args = command[1:].partition(" ")
+    interaction = stack.discord.interaction(name, {"args": args} if args else {})
+    assert stack.discord_post(interaction).json() == {"type": 5}
+    assert stack.email_post(raw_mail(command, subject="")).status_code == 200
+    stack.wait(lambda: len(stack.whatsapp.sent(WA_ID)) > whatsapp_before)
+    stack.wait(lambda: len(stack.discord.texts(DISCORD_DM)) > discord_before)
+    stack.wait(lambda: len(stack.mails()) > mail_before)
+    mail = stack.mails()[-1].get_body(preferencelist=("plain",)).get_content()
+    return [stack.whatsapp.sent(WA_ID)[-1], stack.discord.texts(DISCORD_DM)[-1], mail]

@@ -1,4 +1,4 @@
-"""Nothing lost, nothing doubled, nothing out of order: many webhook deliveries from both
+"""Nothing lost, nothing doubled, nothing out of order: many webhook deliveries from all five
 platforms with repeats (iris_testing/webhook_load.py; bench/webhook_reliability.py runs
 1,000), and a worker killed at every step of a turn."""
 
@@ -6,7 +6,7 @@ import pytest
 
 from iris_testing.crash_platform_worker import STEPS, crash_and_recover
 from iris_testing.platform_stack import platform_stack
-from iris_testing.webhook_load import run
+from iris_testing.webhook_load import PLATFORMS, run
 
 
 def test_100_deliveries_over_10_chats_with_repeats(iris_home):
@@ -18,10 +18,11 @@ def test_100_deliveries_over_10_chats_with_repeats(iris_home):
     assert report.statuses == {200: report.deliveries}
 
 
-# Every step, the platforms taking turns (bench/webhook_reliability.py --crash runs all 12).
+# Every step, the platforms taking turns, each platform at least once
+# (bench/webhook_reliability.py --crash runs all 30).
 @pytest.mark.parametrize(("step", "platform"), [
-    (step, ("telegram", "slack")[i % 2]) for i, step in enumerate(STEPS)
-])
+    (step, PLATFORMS[i % len(PLATFORMS)]) for i, step in enumerate(STEPS)
+] + [("after_model", "discord")])
 def test_a_worker_killed_at_any_step_completes_once_and_replies_once(iris_home, step, platform):
     with platform_stack(iris_home) as stack:
         result = crash_and_recover(stack, step, platform)

@@ -300,3 +300,37 @@ def test_a_failing_secret_creation_stops_before_deploying(configure, modal_log, 
     assert result.exit_code == 1
     assert "`modal secret create` failed (exit 1):\nError: secret failed" in result.output
     assert [c["argv"][0] for c in calls(modal_log)] == ["secret"]
+
+
+def test_whatsapp_discord_and_email_get_their_urls_and_discord_its_commands(
+        configure, modal_log, monkeypatch):
+    from iris_testing.discord_api import FakeDiscord
+
+    discord = FakeDiscord()
+    with serve(discord.app) as server:
+        monkeypatch.setenv("IRIS_DISCORD_API_BASE", f"{server.url}/api/v10")
+        configure(**{"--whatsapp-token": "EAAG-t", "--whatsapp-phone-number-id": "1065",
+                     "--whatsapp-app-secret": "app-secret",
+                     "--discord-application-id": discord.application_id,
+                     "--discord-public-key": discord.public_key,
+                     "--discord-bot-token": discord.bot_token,
+                     "--email-from": "iris@example.com",
+                     "--email-smtp-url": "smtp://iris:pw@mail.example.com:587"})
+        result = deploy("--whatsapp", "--discord", "--email")
+        assert result.exit_code == 0, result.output
+    secret = calls(modal_log)[0]["secret"]
+    for key in ("IRIS_WHATSAPP_VERIFY_TOKEN", "IRIS_DISCORD_BOT_TOKEN", "IRIS_EMAIL_SMTP_URL"):
+        assert secret[key]
+    assert f"Callback URL:  {WEB}/whatsapp/webhook" in result.output
+    assert f"Verify token:  {secret['IRIS_WHATSAPP_VERIFY_TOKEN']}" in result.output
+    assert f"{WEB}/discord/interactions" in result.output
+    assert f"{WEB}/email/inbound" in result.output
+    assert "Registered" in result.output and "/ask" in result.output
+    assert {"ask", "new", "link"} <= {c["name"] for c in discord.commands}
+
+
+def test_a_platform_flag_without_its_settings_is_named(configure, modal_log):
+    configure()
+    result = deploy("--whatsapp", "--check")
+    assert result.exit_code == 1
+    assert "IRIS_WHATSAPP_TOKEN" in result.output and calls(modal_log) == []

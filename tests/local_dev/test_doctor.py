@@ -105,6 +105,19 @@ def test_mismatched_platform_secrets_and_formats(iris_home):
     assert any("A-Z a-z 0-9 _ -" in f.message for f in report.errors)
 
 
+def test_half_set_whatsapp_discord_and_email_are_named(iris_home):
+    (iris_home / ".env").write_text(
+        "IRIS_WHATSAPP_TOKEN=EAAG\nIRIS_DISCORD_PUBLIC_KEY=" + "ab" * 32 + "\n"
+        "IRIS_DISCORD_APPLICATION_ID=1\nIRIS_DISCORD_BOT_TOKEN=b\n"
+        "IRIS_EMAIL_INBOUND_SECRET=s\n"
+    )
+    found = {f.check: f for f in run_checks().findings}
+    assert found["whatsapp"].level == "error"
+    assert "IRIS_WHATSAPP_APP_SECRET" in found["whatsapp"].message
+    assert found["discord"].level == "ok"
+    assert found["email"].level == "error" and "IRIS_EMAIL_SMTP_URL" in found["email"].message
+
+
 def test_online_check_reports_a_failing_model(iris_home, monkeypatch):
     llm = ScriptedLLM()
     llm.fail(401)

@@ -131,6 +131,7 @@ def test_interactive_wizard(iris_home):
         "r2-secret",
         "y", TOKEN,                      # telegram
         "n",                             # slack
+        "n", "n", "n",                   # whatsapp, discord, email
         "",                              # sandbox: the default (modal, since the db is remote)
     ]) + "\n"
     result = CliRunner().invoke(cli, ["setup", "--no-doctor"], input=answers)
@@ -159,3 +160,25 @@ def test_another_config_file_is_named_for_iris_config(iris_home, tmp_path):
     assert f"export IRIS_CONFIG={target}" in result.output
     assert read_dotenv(target.parent / ".env")["IRIS_MODEL_API_KEY"] == "k"
     assert "✓ model" in result.output
+
+
+def test_the_new_platforms_settings_and_generated_secrets(iris_home):
+    result = CliRunner().invoke(cli, [
+        "setup", "--non-interactive", "--no-doctor", "--whatsapp-token", "EAAG-token",
+        "--whatsapp-phone-number-id", "106540352242922", "--whatsapp-app-secret", "app-secret",
+        "--discord-application-id", "1187261718928101376", "--discord-public-key", "ab" * 32,
+        "--discord-bot-token", "bot-token", "--email-from", "iris@example.com",
+        "--email-smtp-url", "smtp://iris:pw@mail.example.com:587"])
+    assert result.exit_code == 0, result.output
+    config = yaml.safe_load((iris_home / "iris.yaml").read_text())
+    assert config["whatsapp_phone_number_id"] == "106540352242922"
+    assert config["discord_public_key"] == "ab" * 32 and config["email_from"] == "iris@example.com"
+    env = (iris_home / ".env").read_text()
+    for name in ("IRIS_WHATSAPP_TOKEN=EAAG-token", "IRIS_DISCORD_BOT_TOKEN=bot-token",
+                 "IRIS_EMAIL_SMTP_URL=smtp://iris:pw@mail.example.com:587"):
+        assert name in env
+    assert "Generated IRIS_WHATSAPP_VERIFY_TOKEN" in result.output
+    assert "Generated IRIS_EMAIL_INBOUND_SECRET" in result.output
+    bad = CliRunner().invoke(cli, ["setup", "--non-interactive", "--no-doctor",
+                                   "--discord-public-key", "not-hex"])
+    assert bad.exit_code == 2 and "discord_public_key" in bad.output.lower()

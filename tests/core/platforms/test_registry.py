@@ -9,10 +9,27 @@ from core.platforms.spec import ChatAddress, Platforms, PlatformSpec
 
 def test_flags_of_the_registered_platforms():
     assert [s.name for s in PLATFORMS if s.trusted] == ["http", "cli", "cron"]
-    assert PLATFORMS.push_names() == ("telegram", "slack")
-    assert [s.name for s in PLATFORMS if s.interactive] == ["http", "cli", "telegram", "slack"]
+    pushed = ("telegram", "slack", "whatsapp", "discord", "email")
+    assert PLATFORMS.push_names() == pushed
+    assert [s.name for s in PLATFORMS if s.interactive] == ["http", "cli", *pushed]
     assert [s.name for s in PLATFORMS if s.unattended] == ["cron"]
-    assert PLATFORMS.webhooks() == ["functions.telegram", "functions.slack"]
+    assert PLATFORMS.webhooks() == ["functions.telegram", "functions.slack", "functions.whatsapp",
+                                    "functions.discord", "functions.email_webhook"]
+
+
+def test_whatsapp_discord_and_email_chats_named_in_text():
+    from core.errors import IrisUsageError
+
+    whatsapp, discord, email = PLATFORMS["whatsapp"], PLATFORMS["discord"], PLATFORMS["email"]
+    assert whatsapp.parse_chat("+4915112345678").chat_key == "whatsapp:4915112345678"
+    assert discord.parse_chat("1187262000000000042").address["channel_id"] == (
+        "1187262000000000042")
+    found = email.parse_chat("Ada@Example.com")
+    assert found.address["to"] == "ada@example.com"
+    assert email.same_chat({"to": "ADA@example.com"}, found.address)
+    for spec, bad in ((whatsapp, "ada"), (discord, "#general"), (email, "not-an-address")):
+        with pytest.raises(IrisUsageError):
+            spec.parse_chat(bad)
 
 
 def test_an_unknown_platform_gets_the_most_careful_spec():

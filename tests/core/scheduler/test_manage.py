@@ -107,7 +107,7 @@ def test_deliver_forms(store, settings):
     with pytest.raises(IrisUsageError, match="no slack chat"):
         create(store, settings, who, schedule="daily at 9", deliver="slack", name="e")
     with pytest.raises(IrisUsageError, match="unknown delivery target"):
-        create(store, settings, who, schedule="daily at 9", deliver="email:me@x.org", name="f")
+        create(store, settings, who, schedule="daily at 9", deliver="fax:+4930123456", name="f")
     with pytest.raises(IrisUsageError, match="not a Telegram chat"):
         create(store, settings, who, schedule="daily at 9", deliver="telegram:abc", name="g")
     owner = actor(store, "telegram:4242", privileged=True)

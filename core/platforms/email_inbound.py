@@ -1,0 +1,175 @@
+"""Inbound email → ``InboundMessage``. A conversation is an email thread: its chat is named
+after the thread's first Message-ID (the first of ``References``, else ``In-Reply-To``, else the
+message's own), or after the chat an Iris reply named in its own Message-ID, so a reply from a
+client that keeps only ``In-Reply-To`` stays in its thread. Quoted history and signatures are cut
+before the text reaches the model; mail the provider marks as failing SPF or DKIM is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from email import policy
+from email.message import EmailMessage
+from email.parser import BytesParser
+from email.utils import getaddresses, parseaddr
+from html.parser import HTMLParser
+
+from core.messages import InboundMessage
+from core.platforms.inbound import Parsed
+
+MSG_ID = re.compile(r"<([^<>\s]{1,500})>")
+IRIS_ID = re.compile(r"^iris\.(t[0-9a-f]{20})\.")
+ADDRESS = re.compile(r"^[^@\s<>]{1,200}@[^@\s<>]{1,200}$")
+QUOTE_HEADER = re.compile(
+    r"^(On\b.{0,300}\bwrote:|Am\b.{0,300}\bschrieb.{0,40}:|Le\b.{0,300}\ba écrit\s?:"
+    r"|-{2,}\s*Original Message\s*-{2,}|_{10,}|From:\s.+)\s*$", re.I)
+ATTACHMENTS_ONLY = ("I can read the text of emails only for now; please tell me in words "
+                    "what you need.")
+
+
+@dataclass(frozen=True)
+class Mail:
+    """What Iris reads of an email, whichever way it arrived."""
+
+    sender: str
+    name: str | None
+    subject: str
+    message_id: str
+    in_reply_to: list[str]
+    references: list[str]
+    text: str
+    already_stripped: bool = False
+    auth_failure: str | None = None
+    attachments: list[str] = field(default_factory=list)
+    to: list[str] = field(default_factory=list)
+    automatic: bool = False  # an auto-reply, bounce or list mail: never answered (mail loops)
+
+
+def is_automatic(auto_submitted: str | None, precedence: str | None) -> bool:
+    """RFC 3834's ``Auto-Submitted`` (anything but ``no``) and the older ``Precedence``."""
+    auto = (auto_submitted or "").strip().lower()
+    return (bool(auto) and auto != "no") or (precedence or "").strip().lower() in (
+        "bulk", "junk", "list", "auto_reply")
+
+
+class _Text(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.parts: list[str] = []
+        self.skip = 0
+
+    def handle_starttag(self, tag: str, attrs: object) -> None:
+        if tag in ("script", "style", "blockquote"):
+            self.skip += 1
+        elif tag in ("br", "p", "div", "li", "tr"):
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("script", "style", "blockquote") and self.skip:
+            self.skip -= 1
+
+    def handle_data(self, data: str) -> None:
+        if not self.skip:
+            self.parts.append(data)
+
+
+def html_to_text(html: str) -> str:
+    parser = _Text()
+    parser.feed(html)
+    return re.sub(r"\n{3,}", "\n\n", "".join(parser.parts)).strip()
+
+
+def ids(value: str | None) -> list[str]:
+    return MSG_ID.findall(value or "")
+
+
+def strip_reply(text: str) -> str:
+    """The new part of a reply: no quoted lines, no quoted history, no signature."""
+    kept: list[str] = []
+    for line in text.replace("\r\n", "\n").split("\n"):
+        if line.rstrip() in ("--", "-- ") or QUOTE_HEADER.match(line.strip()):
+            break
+        if line.lstrip().startswith(">"):
+            continue
+        kept.append(line)
+    return "\n".join(kept).strip()
+
+
+def auth_failure(results: list[str]) -> str | None:
+    """Why the receiving provider's ``Authentication-Results`` condemn the mail, or None."""
+    joined = " ".join(results).lower()
+    if re.search(r"\bspf=(fail|softfail)\b", joined):
+        return "SPF check failed"
+    if re.search(r"\bdkim=fail\b", joined) and not re.search(r"\bdkim=pass\b", joined):
+        return "DKIM check failed"
+    if re.search(r"\bdmarc=fail\b", joined):
+        return "DMARC check failed"
+    return None
+
+
+def read_rfc822(raw: bytes) -> Mail:
+    message = BytesParser(policy=policy.default).parsebytes(raw)
+    assert isinstance(message, EmailMessage)
+    name, sender = parseaddr(str(message.get("From", "")))
+    body = message.get_body(preferencelist=("plain", "html"))
+    text = ""
+    if body is not None:
+        content = body.get_content()
+        text = html_to_text(content) if body.get_content_subtype() == "html" else content
+    attachments = [part.get_filename() or part.get_content_type()
+                   for part in message.iter_attachments()]
+    own = ids(str(message.get("Message-ID", "")))
+    message_id = own[0] if own else "sha256:" + hashlib.sha256(raw).hexdigest()[:32]
+    return Mail(
+        sender=sender, name=name or None, subject=str(message.get("Subject", "")),
+        message_id=message_id, in_reply_to=ids(str(message.get("In-Reply-To", ""))),
+        references=ids(str(message.get("References", ""))), text=text,
+        auth_failure=auth_failure([str(v) for v in message.get_all(
+            "Authentication-Results", [])]),
+        attachments=[str(a) for a in attachments],
+        to=[addr for _, addr in getaddresses([str(v) for v in message.get_all("To", [])])],
+        automatic=is_automatic(message.get("Auto-Submitted"), message.get("Precedence")),
+    )
+
+
+def thread_of(mail: Mail) -> str:
+    """The chat id of the mail's thread."""
+    for ref in [*mail.in_reply_to, *mail.references]:
+        if match := IRIS_ID.match(ref):
+            return match.group(1)
+    root = (mail.references or mail.in_reply_to or [mail.message_id])[0]
+    return "t" + hashlib.sha256(root.lower().encode()).hexdigest()[:20]
+
+
+def parse_mail(mail: Mail) -> Parsed:
+    sender = mail.sender.strip().lower()
+    if not ADDRESS.match(sender):
+        return Parsed(reason="no sender address")
+    if mail.auth_failure:
+        return Parsed(reason=f"refused: {mail.auth_failure}")
+    if mail.automatic:
+        return Parsed(reason="an automatic mail (auto-reply, bounce or list)")
+    text = mail.text if mail.already_stripped else strip_reply(mail.text)
+    is_reply = bool(mail.in_reply_to or mail.references)
+    subject = mail.subject.strip()
+    if subject and not is_reply and text and not text.startswith("/"):
+        text = f"Subject: {subject}\n\n{text}"
+    reply = None
+    if not text.strip():
+        if not mail.attachments:
+            return Parsed(reason="nothing to read")
+        reply = ATTACHMENTS_ONLY
+    elif mail.attachments:
+        names = ", ".join(mail.attachments[:10])
+        text += f"\n\n[attachments not read: {names}]"
+    chat = thread_of(mail)
+    message = InboundMessage(
+        platform="email", chat_id=chat, account=f"email:{sender}",
+        platform_message_id=f"{sender}:{mail.message_id}", text=text, display_name=mail.name,
+        meta={"to": sender, "subject": subject, "message_id": mail.message_id,
+              "references": [*mail.references[-20:], mail.message_id]
+              if mail.references else [*mail.in_reply_to[-1:], mail.message_id]},
+    )
+    return Parsed(message=message, reply=reply)

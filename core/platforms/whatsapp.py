@@ -1,0 +1,152 @@
+"""Outbound WhatsApp (Cloud API): replies through ``POST {api_base}/{phone_number_id}/messages``
+with the app's bearer token, over httpx (imported on first send).
+
+Replies are split at WhatsApp's 4,096-character limit on paragraph boundaries and written in its
+markup. WhatsApp only lets a business write to a person within 24 hours of that person's last
+message (the customer-service window): ``reply_window_seconds`` tells the delivery service to
+record a later delivery (a cron result) as undeliverable, with the reason, instead of retrying it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from core.errors import IrisUsageError
+from core.platforms.delivery import DeliveryFailed
+from core.platforms.format_whatsapp import render_block
+from core.platforms.spec import ChatAddress, PlatformSpec
+from core.platforms.split import Part, split_message
+
+if TYPE_CHECKING:
+    from core.config import Settings
+    from core.messages import InboundMessage
+
+MESSAGE_LIMIT = 4096
+DEFAULT_API_BASE = "https://graph.facebook.com/v23.0"
+WINDOW_SECONDS = 24 * 3600
+MAX_MEDIA_BYTES = 25 * 1024 * 1024
+# Graph API error codes worth another try: throttling, "something went wrong", unavailable.
+RETRYABLE_CODES = frozenset({1, 2, 4, 17, 341, 80007, 130429, 131000, 131016, 131056, 133004})
+OUTSIDE_WINDOW = 131047
+
+
+class WhatsAppSender:
+    reply_window_seconds = WINDOW_SECONDS
+
+    def __init__(self, token: str, phone_number_id: str, api_base: str | None = None) -> None:
+        self.token = token
+        self.phone_number_id = phone_number_id
+        self.api_base = (api_base or DEFAULT_API_BASE).rstrip("/")
+
+    def _headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+    def parts(self, text: str) -> list[Part]:
+        return split_message(text, MESSAGE_LIMIT, render_block)
+
+    async def send(self, target: dict[str, Any], text: str) -> list[str]:
+        return [await self.send_part(target, part, i) for i, part in enumerate(self.parts(text))]
+
+    async def send_part(self, target: dict[str, Any], part: Part, index: int) -> str:
+        import httpx
+
+        body: dict[str, Any] = {
+            "messaging_product": "whatsapp", "recipient_type": "individual",
+            "to": str(target["chat_id"]), "type": "text",
+            "text": {"preview_url": False, "body": part.rendered},
+        }
+        url = f"{self.api_base}/{self.phone_number_id}/messages"
+        try:
+            async with httpx.AsyncClient(timeout=15.0) as http:
+                response = await http.post(url, json=body, headers=self._headers())
+        except httpx.HTTPError as exc:
+            raise DeliveryFailed(f"WhatsApp unreachable: {type(exc).__name__}: {exc}") from exc
+        data = _json(response)
+        if response.status_code != 200:
+            raise failure(response.status_code, data, response.headers.get("retry-after"))
+        try:
+            return str(data["messages"][0]["id"])
+        except (KeyError, IndexError, TypeError):
+            raise DeliveryFailed(f"WhatsApp answered without a message id: {data}") from None
+
+    async def download(self, media_id: str) -> bytes:
+        """A file the person sent (voice notes): its URL from the Graph API, then its bytes."""
+        import httpx
+
+        async with httpx.AsyncClient(timeout=30.0) as http:
+            info = await http.get(f"{self.api_base}/{media_id}", headers=self._headers())
+            data = _json(info)
+            if info.status_code != 200 or not isinstance(data.get("url"), str):
+                raise failure(info.status_code, data, None)
+            if int(data.get("file_size") or 0) > MAX_MEDIA_BYTES:
+                raise DeliveryFailed("WhatsApp media over 25 MB", retryable=False)
+            media = await http.get(data["url"], headers=self._headers())
+            if media.status_code != 200:
+                raise DeliveryFailed(f"WhatsApp media download answered {media.status_code}")
+            return media.content
+
+
+def _json(response: Any) -> dict[str, Any]:
+    try:
+        data = response.json()
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def failure(status: int, data: dict[str, Any], retry_after: str | None) -> DeliveryFailed:
+    """A Graph API error as a delivery failure: retry throttling and outages, not the rest."""
+    raw = data.get("error")
+    error: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    code = error.get("code")
+    extra = error.get("error_data")
+    details = extra.get("details") if isinstance(extra, dict) else None
+    message = f"WhatsApp error {code}: {error.get('message') or status}"
+    if details:
+        message += f" ({details})"
+    if code == OUTSIDE_WINDOW:
+        return DeliveryFailed(f"outside WhatsApp's 24-hour customer-service window: {message}",
+                              retryable=False)
+    wait = float(retry_after) if retry_after and retry_after.isdigit() else None
+    if status == 429 or status >= 500 or code in RETRYABLE_CODES:
+        return DeliveryFailed(message, retry_after=wait)
+    return DeliveryFailed(message, retryable=False)
+
+
+def _sender(settings: Settings) -> WhatsAppSender | None:
+    token = settings.secret("whatsapp_token")
+    phone = settings.whatsapp_phone_number_id
+    if not token or not phone:
+        return None
+    return WhatsAppSender(token, phone, settings.whatsapp_api_base)
+
+
+def _chat(wa_id: str) -> ChatAddress:
+    return ChatAddress(f"whatsapp:{wa_id}", {"chat_id": wa_id, "thread_id": None},
+                       f"whatsapp:{wa_id}")
+
+
+def chat_address(message: InboundMessage) -> ChatAddress:
+    return _chat(message.chat_id)
+
+
+CHAT_HELP = "whatsapp:<international number, digits only>, e.g. whatsapp:4915112345678"
+
+
+def parse_chat(rest: str) -> ChatAddress:
+    number = rest.strip().removeprefix("+")
+    if not re.fullmatch(r"\d{6,20}", number):
+        raise IrisUsageError(f"not a WhatsApp chat: whatsapp:{rest} (expected {CHAT_HELP})")
+    return _chat(number)
+
+
+def same_chat(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return str(a.get("chat_id")) == str(b.get("chat_id"))
+
+
+SPEC = PlatformSpec(
+    name="whatsapp", push=True, interactive=True, webhook="functions.whatsapp", sender=_sender,
+    prompt_hint="You are talking on WhatsApp: keep answers short; simple Markdown only.",
+    chat_address=chat_address, parse_chat=parse_chat, same_chat=same_chat, chat_help=CHAT_HELP,
+)

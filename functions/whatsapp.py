@@ -1,0 +1,103 @@
+"""``/whatsapp/webhook``: Meta's WhatsApp Cloud API webhooks.
+
+``GET`` answers the subscription check (``hub.mode=subscribe``, ``hub.verify_token`` equal to
+``IRIS_WHATSAPP_VERIFY_TOKEN``: echo ``hub.challenge``). ``POST`` checks ``X-Hub-Signature-256``
+(HMAC-SHA256 of the raw body with the app secret) before reading anything, parses the payload,
+records each message once and dispatches its chat, and answers 200; the turn runs after the ack,
+in a worker. Meta re-sends a webhook until it gets a 200, so status callbacks and messages Iris
+does not act on are acknowledged too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from typing import Any
+
+from fastapi import APIRouter, BackgroundTasks, Request
+from fastapi.responses import PlainTextResponse
+from pydantic import ValidationError
+
+from core.platforms.whatsapp_inbound import WaPayload, parse_payload
+from functions.auth import ApiError
+from functions.runtime import Runtime
+from functions.webhooks import accept, read_body
+
+MAX_PAYLOAD_BYTES = 3 * 1024 * 1024
+SIGNATURE_HEADER = "x-hub-signature-256"
+
+
+def configured(rt: Runtime) -> tuple[str, str]:
+    """The app secret and Iris' phone number id, or 404/503 naming what is missing."""
+    settings = rt.settings
+    secret = settings.secret("whatsapp_app_secret")
+    token = settings.secret("whatsapp_token")
+    phone = settings.whatsapp_phone_number_id
+    if not (secret or token or phone):
+        raise ApiError(404, "WhatsApp is not configured on this Iris: set IRIS_WHATSAPP_TOKEN, "
+                       "IRIS_WHATSAPP_APP_SECRET and IRIS_WHATSAPP_PHONE_NUMBER_ID",
+                       code="whatsapp_disabled")
+    missing = [name for name, value in (("IRIS_WHATSAPP_APP_SECRET", secret),
+                                        ("IRIS_WHATSAPP_TOKEN", token),
+                                        ("IRIS_WHATSAPP_PHONE_NUMBER_ID", phone)) if not value]
+    if missing:
+        raise ApiError(503, f"WhatsApp is half configured: {', '.join(missing)} not set",
+                       code="whatsapp_not_configured")
+    assert secret is not None and phone is not None
+    return secret, phone
+
+
+def verify_signature(secret: str, body: bytes, header: str) -> None:
+    """``sha256=<hex>`` of the raw bytes, compared in constant time."""
+    expected = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(expected.encode(), header.strip().lower().encode("latin-1")):
+        raise ApiError(401, "missing or invalid X-Hub-Signature-256", code="bad_signature",
+                       kind="authentication_error")
+
+
+def parse_body(body: bytes) -> WaPayload:
+    try:
+        return WaPayload.model_validate_json(body)
+    except ValidationError as exc:
+        first: dict[str, Any] = dict(exc.errors()[0]) if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ())) or "body"
+        problem = "not valid JSON" if first.get("type") == "json_invalid" else first.get("msg")
+        raise ApiError(400, f"not a WhatsApp webhook: {where}: {problem}",
+                       code="bad_whatsapp_payload") from None
+
+
+def build_router(rt: Runtime) -> APIRouter:
+    router = APIRouter()
+
+    @router.get("/whatsapp/webhook")
+    async def whatsapp_verify(request: Request) -> PlainTextResponse:
+        expected = rt.settings.secret("whatsapp_verify_token")
+        if not expected:
+            raise ApiError(404, "set IRIS_WHATSAPP_VERIFY_TOKEN to subscribe this webhook",
+                           code="whatsapp_disabled")
+        query = request.query_params
+        given = query.get("hub.verify_token", "").encode()
+        if query.get("hub.mode") != "subscribe" or not hmac.compare_digest(
+                given, expected.encode()):
+            raise ApiError(403, "wrong hub.mode or hub.verify_token", code="bad_verify_token",
+                           kind="authentication_error")
+        return PlainTextResponse(query.get("hub.challenge", ""))
+
+    @router.post("/whatsapp/webhook")
+    async def whatsapp_webhook(request: Request, background: BackgroundTasks) -> dict[str, object]:
+        secret, phone = configured(rt)
+        body = await read_body(request, MAX_PAYLOAD_BYTES)
+        verify_signature(secret, body, request.headers.get(SIGNATURE_HEADER, ""))
+        payload = parse_body(body)
+        if payload.object != "whatsapp_business_account":
+            return {"ok": True, "statuses": []}
+        statuses = []
+        for parsed in parse_payload(payload, phone):
+            if parsed.message is None:
+                statuses.append("ignored")
+                continue
+            outcome = await accept(rt, parsed.message, background, instead=parsed.reply)
+            statuses.append(outcome.status)
+        return {"ok": True, "statuses": statuses}
+
+    return router

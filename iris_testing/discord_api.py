@@ -1,0 +1,235 @@
+"""A fake Discord: builds and signs interactions as Discord sends them (Ed25519 over timestamp +
+body) and answers Iris' REST calls in Discord's shapes: ``PATCH /webhooks/{app}/{token}/
+messages/@original`` and ``POST /webhooks/{app}/{token}?wait=true`` (the interaction's
+response and follow-ups), ``POST /channels/{id}/messages`` and ``PUT /applications/{app}/
+commands`` (bot token), message objects back, errors as ``{"message", "code"}`` (10015 Unknown
+Webhook, 50035 Invalid Form Body, 429 with ``retry_after``).
+
+::
+
+    discord = FakeDiscord()
+    with serve(discord.app) as server:  # IRIS_DISCORD_API_BASE = f"{server.url}/api/v10"
+        ...
+    discord.messages(channel_id)         # what Iris wrote there, in order
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+APPLICATION_ID = "1187261718928101376"
+GUILD_ID = "1187261900000000001"
+CONTENT_LIMIT = 2000
+
+
+def error(status: int, message: str, code: int, **extra: Any) -> JSONResponse:
+    return JSONResponse({"message": message, "code": code, **extra}, status_code=status)
+
+
+class FakeDiscord:
+    def __init__(self, *, bot_token: str = "discord-bot-token",
+                 application_id: str = APPLICATION_ID) -> None:
+        self.bot_token = bot_token
+        self.application_id = application_id
+        self._key = Ed25519PrivateKey.generate()
+        self.public_key = self._key.public_key().public_bytes(Encoding.Raw,
+                                                              PublicFormat.Raw).hex()
+        self._lock = threading.RLock()
+        self._ids = itertools.count(1)
+        self._tokens: dict[str, dict[str, Any]] = {}  # interaction token → its state
+        self._messages: list[dict[str, Any]] = []
+        self._rate_limited = 0
+        self.commands: list[dict[str, Any]] = []
+        prefix = "/api/v10"
+        self.app = Starlette(routes=[
+            Route(prefix + "/webhooks/{app}/{token}/messages/@original", self._edit_original,
+                  methods=["PATCH"]),
+            Route(prefix + "/webhooks/{app}/{token}", self._follow_up, methods=["POST"]),
+            Route(prefix + "/channels/{channel}/messages", self._channel_message,
+                  methods=["POST"]),
+            Route(prefix + "/applications/{app}/commands", self._put_commands, methods=["PUT"]),
+        ])
+
+    # interactions, as Discord sends them
+
+    def _snowflake(self) -> str:
+        with self._lock:
+            return str(1187300000000000000 + next(self._ids))
+
+    def interaction(self, name: str = "ask", options: dict[str, str] | None = None, *,
+                    user_id: str = "80351110224678912", username: str = "ada",
+                    channel_id: str = "1187262000000000042", guild: bool = False,
+                    kind: int = 2) -> dict[str, Any]:
+        if name == "ask" and options is None:
+            options = {"text": "hello"}
+        token = f"aW50ZXJhY3Rpb246{self._snowflake()}:fake-token"
+        user = {"id": user_id, "username": username, "global_name": username.title(),
+                "discriminator": "0", "avatar": None}
+        payload: dict[str, Any] = {
+            "id": self._snowflake(), "application_id": self.application_id, "type": kind,
+            "token": token, "version": 1, "channel_id": channel_id,
+            "channel": {"id": channel_id, "type": 0 if guild else 1},
+            "locale": "en-US", "app_permissions": "2248473465835073",
+            "entitlements": [], "authorizing_integration_owners": {"0": GUILD_ID},
+            "context": 0 if guild else 1,
+        }
+        if kind == 2:
+            payload["data"] = {"id": self._snowflake(), "name": name, "type": 1, "options": [
+                {"name": key, "type": 3, "value": value} for key, value in (options or {}).items()
+            ]}
+        if guild:
+            payload["guild_id"] = GUILD_ID
+            payload["member"] = {"user": user, "nick": None, "roles": [],
+                                 "permissions": "2248473465835073"}
+        else:
+            payload["user"] = user
+        with self._lock:
+            self._tokens[token] = {"channel_id": channel_id, "original": None, "expired": False}
+        return payload
+
+    def ping(self) -> dict[str, Any]:
+        return {"id": self._snowflake(), "application_id": self.application_id, "type": 1,
+                "token": "ping-token", "version": 1}
+
+    def sign(self, body: bytes, timestamp: int | None = None) -> dict[str, str]:
+        stamp = str(int(time.time()) if timestamp is None else timestamp)
+        signature = self._key.sign(stamp.encode() + body).hex()
+        return {"X-Signature-Ed25519": signature, "X-Signature-Timestamp": stamp}
+
+    # test controls and inspection
+
+    def expire(self, token: str) -> None:
+        with self._lock:
+            self._tokens[token]["expired"] = True
+
+    def rate_limit_next(self, times: int = 1) -> None:
+        with self._lock:
+            self._rate_limited += times
+
+    def messages(self, channel_id: str | None = None) -> list[dict[str, Any]]:
+        with self._lock:
+            return [dict(m) for m in self._messages
+                    if channel_id is None or m["channel_id"] == channel_id]
+
+    def texts(self, channel_id: str | None = None) -> list[str]:
+        return [m["content"] for m in self.messages(channel_id)]
+
+    # the REST API
+
+    def _message(self, channel_id: str, content: str, via: str,
+                 webhook: bool) -> dict[str, Any]:
+        message = {
+            "id": self._snowflake(), "type": 0 if via == "channel" else 20, "content": content,
+            "channel_id": channel_id,
+            "author": {"id": self.application_id, "username": "Iris", "bot": True},
+            "attachments": [], "embeds": [], "mentions": [], "mention_roles": [],
+            "pinned": False, "mention_everyone": False, "tts": False,
+            "timestamp": datetime.now(UTC).isoformat(), "edited_timestamp": None, "flags": 0,
+            "components": [], "via": via,
+        }
+        if webhook:
+            message["webhook_id"] = self.application_id
+            message["application_id"] = self.application_id
+        return message
+
+    async def _body(self, request: Request) -> tuple[dict[str, Any] | None, Response | None]:
+        with self._lock:
+            if self._rate_limited:
+                self._rate_limited -= 1
+                return None, JSONResponse({"message": "You are being rate limited.",
+                                           "retry_after": 0.25, "global": False},
+                                          status_code=429, headers={"Retry-After": "1"})
+        try:
+            body = json.loads(await request.body())
+        except ValueError:
+            return None, error(400, "400: Bad Request", 0)
+        content = body.get("content") if isinstance(body, dict) else None
+        if isinstance(content, str) and len(content) > CONTENT_LIMIT:
+            return None, error(400, "Invalid Form Body", 50035, errors={"content": {"_errors": [
+                {"code": "BASE_TYPE_MAX_LENGTH",
+                 "message": "Must be 2000 or fewer in length."}]}})
+        if not isinstance(content, str) or not content:
+            return None, error(400, "Cannot send an empty message", 50006)
+        return body, None
+
+    def _interaction(self, request: Request) -> dict[str, Any] | None:
+        found = self._tokens.get(request.path_params["token"])
+        if request.path_params["app"] != self.application_id or found is None or found[
+                "expired"]:
+            return None
+        return found
+
+    async def _edit_original(self, request: Request) -> Response:
+        state = self._interaction(request)
+        if state is None:
+            return error(404, "Unknown Webhook", 10015)
+        body, refused = await self._body(request)
+        if refused is not None or body is None:
+            return refused or error(400, "400: Bad Request", 0)
+        with self._lock:
+            if state["original"] is None:
+                message = self._message(state["channel_id"], body["content"], "original", True)
+                state["original"] = message
+                self._messages.append(message)
+            else:
+                state["original"]["content"] = body["content"]
+                state["original"]["edited_timestamp"] = datetime.now(UTC).isoformat()
+            return JSONResponse(dict(state["original"]))
+
+    async def _follow_up(self, request: Request) -> Response:
+        state = self._interaction(request)
+        if state is None:
+            return error(404, "Unknown Webhook", 10015)
+        body, refused = await self._body(request)
+        if refused is not None or body is None:
+            return refused or error(400, "400: Bad Request", 0)
+        message = self._message(state["channel_id"], body["content"], "followup", True)
+        with self._lock:
+            self._messages.append(message)
+        if request.query_params.get("wait") == "true":
+            return JSONResponse(message)
+        return Response(status_code=204)
+
+    def _bot(self, request: Request) -> bool:
+        return request.headers.get("authorization") == f"Bot {self.bot_token}"
+
+    async def _channel_message(self, request: Request) -> Response:
+        if not self._bot(request):
+            return error(401, "401: Unauthorized", 0)
+        body, refused = await self._body(request)
+        if refused is not None or body is None:
+            return refused or error(400, "400: Bad Request", 0)
+        message = self._message(request.path_params["channel"], body["content"], "channel",
+                                False)
+        with self._lock:
+            self._messages.append(message)
+        return JSONResponse(message)
+
+    async def _put_commands(self, request: Request) -> Response:
+        if not self._bot(request):
+            return error(401, "401: Unauthorized", 0)
+        if request.path_params["app"] != self.application_id:
+            return error(404, "Unknown Application", 10002)
+        commands = json.loads(await request.body())
+        if not isinstance(commands, list):
+            return error(400, "Invalid Form Body", 50035)
+        out = []
+        for command in commands:
+            out.append({"id": self._snowflake(), "application_id": self.application_id,
+                        "version": self._snowflake(), "default_member_permissions": None,
+                        "type": command.get("type", 1), "nsfw": False, "options": [],
+                        **command})
+        self.commands = out
+        return JSONResponse(out)

@@ -1,0 +1,81 @@
+"""Inbound mail as providers post it to Iris: a raw RFC 822 message, and Mailgun's route
+forwarding (form fields with ``timestamp``, ``token`` and their HMAC ``signature``;
+``message-headers`` as a JSON list of pairs; ``stripped-text``; ``X-Mailgun-Spf`` and
+``X-Mailgun-Dkim-Check-Result``)."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import itertools
+import json
+import secrets
+import time
+from email.message import EmailMessage
+from email.utils import formatdate
+from typing import Any
+
+_ids = itertools.count(1)
+
+
+def new_message_id(domain: str = "mail.example.com") -> str:
+    return f"CAF{next(_ids):08d}x{secrets.token_hex(4)}@{domain}"
+
+
+def raw_mail(text: str, *, sender: str = "Ada Lovelace <ada@example.com>",
+             to: str = "iris@iris.example.net", subject: str = "Hello Iris",
+             message_id: str | None = None, in_reply_to: str | None = None,
+             references: list[str] | None = None, auth: str = "spf=pass dkim=pass dmarc=pass",
+             attachment: tuple[str, bytes] | None = None, html: str | None = None) -> bytes:
+    message = EmailMessage()
+    message["From"] = sender
+    message["To"] = to
+    message["Subject"] = subject
+    message["Date"] = formatdate(usegmt=True)
+    message["Message-ID"] = f"<{message_id or new_message_id()}>"
+    if in_reply_to:
+        message["In-Reply-To"] = f"<{in_reply_to}>"
+    if references:
+        message["References"] = " ".join(f"<{r}>" for r in references)
+    if auth:
+        message["Authentication-Results"] = f"mx.iris.example.net; {auth}"
+    message.set_content(text)
+    if html is not None:
+        message.add_alternative(html, subtype="html")
+    if attachment is not None:
+        message.add_attachment(attachment[1], maintype="application", subtype="pdf",
+                               filename=attachment[0])
+    return bytes(message)
+
+
+def mailgun_form(text: str, *, key: str, sender: str = "ada@example.com",
+                 subject: str = "Hello Iris", message_id: str | None = None,
+                 in_reply_to: str | None = None, references: list[str] | None = None,
+                 spf: str = "Pass", dkim: str = "Pass", timestamp: int | None = None,
+                 stripped: str | None = None) -> dict[str, str]:
+    stamp = str(int(time.time()) if timestamp is None else timestamp)
+    token = secrets.token_hex(25)
+    mid = message_id or new_message_id()
+    headers = [["From", f"Ada Lovelace <{sender}>"], ["Subject", subject],
+               ["Message-Id", f"<{mid}>"]]
+    if in_reply_to:
+        headers.append(["In-Reply-To", f"<{in_reply_to}>"])
+    if references:
+        headers.append(["References", " ".join(f"<{r}>" for r in references)])
+    return {
+        "recipient": "iris@iris.example.net", "sender": sender,
+        "from": f"Ada Lovelace <{sender}>", "subject": subject, "body-plain": text,
+        "stripped-text": stripped if stripped is not None else text,
+        "stripped-signature": "", "Message-Id": f"<{mid}>",
+        "message-headers": json.dumps(headers), "X-Mailgun-Spf": spf,
+        "X-Mailgun-Dkim-Check-Result": dkim, "attachment-count": "0",
+        "timestamp": stamp, "token": token, "signature": mailgun_signature(key, stamp, token),
+    }
+
+
+def mailgun_signature(key: str, timestamp: str, token: str) -> str:
+    return hmac.new(key.encode(), (timestamp + token).encode(), hashlib.sha256).hexdigest()
+
+
+def header_ids(message: Any, name: str) -> list[str]:
+    return [part.strip("<>") for part in str(message.get(name, "")).split()]

@@ -1,0 +1,208 @@
+"""A fake WhatsApp Cloud API (Meta's Graph API) for tests that drive Iris' real sender over HTTP,
+answering in Meta's shapes: ``POST /{version}/{phone_number_id}/messages`` →
+``{"messaging_product": "whatsapp", "contacts": [...], "messages": [{"id": "wamid…"}]}``, errors
+as ``{"error": {"message", "type", "code", "error_data": {"details"}, "fbtrace_id"}}``, media as
+``GET /{version}/{media_id}`` → ``{"url", "mime_type", "sha256", "file_size", "id"}`` and the URL's
+bytes behind the same bearer token. It also builds and signs webhook payloads as Meta sends them.
+
+::
+
+    wa = FakeWhatsApp(token="t", phone_number_id="106540352242922")
+    with serve(wa.app) as server:   # IRIS_WHATSAPP_API_BASE = f"{server.url}/v23.0"
+        ...
+    wa.sent("4915112345678")       # the text bodies Iris sent to that number
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import itertools
+import json
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+PHONE_NUMBER_ID = "106540352242922"
+DISPLAY_NUMBER = "15550783881"
+WABA_ID = "102290129340398"
+TEXT_LIMIT = 4096
+
+
+def graph_error(status: int, code: int, message: str, details: str | None = None,
+                kind: str = "OAuthException") -> JSONResponse:
+    error: dict[str, Any] = {"message": message, "type": kind, "code": code,
+                             "fbtrace_id": "AazF1fakeTraceId"}
+    if details:
+        error["error_data"] = {"messaging_product": "whatsapp", "details": details}
+    return JSONResponse({"error": error}, status_code=status)
+
+
+@dataclass
+class _Failure:
+    times: int
+    status: int
+    code: int
+    message: str
+
+
+class FakeWhatsApp:
+    def __init__(self, *, token: str, phone_number_id: str = PHONE_NUMBER_ID) -> None:
+        self.token = token
+        self.phone_number_id = phone_number_id
+        self.media: dict[str, tuple[bytes, str]] = {}
+        self.closed_windows: set[str] = set()
+        self._lock = threading.Lock()
+        self._sent: list[dict[str, Any]] = []
+        self._failures: list[_Failure] = []
+        self._ids = itertools.count(1)
+        self._inbound = itertools.count(1)
+        self.requests: list[tuple[str, str]] = []
+        self.app = Starlette(routes=[
+            Route("/_media/{media_id}", self._media_bytes, methods=["GET"]),
+            Route("/{version}/{phone}/messages", self._messages, methods=["POST"]),
+            Route("/{version}/{media_id}", self._media_info, methods=["GET"]),
+        ])
+
+    # test controls
+
+    def fail_next(self, times: int = 1, *, status: int = 429, code: int = 130429,
+                  message: str = "(#130429) Rate limit hit") -> None:
+        with self._lock:
+            self._failures.append(_Failure(times, status, code, message))
+
+    def add_media(self, media_id: str, data: bytes, mime_type: str = "audio/ogg") -> None:
+        self.media[media_id] = (data, mime_type)
+
+    def close_window(self, wa_id: str) -> None:
+        """Answer sends to ``wa_id`` as Meta does outside the customer-service window."""
+        self.closed_windows.add(wa_id)
+
+    # inspection
+
+    def sent(self, to: str | None = None) -> list[str]:
+        with self._lock:
+            return [m["text"]["body"] for m in self._sent if to is None or m["to"] == to]
+
+    def sent_requests(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self._sent)
+
+    # webhook payloads, as Meta posts them
+
+    def message_payload(self, text: str | None, *, wa_id: str = "4915112345678",
+                        name: str = "Ada", message_id: str | None = None,
+                        kind: str = "text", media: dict[str, Any] | None = None,
+                        phone_number_id: str | None = None) -> dict[str, Any]:
+        msg: dict[str, Any] = {
+            "from": wa_id, "id": message_id or self.next_wamid(),
+            "timestamp": str(int(time.time())), "type": kind,
+        }
+        if kind == "text":
+            msg["text"] = {"body": text or ""}
+        else:
+            msg[kind] = dict(media or {})
+        return self._envelope({
+            "contacts": [{"profile": {"name": name}, "wa_id": wa_id}], "messages": [msg],
+        }, phone_number_id)
+
+    def status_payload(self, message_id: str, status: str = "delivered",
+                       wa_id: str = "4915112345678") -> dict[str, Any]:
+        return self._envelope({"statuses": [{
+            "id": message_id, "status": status, "timestamp": str(int(time.time())),
+            "recipient_id": wa_id,
+            "conversation": {"id": "c0ffee", "origin": {"type": "service"}},
+            "pricing": {"billable": True, "pricing_model": "PMP", "category": "service"},
+        }]}, None)
+
+    def _envelope(self, value: dict[str, Any], phone_number_id: str | None) -> dict[str, Any]:
+        return {"object": "whatsapp_business_account", "entry": [{"id": WABA_ID, "changes": [{
+            "value": {"messaging_product": "whatsapp", "metadata": {
+                "display_phone_number": DISPLAY_NUMBER,
+                "phone_number_id": phone_number_id or self.phone_number_id}, **value},
+            "field": "messages"}]}]}
+
+    def next_wamid(self) -> str:
+        with self._lock:
+            n = next(self._inbound)
+        return f"wamid.HBgLNDkxNTExMjM0NTY3OBUCABIYFjNFQjA{n:012d}"
+
+    @staticmethod
+    def sign(body: bytes, app_secret: str) -> dict[str, str]:
+        digest = hmac.new(app_secret.encode(), body, hashlib.sha256).hexdigest()
+        return {"X-Hub-Signature-256": f"sha256={digest}"}
+
+    # the Graph API
+
+    def _authorized(self, request: Request) -> bool:
+        return request.headers.get("authorization") == f"Bearer {self.token}"
+
+    async def _messages(self, request: Request) -> Response:
+        phone = request.path_params["phone"]
+        with self._lock:
+            self.requests.append(("POST", request.url.path))
+        if not self._authorized(request):
+            return graph_error(401, 190, "Invalid OAuth access token - Cannot parse access token")
+        if phone != self.phone_number_id:
+            return graph_error(400, 100, f"Unsupported post request. Object with ID '{phone}' "
+                               "does not exist", kind="GraphMethodException")
+        try:
+            body = json.loads(await request.body())
+        except ValueError:
+            return graph_error(400, 100, "(#100) Invalid JSON")
+        if body.get("messaging_product") != "whatsapp":
+            return graph_error(400, 100, "(#100) The parameter messaging_product is required.")
+        to = str(body.get("to") or "")
+        text = (body.get("text") or {}).get("body")
+        if body.get("type") != "text" or not isinstance(text, str) or not text:
+            return graph_error(400, 100, "(#100) Param text['body'] is required")
+        if len(text) > TEXT_LIMIT:
+            return graph_error(400, 100, "(#100) Param text['body'] must be at most 4096 "
+                               "characters long.")
+        with self._lock:
+            failure = self._failures[0] if self._failures else None
+            if failure is not None:
+                failure.times -= 1
+                if failure.times <= 0:
+                    self._failures.pop(0)
+        if failure is not None:
+            return graph_error(failure.status, failure.code, failure.message)
+        if to in self.closed_windows:
+            return graph_error(400, 131047, "Re-engagement message", details=(
+                "Message failed to send because more than 24 hours have passed since the "
+                "customer last replied to this number."))
+        with self._lock:
+            wamid = f"wamid.HBgLOUTGOING{next(self._ids):010d}"
+            self._sent.append({**body, "id": wamid})
+        return JSONResponse({"messaging_product": "whatsapp",
+                             "contacts": [{"input": to, "wa_id": to}],
+                             "messages": [{"id": wamid}]})
+
+    async def _media_info(self, request: Request) -> Response:
+        media_id = request.path_params["media_id"]
+        if not self._authorized(request):
+            return graph_error(401, 190, "Invalid OAuth access token - Cannot parse access token")
+        if media_id not in self.media:
+            return graph_error(400, 100, f"Unsupported get request. Object with ID "
+                               f"'{media_id}' does not exist", kind="GraphMethodException")
+        data, mime = self.media[media_id]
+        base = str(request.base_url).rstrip("/")
+        return JSONResponse({
+            "messaging_product": "whatsapp", "url": f"{base}/_media/{media_id}",
+            "mime_type": mime, "sha256": hashlib.sha256(data).hexdigest(),
+            "file_size": len(data), "id": media_id,
+        })
+
+    async def _media_bytes(self, request: Request) -> Response:
+        if not self._authorized(request):
+            return Response(status_code=401)
+        found = self.media.get(request.path_params["media_id"])
+        if found is None:
+            return Response(status_code=404)
+        return Response(found[0], media_type=found[1])

@@ -1,0 +1,76 @@
+"""``iris doctor``'s checks of the WhatsApp, Discord and email settings: what is half set, and
+what does not look like the value the platform hands out. Nothing here calls the platforms."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from core.config import Settings
+    from local_dev.doctor import Report
+
+
+def _missing(settings: Settings, names: dict[str, str]) -> tuple[list[str], list[str]]:
+    have = [env for field, env in names.items() if getattr(settings, field) is not None]
+    lack = [env for field, env in names.items() if getattr(settings, field) is None]
+    return have, lack
+
+
+WHATSAPP = {"whatsapp_token": "IRIS_WHATSAPP_TOKEN",
+            "whatsapp_app_secret": "IRIS_WHATSAPP_APP_SECRET",
+            "whatsapp_phone_number_id": "IRIS_WHATSAPP_PHONE_NUMBER_ID",
+            "whatsapp_verify_token": "IRIS_WHATSAPP_VERIFY_TOKEN"}
+DISCORD = {"discord_public_key": "IRIS_DISCORD_PUBLIC_KEY",
+           "discord_application_id": "IRIS_DISCORD_APPLICATION_ID",
+           "discord_bot_token": "IRIS_DISCORD_BOT_TOKEN"}
+EMAIL_OUT = {"email_smtp_url": "IRIS_EMAIL_SMTP_URL", "email_from": "IRIS_EMAIL_FROM"}
+
+
+def check(report: Report, settings: Settings) -> None:
+    _group(report, settings, "whatsapp", WHATSAPP,
+           "Meta for Developers → your app → WhatsApp → API Setup (token, phone number id) and "
+           "App settings → Basic (app secret); `iris setup` generates the verify token")
+    _group(report, settings, "discord", DISCORD,
+           "Discord Developer Portal → your app → General Information (application id, public "
+           "key) and Bot (token)")
+    _email(report, settings)
+
+
+def _group(report: Report, settings: Settings, name: str, names: dict[str, str],
+           fix: str) -> None:
+    have, lack = _missing(settings, names)
+    if not have:
+        return
+    if lack:
+        report.add("error", name, f"{', '.join(lack)} not set (but {', '.join(have)} is)", fix)
+    else:
+        report.add("ok", name, "all settings present")
+
+
+def _email(report: Report, settings: Settings) -> None:
+    have, lack = _missing(settings, EMAIL_OUT)
+    inbound = settings.email_inbound_secret is not None or (
+        settings.email_mailgun_signing_key is not None)
+    if not have and not inbound:
+        return
+    if lack:
+        report.add("error", "email", f"{', '.join(lack)} not set: Iris cannot send replies",
+                   "iris setup --non-interactive --email-smtp-url smtp://USER:PASS@HOST:587 "
+                   "--email-from iris@YOUR-DOMAIN")
+        return
+    from core.errors import ConfigError
+    from core.platforms.mail import parse_smtp_url
+
+    try:
+        server = parse_smtp_url(settings.secret("email_smtp_url") or "")
+    except ConfigError as exc:
+        report.add("error", "email", str(exc), "smtp://user:pass@host:587 or smtps://…:465")
+        return
+    if not inbound:
+        report.add("warning", "email", "no inbound route: set IRIS_EMAIL_INBOUND_SECRET (raw "
+                   "RFC 822 posts) or IRIS_EMAIL_MAILGUN_SIGNING_KEY (Mailgun routes)",
+                   "iris setup --non-interactive --email-inbound-secret … (or generate one)")
+    elif not server.implicit_tls and not server.loopback:
+        report.add("ok", "email", f"SMTP {server.host}:{server.port} (STARTTLS required)")
+    else:
+        report.add("ok", "email", f"SMTP {server.host}:{server.port}")

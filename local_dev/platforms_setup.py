@@ -1,0 +1,35 @@
+"""What ``iris deploy --whatsapp/--discord/--email`` prints once the app is up: the URL to paste
+in each platform's console and the values that go with it (Discord's commands are registered
+by ``iris deploy`` through ``iris discord register-commands``)."""
+
+from __future__ import annotations
+
+from core.config import Settings
+
+__all__ = ["setup_lines"]
+
+
+def setup_lines(settings: Settings, base_url: str, name: str) -> list[str]:
+    base = base_url.rstrip("/")
+    if name == "whatsapp":
+        token = settings.secret("whatsapp_verify_token") or "(IRIS_WHATSAPP_VERIFY_TOKEN)"
+        return [
+            "WhatsApp: Meta for Developers → your app → WhatsApp → Configuration → Webhook:",
+            f"  Callback URL:  {base}/whatsapp/webhook",
+            f"  Verify token:  {token}",
+            "  then subscribe the webhook field 'messages'.",
+        ]
+    if name == "discord":
+        return [
+            "Discord: Developer Portal → your app → General Information → Interactions "
+            "Endpoint URL:",
+            f"  {base}/discord/interactions",
+            "  (Discord checks it with a signed PING when you save; Iris answers PONG.)",
+        ]
+    lines = ["Email: point your provider's inbound route at"]
+    if settings.email_mailgun_signing_key is not None:
+        lines.append(f"  Mailgun route action: forward(\"{base}/email/inbound\")")
+    if settings.email_inbound_secret is not None:
+        lines.append(f"  raw RFC 822 POST: {base}/email/inbound with 'Content-Type: "
+                     "message/rfc822' and 'Authorization: Bearer $IRIS_EMAIL_INBOUND_SECRET'")
+    return lines
