@@ -94,6 +94,20 @@ def _too_large() -> ApiError:
     return ApiError(413, f"request body over {MAX_BODY_BYTES} bytes", code="body_too_large")
 
 
+class LazyDashboard:
+    """The web dashboard (``functions.dashboard``), imported and built on the first ``/ui``
+    request: its templates and pages never load on the webhook ack path."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.app: Any = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if self.app is None:
+            self.app = importlib.import_module("functions.dashboard.web").build(self.rt)
+        await self.app(scope, receive, send)
+
+
 def create_app(rt: Runtime, *, lifespan: Any = None) -> FastAPI:
     from functions.http_api import build_router
 
@@ -141,6 +155,7 @@ def create_app(rt: Runtime, *, lifespan: Any = None) -> FastAPI:
     from functions.admin_api import build_admin_router
 
     app.include_router(build_admin_router(rt))
+    app.mount("/ui", LazyDashboard(rt))
     for module in PLATFORMS.webhooks():  # each platform's inbound webhooks (its spec names them)
         app.include_router(importlib.import_module(module).build_router(rt))
     return app

@@ -16,6 +16,7 @@ from core.store.bots import BotIdentities
 from core.store.cancels import TurnCancels
 from core.store.compaction import Compaction
 from core.store.cron import CronTables
+from core.store.dashboard import DashboardAccess
 from core.store.db import Database, Result, Statement
 from core.store.deliveries import Deliveries
 from core.store.drains import Drains
@@ -85,6 +86,7 @@ class Store:
         self.personas = Personas(db)
         self.imports = Imports(db)
         self.webhooks = UserWebhooks(db)
+        self.dashboard = DashboardAccess(db)
         self._objects_args = (objects_url, s3_endpoint_url, s3_region, s3_timeout)
         self._objects: ObjectStore | None = None
 

@@ -164,6 +164,15 @@ class Deliveries:
             (self.db.clock.now(), user_id, delivery_id),
         )
 
+    def troubled(self, user_id: str, *, limit: int = 50) -> list[Delivery]:
+        """The user's deliveries given up (failed) or still retrying after a failure."""
+        rows = self.db.query(
+            "SELECT * FROM deliveries WHERE user_id = ? AND (status = 'failed'"
+            " OR (status = 'pending' AND attempts > 0)) ORDER BY created_at DESC LIMIT ?",
+            (user_id, limit),
+        )
+        return [Delivery.from_row(row) for row in rows]
+
     def for_chat(self, user_id: str, chat_key: str) -> list[Delivery]:
         rows = self.db.query(
             "SELECT * FROM deliveries WHERE user_id = ? AND chat_key = ? ORDER BY id",

@@ -79,6 +79,22 @@ class UsageLog:
             for r in rows
         }
 
+    def daily(self, user_id: str, *, since: float) -> list[tuple[str, str, UsageTotals]]:
+        """(UTC day, model, totals) from ``since`` on, oldest first."""
+        rows = self.db.query(
+            "SELECT date(created_at, 'unixepoch') AS day, model, sum(calls) AS calls,"
+            " sum(prompt_tokens) AS p, sum(completion_tokens) AS c,"
+            " sum(cache_read_tokens) AS cr, sum(cache_write_tokens) AS cw, sum(cost_usd) AS cost"
+            " FROM usage WHERE user_id = ? AND created_at >= ? GROUP BY day, model"
+            " ORDER BY day, model",
+            (user_id, since),
+        )
+        return [
+            (r["day"], r["model"],
+             UsageTotals(r["calls"], r["p"], r["c"], r["cr"], r["cw"], r["cost"]))
+            for r in rows
+        ]
+
     def for_inbox(self, user_id: str, inbox_id: int) -> list[Usage]:
         rows = self.db.query(
             "SELECT * FROM usage WHERE user_id = ? AND inbox_id = ? ORDER BY id",

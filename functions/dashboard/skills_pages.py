@@ -1,0 +1,87 @@
+"""Skills: the list with usage counts, a skill's files, its version history with diffs, and
+rollback; skill writes waiting for confirmation."""
+
+from __future__ import annotations
+
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from core.dashboard.diffs import file_diff, text_of
+from core.errors import NotFound
+from core.skills.library import SkillLibrary
+from functions.dashboard.guard import back, form_checked, notice, own, runtime
+from functions.dashboard.web import page, render
+
+MAX_SHOWN_BYTES = 200_000
+
+
+def _library(request: Request) -> SkillLibrary:
+    rt = runtime(request)
+    return SkillLibrary(rt.store, rt.settings)
+
+
+def skills_page(request: Request, form: FormData | None) -> Response:
+    seen = own(request)
+    library = _library(request)
+    return render(request, "skills.html", viewer=seen, notice=notice(request, seen),
+                  skills=library.entries(seen.user_id, include_archived=True),
+                  held=runtime(request).store.held_writes.pending(seen.user_id, "skill"))
+
+
+def skill_page(request: Request, form: FormData | None) -> Response:
+    seen = own(request)
+    library = _library(request)
+    name = request.path_params["name"]
+    snapshot = library.snapshot(seen.user_id, name)
+    chosen = request.query_params.get("file") or "SKILL.md"
+    if chosen not in snapshot.paths:
+        raise NotFound(f"skill {name!r} has no file {chosen!r}")
+    size = snapshot.sizes.get(chosen, 0)
+    shown = text_of(snapshot.data(chosen)) if size <= MAX_SHOWN_BYTES else \
+        f"(too large to show here: {size:,} bytes)"
+    versions = list(reversed(library.versions(seen.user_id, name)))
+    diffs = {}
+    if len(versions) >= 2:
+        for newer, older in zip(versions, versions[1:], strict=False):
+            diffs[newer.version] = _diff(library, seen.user_id, name, older.version,
+                                         newer.version)
+    return render(request, "skill.html", viewer=seen, notice=notice(request, seen),
+                  skill=snapshot.entry, paths=snapshot.paths, chosen=chosen, shown=shown,
+                  versions=versions, diffs=diffs, head=versions[0].version if versions else None)
+
+
+def _diff(library: SkillLibrary, user_id: str, name: str, old: int,
+          new: int) -> list[tuple[str, str]]:
+    before = library.snapshot(user_id, name, old)
+    after = library.snapshot(user_id, name, new)
+    lines: list[tuple[str, str]] = []
+    for path in sorted(set(before.paths) | set(after.paths)):
+        if before.shas.get(path) == after.shas.get(path):
+            continue
+        lines.append(("ctx", f"── {path}"))
+        lines.extend(file_diff(
+            text_of(before.data(path)) if path in before.shas else "",
+            text_of(after.data(path)) if path in after.shas else "", path))
+    return lines
+
+
+def rollback(request: Request, form: FormData | None) -> Response:
+    seen = own(request)
+    form_checked(request, seen, form)
+    assert form is not None
+    name = request.path_params["name"]
+    version = str(form.get("version") or "")
+    written = _library(request).rollback(seen.user_id, name,
+                                         int(version) if version.isdigit() else None)
+    return back(request, seen, f"/u/{seen.user_id}/skills/{name}",
+                f"Rolled back: {name} is now version {written.entry.version}.")
+
+
+def routes() -> list[Route]:
+    return [
+        Route("/u/{user}/skills", page(skills_page), methods=["GET"]),
+        Route("/u/{user}/skills/{name}", page(skill_page), methods=["GET"]),
+        Route("/u/{user}/skills/{name}/rollback", page(rollback), methods=["POST"]),
+    ]
