@@ -104,7 +104,7 @@ class LazyDashboard:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if self.app is None:
-            self.app = importlib.import_module("functions.dashboard.web").build(self.rt)
+            self.app = importlib.import_module("functions.dashboard.app").build(self.rt)
         await self.app(scope, receive, send)
 
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 def _target(name: str) -> Target:
     if name not in TARGETS:
         raise IrisUsageError(f"no memory store {name!r} (memory or user)")
-    return name  # type: ignore[return-value]
+    return name
 
 
 def change(store: Store, settings: Settings, user_id: str, *, action: str, target: str,

@@ -3,6 +3,8 @@ rollback; skill writes waiting for confirmation."""
 
 from __future__ import annotations
 
+import itertools
+
 from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
@@ -44,7 +46,7 @@ def skill_page(request: Request, form: FormData | None) -> Response:
     versions = list(reversed(library.versions(seen.user_id, name)))
     diffs = {}
     if len(versions) >= 2:
-        for newer, older in zip(versions, versions[1:], strict=False):
+        for newer, older in itertools.pairwise(versions):
             diffs[newer.version] = _diff(library, seen.user_id, name, older.version,
                                          newer.version)
     return render(request, "skill.html", viewer=seen, notice=notice(request, seen),

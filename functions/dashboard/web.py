@@ -1,4 +1,4 @@
-"""The dashboard's ASGI app: templates, static files, security headers, error pages, routes."""
+"""What every dashboard page shares: templates, rendering, off-loop handlers, security headers."""
 
 from __future__ import annotations
 
@@ -9,18 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
-from starlette.routing import BaseRoute, Mount
-from starlette.staticfiles import StaticFiles
 
 from core.errors import IrisUsageError, NotFound
 from functions.dashboard.guard import SignInNeeded, Viewer
-from functions.runtime import Runtime
 
 log = logging.getLogger("iris.dashboard")
 HERE = Path(__file__).parent
@@ -104,37 +100,3 @@ class Headers:
             await send(message)
 
         await self.app(scope, receive, with_headers)
-
-
-def build(rt: Runtime) -> Starlette:
-    from functions.dashboard import (
-        chat_pages,
-        cron_pages,
-        history_pages,
-        memory_pages,
-        owner_pages,
-        signin_pages,
-        skills_pages,
-        usage_pages,
-    )
-
-    routes: list[BaseRoute] = [Mount("/static", StaticFiles(directory=HERE / "static"),
-                                     name="static")]
-    for module in (signin_pages, memory_pages, chat_pages, history_pages, cron_pages,
-                   skills_pages, usage_pages, owner_pages):
-        routes.extend(module.routes())
-
-    async def sign_in_needed(request: Request, exc: Exception) -> Response:
-        return render(request, "signin_needed.html", status=401)
-
-    async def http_error(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, HTTPException)
-        return render(request, "error.html", status=exc.status_code, message=exc.detail)
-
-    app = Starlette(routes=routes, exception_handlers={
-        SignInNeeded: sign_in_needed, HTTPException: http_error,
-    })
-    app.state.runtime = rt
-    app.state.templates = environment()
-    app.add_middleware(Headers)
-    return app
