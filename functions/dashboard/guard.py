@@ -68,7 +68,11 @@ def owner(request: Request) -> Viewer:
 
 
 def same_origin(request: Request) -> bool:
-    """A browser's POST carries Origin (or at least Referer); it must be this site."""
+    """A browser's POST says where it came from (Sec-Fetch-Site, Origin or Referer): this
+    site, or it is refused."""
+    fetched = request.headers.get("sec-fetch-site")
+    if fetched is not None and fetched != "same-origin":
+        return False
     sent = request.headers.get("origin") or request.headers.get("referer")
     if not sent or sent == "null":
         return False

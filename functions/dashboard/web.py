@@ -23,13 +23,14 @@ HERE = Path(__file__).parent
 MAX_FORM_FIELD = 200_000
 
 # Scripts, styles and images come from this site only; nothing may frame the pages; a page's
-# address (a sign-in link carries a token) is never sent to another site.
+# address (a sign-in link carries a token) is never sent to another site (same-origin: the
+# browser still sends this site's own Origin with a form, which the CSRF check wants).
 HEADERS = {
     "content-security-policy": "default-src 'self'; script-src 'self'; style-src 'self'; "
     "img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; "
     "base-uri 'none'; object-src 'none'",
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    "referrer-policy": "same-origin",
     "x-frame-options": "DENY",
     "cache-control": "no-store",
 }
