@@ -81,8 +81,8 @@ def test_sessions_end_when_revoked_or_after_thirty_days(store, clock):
 
 def test_csrf_tokens_are_per_session(store):
     alice = store.users.for_account("http:alice")
-    one = redeem(store, issue_link(store, alice, is_owner=False, issued_by="x", base_url=None).token)
-    two = redeem(store, issue_link(store, alice, is_owner=False, issued_by="x", base_url=None).token)
+    one, two = (redeem(store, issue_link(store, alice, is_owner=False, issued_by="x",
+                                         base_url=None).token) for _ in range(2))
     assert csrf_ok(one.session, one.session.csrf)
     assert not csrf_ok(one.session, two.session.csrf)
     assert not csrf_ok(one.session, None) and not csrf_ok(one.session, "")
