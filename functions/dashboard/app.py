@@ -19,6 +19,7 @@ from functions.dashboard import (
     signin_pages,
     skills_pages,
     usage_pages,
+    workspace_pages,
 )
 from functions.dashboard.guard import SignInNeeded
 from functions.dashboard.web import HERE, Headers, environment, render
@@ -29,7 +30,7 @@ def build(rt: Runtime) -> Starlette:
     routes: list[BaseRoute] = [Mount("/static", StaticFiles(directory=HERE / "static"),
                                      name="static")]
     for module in (signin_pages, memory_pages, chat_pages, history_pages, cron_pages,
-                   skills_pages, usage_pages, owner_pages):
+                   skills_pages, usage_pages, workspace_pages, owner_pages):
         routes.extend(module.routes())
 
     async def sign_in_needed(request: Request, exc: Exception) -> Response:

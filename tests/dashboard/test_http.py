@@ -119,3 +119,28 @@ print(json.dumps([before, after_health, status, after_ui]))
     before, after_health, status, after_ui = json.loads(out.stdout.strip().splitlines()[-1])
     assert before == [] and after_health == []
     assert status == 200 and after_ui == ["jinja2", "functions.dashboard.app"]
+
+
+def test_the_workspace_is_browsed_and_downloaded_read_only_inside_it(dash, web):
+    user_id, _ = signed_in(dash, web)
+    root = dash.runtime.settings.home / "workspaces" / user_id
+    (root / "notes").mkdir(parents=True)
+    (root / "notes" / "plan <b>.md").write_text("# Plan\n<script>alert(1)</script>\n")
+    (root.parent / "secret.txt").write_text("not yours")
+
+    top = web.get(f"/ui/u/{user_id}/workspace")
+    assert top.status_code == 200 and "notes/" in top.text
+    folder = web.get(f"/ui/u/{user_id}/workspace", params={"path": "notes"})
+    assert "plan &lt;b&gt;.md" in folder.text
+    got = web.get(f"/ui/u/{user_id}/workspace/file", params={"path": "notes/plan <b>.md"})
+    assert got.status_code == 200 and got.content.startswith(b"# Plan")
+    assert got.headers["content-type"] == "application/octet-stream"
+    assert got.headers["content-disposition"].startswith("attachment;")
+    for bad in ("../secret.txt", "/etc/passwd", "notes/../../secret.txt"):
+        refused = web.get(f"/ui/u/{user_id}/workspace/file", params={"path": bad})
+        assert refused.status_code == 400, bad
+        assert b"not yours" not in refused.content
+    assert web.get(f"/ui/u/{user_id}/workspace/file",
+                   params={"path": "notes/missing.md"}).status_code == 404
+    other = dash.runtime.store.users.for_account("http:bob")
+    assert web.get(f"/ui/u/{other}/workspace").status_code == 404
