@@ -1,29 +1,20 @@
 """The dashboard in a real headless Chromium against the emulator on loopback (scripted model
 through litellm): sign in with a link from /dashboard, see a fact told in chat on the memory
-page, edit it and see the next session's prompt change, a streamed answer, pausing a cron job,
-rolling back a skill; another user's pages are 404, the owner's 403; a used or expired link is
-refused."""
+page, edit it and see the next session's prompt change, a streamed answer, creating a cron job
+from a schedule preview and pausing it, rolling back a skill; another user's pages are 404, the
+owner's 403; a used or expired link is refused."""
 
 from __future__ import annotations
 
-import asyncio
 import re
-from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 from playwright.sync_api import expect
 
 from core.dashboard.signin import issue_link
 from core.scheduler.jobs import CronJobs
-from core.scheduler.manage import Actor, create_job
 from core.skills.library import SkillLibrary
 from core.skills.manage import SkillEditor
-
-
-def in_thread(work):
-    """Playwright's sync API keeps an event loop running in the test's thread."""
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(work).result(timeout=60)
 
 
 def sign_in(page, link: str) -> None:
@@ -97,26 +88,30 @@ def test_a_fact_told_in_chat_is_on_the_memory_page_and_an_edit_reaches_the_next_
     shots.take(page, "usage")
 
 
-def test_pause_a_cron_job_and_roll_back_a_skill(dash, new_page, shots):
+def test_create_and_pause_a_cron_job_and_roll_back_a_skill(dash, new_page, shots):
     page = new_page()
     sign_in(page, dash.link_for("alice"))
     alice = dash.user_id("alice")
     rt = dash.runtime
-    job = in_thread(lambda: asyncio.run(create_job(
-        rt.store, rt.settings, Actor(user_id=alice, account="http:alice"),
-        prompt="Summarise the news", schedule="0 7 * * *", name="morning news",
-        timezone="UTC")))
     library = SkillLibrary(rt.store, rt.settings)
     editor = SkillEditor(library, alice, provenance="user")
     editor.create("tea-timer", skill_md("Time a pot of tea by its kind", "Steep green tea 2 min."))
     editor.edit("tea-timer", skill_md("Time a pot of tea by its kind", "Steep green tea 9 min."))
 
     page.get_by_role("link", name="Cron").click()
+    page.get_by_label("What Iris should do").fill("Summarise the news")
+    page.get_by_label(re.compile("^When")).fill("0 7 * * *")
+    page.get_by_role("button", name="Preview the schedule").click()
+    expect(page.locator("#preview")).to_contain_text(
+        "Next runs: 2031-03-05 07:00 UTC, 2031-03-06 07:00 UTC")
+    page.get_by_role("button", name="Create this job").click()
+    expect(page.get_by_role("status")).to_contain_text("Created “Summarise the news”")
+    [job] = CronJobs(rt.store).list(alice)
     card = page.locator(f"[data-job='{job.id}']")
     expect(card.locator("[data-next]")).to_have_text("2031-03-05 07:00 UTC")
     shots.take(page, "cron")
     card.get_by_role("button", name="Pause").click()
-    expect(page.get_by_role("status")).to_contain_text("Paused “morning news”.")
+    expect(page.get_by_role("status")).to_contain_text("Paused “Summarise the news”.")
     expect(card.locator("[data-state]")).to_have_text("paused")
     assert CronJobs(rt.store).get(alice, job.id).state == "paused"
     card.get_by_role("button", name="Resume").click()
