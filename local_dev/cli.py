@@ -84,6 +84,9 @@ def dev(host: str, port: int, tick: float) -> None:
             emulator.runtime.toolset = demo_toolset()
         click.echo(f"Iris emulator on http://{host}:{port} (model {settings.model}, "
                    f"state in {settings.home})")
+        base = "" if port == DEFAULT_PORT and host == "127.0.0.1" else \
+            f" --base-url http://{host}:{port}"
+        click.echo(f"Dashboard on http://{host}:{port}/ui/ (sign in: iris dashboard link{base})")
         uvicorn.run(emulator.app(tick_seconds=tick), host=host, port=port, log_level="warning")
     finally:
         if model_server is not None:
