@@ -86,8 +86,10 @@ def web(dash) -> Iterator[httpx.Client]:
         yield client
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
+    """Per module: Playwright's sync API keeps an event loop running in the main thread while
+    it is open, which would break later tests that call asyncio.run."""
     why = missing_browser()
     if why:
         if REQUIRE_BROWSER:
