@@ -10,19 +10,19 @@ import shutil
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome")
 
 
-def chromium_path() -> str | None:
-    named = os.environ.get("IRIS_CHROMIUM")
+def chromium_path(named: str | None = None) -> str | None:
+    named = named or os.environ.get("IRIS_CHROMIUM")
     if named:
         return named if os.access(named, os.X_OK) else None
     return next((found for name in CANDIDATES if (found := shutil.which(name))), None)
 
 
-def missing_browser() -> str | None:
+def missing_browser(named: str | None = None) -> str | None:
     """Why the browser tests cannot run here, or None when they can."""
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
         return "Playwright is not installed (pip install -e '.[dev]')"
-    if chromium_path() is None:
+    if chromium_path(named) is None:
         return "no Chromium executable (apt-get install chromium, or set IRIS_CHROMIUM)"
     return None

@@ -29,6 +29,7 @@ from tests.fakes.stack import API_KEY, scripted_env
 # Read at import: the autouse fixture clears IRIS_* before each test.
 REQUIRE_BROWSER = os.environ.get("IRIS_REQUIRE_BROWSER") == "1"
 SCREENSHOTS = os.environ.get("IRIS_SCREENSHOTS")
+CHROMIUM = os.environ.get("IRIS_CHROMIUM")
 START = datetime(2031, 3, 4, 9, 30, tzinfo=UTC)
 LINK = re.compile(r"/ui/signin\?t=([A-Za-z0-9_-]+)")
 PHONE = {"width": 390, "height": 844}
@@ -90,7 +91,7 @@ def web(dash) -> Iterator[httpx.Client]:
 def browser():
     """Per module: Playwright's sync API keeps an event loop running in the main thread while
     it is open, which would break later tests that call asyncio.run."""
-    why = missing_browser()
+    why = missing_browser(CHROMIUM)
     if why:
         if REQUIRE_BROWSER:
             pytest.fail(f"IRIS_REQUIRE_BROWSER=1 but {why}")
@@ -100,7 +101,7 @@ def browser():
     # The first turn loads litellm on a shared machine: wait on conditions, generously.
     expect.set_options(timeout=60_000)
     with sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=chromium_path(), headless=True)
+        launched = driver.chromium.launch(executable_path=chromium_path(CHROMIUM), headless=True)
         yield launched
         launched.close()
 

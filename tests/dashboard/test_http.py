@@ -144,3 +144,11 @@ def test_the_workspace_is_browsed_and_downloaded_read_only_inside_it(dash, web):
                    params={"path": "notes/missing.md"}).status_code == 404
     other = dash.runtime.store.users.for_account("http:bob")
     assert web.get(f"/ui/u/{other}/workspace").status_code == 404
+
+
+def test_the_cookie_is_secure_behind_https(dash, web):
+    user_id = dash.runtime.store.users.for_account("http:alice")
+    link = issue_link(dash.runtime.store, user_id, is_owner=False, issued_by="t", base_url=None)
+    opened = web.post("/ui/signin", data={"t": link.token},
+                      headers={"origin": dash.url, "x-forwarded-proto": "https"})
+    assert opened.status_code == 303 and "Secure" in opened.headers["set-cookie"]
