@@ -34,15 +34,20 @@ def dashboard_group() -> None:
               help="Address of the Iris web app [default: IRIS_PUBLIC_URL, else iris dev's].")
 @friendly
 def dashboard_link(user_ref: str | None, base_url: str | None) -> None:
-    """Print a one-time sign-in link (valid 10 minutes). Without --user it is an owner link
-    for the account `iris chat` uses (http:$USER).
+    """Print a one-time sign-in link (valid 10 minutes). Without --user it is an owner link,
+    signed in as the first of owner_accounts (or, with none, the account `iris chat` uses:
+    http:$USER).
 
     Example: iris dashboard link --user alice
     """
     from core.dashboard.signin import issue_link
 
     with opened() as (settings, store):
-        user_id = resolve_user(store, user_ref, create=user_ref is None)
+        if user_ref is None:  # the owner: their own account when one is configured
+            ref = settings.owner_accounts[0] if settings.owner_accounts else None
+            user_id = resolve_user(store, ref, create=True)
+        else:
+            user_id = resolve_user(store, user_ref)
         is_owner = user_ref is None or store.users.get(user_id).is_owner
         link = issue_link(store, user_id, is_owner=is_owner, issued_by=operator(),
                           base_url=base_url or settings.public_url)

@@ -45,3 +45,17 @@ def test_link_sessions_and_revoke(monkeypatch):
 def test_a_link_for_an_unknown_user_is_refused():
     result = CliRunner().invoke(cli, ["dashboard", "link", "--user", "nobody"])
     assert result.exit_code == 1 and "no user or account 'nobody'" in result.output
+
+
+def test_the_owner_link_signs_in_as_the_configured_owner(monkeypatch):
+    monkeypatch.setenv("IRIS_OWNER_ACCOUNTS", "telegram:42")
+    result = CliRunner().invoke(cli, ["dashboard", "link"])
+    assert result.exit_code == 0, result.output
+    token = re.search(r"\?t=(\S+)", result.output)[1]
+    store = open_store(load_settings())
+    try:
+        opened = redeem(store, token)
+        assert opened.session.is_owner
+        assert opened.session.user_id == store.users.resolve("telegram:42")
+    finally:
+        store.close()
