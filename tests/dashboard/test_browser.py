@@ -26,6 +26,11 @@ def sign_in(page, link: str) -> None:
     expect(page.get_by_role("heading", name="Chat", exact=True)).to_be_visible()
 
 
+def script_ready(page) -> None:
+    """ui.js runs after the page is parsed (defer): wait for it before using what it adds."""
+    expect(page.locator("html[data-ready]")).to_have_count(1)
+
+
 def system_prompt(llm) -> str:
     first = llm.requests[-1]["messages"][0]
     assert first["role"] == "system"
@@ -47,6 +52,7 @@ def test_a_fact_told_in_chat_is_on_the_memory_page_and_an_edit_reaches_the_next_
     dash.llm.tool_call("memory", {"action": "add", "target": "user",
                                   "content": "Alice is allergic to peanuts."})
     dash.llm.reply("Noted: no peanuts for you.")
+    script_ready(page)
     page.get_by_label("Message (Ctrl+Enter sends)").fill("I'm allergic to peanuts, remember it")
     page.get_by_role("button", name="Send").click()
     answer = page.locator(".bubble.assistant").last
@@ -74,6 +80,7 @@ def test_a_fact_told_in_chat_is_on_the_memory_page_and_an_edit_reaches_the_next_
     page.get_by_role("button", name="New session").click()
     expect(page.get_by_role("status")).to_contain_text("Started a new session.")
     dash.llm.reply("A shellfish-free, peanut-free stir-fry.")
+    script_ready(page)
     page.get_by_label("Message (Ctrl+Enter sends)").fill("what should I cook?")
     page.keyboard.press("Control+Enter")
     expect(page.locator(".bubble.assistant").last).to_have_text(

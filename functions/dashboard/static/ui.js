@@ -90,3 +90,5 @@ document.addEventListener("keydown", (event) => {
     target.form.requestSubmit();
   }
 });
+
+document.documentElement.dataset.ready = "1";
