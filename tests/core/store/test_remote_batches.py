@@ -60,11 +60,12 @@ def test_a_batch_whose_commit_answer_is_lost_commits_once(db, server, fault):
 
 
 def test_a_statement_failing_in_a_one_request_write_leaves_nothing(db, server):
+    before = server.stats()["open_streams"]  # the fixture's own streams may still be open
     with pytest.raises(Exception, match="UNIQUE"):
         db.write_then_read([("UPDATE t SET n = 9", ()), ("INSERT INTO t (x) VALUES (1)", ())],
                            [])
+    assert server.stats()["open_streams"] <= before  # the request closed its stream
     assert db.scalar("SELECT count(*) FROM t WHERE n = 9") == 0
-    assert server.stats()["open_streams"] == 0  # the request closed its stream
 
 
 def test_a_lost_answer_gets_its_count_back_when_old_markers_are_pruned_with_it(db, server,
