@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from core.hooks import HookContext
 
 ERROR_STREAK = 3
-_SKILL_TAG = re.compile(r'<skill name="([a-z0-9-]+)">')
 _CORRECTING = re.compile(
     r"^\s*(?:no|nope|wrong|stop)\b|\b(?:that'?s|this is|it'?s|you'?re|you are) (?:wrong|not "
     r"(?:right|it|what i)|incorrect|broken)|\b(?:did ?n[o']?t|does ?n[o']?t|does not|did not"
@@ -37,19 +36,9 @@ _CORRECTING = re.compile(
 
 def loaded_skills(messages: Sequence[Message]) -> list[str]:
     """Skills the turn loaded: viewed with ``skill_view`` or invoked as ``/NAME``."""
-    names: list[str] = []
-    for message in messages:
-        if message.role == "user":
-            names += _SKILL_TAG.findall(message.content)
-        for call in message.tool_calls:
-            if call.name == "skill_view":
-                try:
-                    name = call.parsed_arguments().get("name")
-                except ValueError:
-                    continue
-                if isinstance(name, str):
-                    names.append(name)
-    return list(dict.fromkeys(names))
+    from core.learning.skill_review import skills_used
+
+    return skills_used(messages, tools=("skill_view",))
 
 
 def error_streak(messages: Sequence[Message]) -> int:

@@ -87,13 +87,15 @@ def render_transcript(messages: Sequence[Message], limit: int = TRANSCRIPT_CHARS
     return text
 
 
-def skills_used(messages: Sequence[Message]) -> list[str]:
+def skills_used(messages: Sequence[Message],
+                tools: tuple[str, ...] = ("skill_view", "skill_manage")) -> list[str]:
+    """Skills the messages invoked as ``/NAME`` or named in a call to one of ``tools``."""
     names: list[str] = []
     for message in messages:
         if message.role == "user":
             names += _SKILL_TAG.findall(message.content)
         for call in message.tool_calls:
-            if call.name in ("skill_view", "skill_manage"):
+            if call.name in tools:
                 try:
                     name = call.parsed_arguments().get("name")
                 except ValueError:
