@@ -86,3 +86,25 @@ def runtime(settings, store, scripted):
                                              "admin_api_key": SecretStr("admin-key")})
     rt = compose(configured, dispatcher=dispatcher, store=store, router=FixedRouter(scripted))
     return rt
+
+
+# A native crash (a segmentation fault in some C or Rust extension) kills pytest without a
+# report. With IRIS_TEST_CRASH_LOG set (.ci/run sets it), every thread's stack goes to that file
+# instead of stderr and the running test's id to ``<file>.test``, so .ci/run can say which test
+# was running and which thread crashed.
+_CRASH_LOG = os.environ.get("IRIS_TEST_CRASH_LOG")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config):
+    if _CRASH_LOG:
+        import faulthandler
+
+        config._iris_crash_file = open(_CRASH_LOG, "w")  # noqa: SIM115 (open until the crash)
+        faulthandler.enable(config._iris_crash_file, all_threads=True)
+
+
+def pytest_runtest_logstart(nodeid, location):
+    if _CRASH_LOG:
+        with open(f"{_CRASH_LOG}.test", "w") as running:
+            running.write(nodeid)
