@@ -148,3 +148,21 @@ def _strip_comment(value: str) -> str:
         return ""
     cut = value.find(" #")
     return (value if cut == -1 else value[:cut]).rstrip()
+
+
+def set_name_line(text: str, name: str) -> str:
+    """SKILL.md ``text`` with its top-level ``name:`` set to ``name`` (a normalised name: plain
+    YAML), everything else kept byte for byte; a skill without one gains it first."""
+    text = normalize_text(text)
+    source, _ = split_frontmatter(text)
+    start = text.find("\n") + 1
+    lines = source.split("\n")
+    for i, line in enumerate(lines):
+        match = _KEY_LINE.fullmatch(line)
+        if match and not match["indent"] and match["key"] == "name":
+            end = i + 1  # continuation lines of a folded or multi-line value go with it
+            while end < len(lines) and lines[end][:1] in (" ", "\t"):
+                end += 1
+            lines[i:end] = [f"name: {name}"]
+            return text[:start] + "\n".join(lines) + text[start + len(source):]
+    return f"{text[:start]}name: {name}\n{text[start:]}"

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from core.errors import IrisUsageError
 from core.skills.findings import FileFinding, refusal, scan_files
 from core.skills.format import MAX_NAME_CHARS, name_problems
+from core.skills.frontmatter import set_name_line
 from core.skills.paths import MAX_FILE_BYTES, MAX_FILES, check_file_path
 from core.skills.sources import open_source
 
@@ -198,6 +199,9 @@ def import_skills(
         for i, (parsed, files) in read.items():
             item, name = report.items[i], names[i]
             item.name = name
+            if name != parsed.name:  # SKILL.md says the name it is stored under
+                files = {**files, "SKILL.md": set_name_line(
+                    files["SKILL.md"].decode("utf-8-sig"), name).encode()}
             if name in bundled and library.catalog.get(user_id, name) is None:
                 item.warnings.append(f"it takes the place of the bundled skill {name!r} for "
                                      "this user")

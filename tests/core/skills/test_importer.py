@@ -129,6 +129,11 @@ def test_lenient_warnings_duplicates_and_bad_names(library, alice, tmp_path):
     assert renamed.status == "loaded" and renamed.name == "real-name"
     assert any("differs from its directory" in w for w in renamed.warnings)
     assert any("'color' is not part" in w for w in renamed.warnings)
+    # SKILL.md names what each is stored as (its other lines kept as they were)
+    for name in ("pg-backup-3", "google-meet", "letta-conversations-api", "skill-2048"):
+        text = library.snapshot(alice, name).text()
+        assert f"\nname: {name}\n" in text and text.count("\nname:") == 1, text
+    assert "Joins a Google Meet call." in library.snapshot(alice, "google-meet").text()
     assert {i.name for i in report.warned} == {"real-name", "pg-backup-3", "google-meet",
                                                "letta-conversations-api", "skill-2048"}
 
