@@ -27,6 +27,7 @@ import random
 import re
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -246,20 +247,27 @@ class RemoteLink:
         statements: Statements = [
             _BEGIN, (f"SELECT changes FROM {COMMITS_TABLE} WHERE id = ?", (marker,)), _COMMIT,
         ]
+        found = self._look_up(statements, Stream, backoff, close=True)
+        return int(found.rows[0][0] or 0) if found.rows else None
+
+    def _look_up(self, statements: Statements, new_stream: Callable[[], Stream],
+                 backoff: Backoff, *, close: bool = False) -> Outcome:
+        """Send ``statements`` (BEGIN, a lookup, …) on a new stream each try until every step
+        succeeds (or ``backoff`` gives up); the lookup's outcome."""
         while True:
             try:
-                [response] = self._send(Stream(), [chained(statements)], backoff, close=True)
+                [response] = self._send(new_stream(), [chained(statements)], backoff,
+                                        close=close)
             except TransportError as exc:
                 backoff.wait(exc)
                 continue
             steps = _response_steps(response)
             failed = next((s for s in steps if isinstance(s, StepError)), None)
-            if failed is not None:
-                backoff.wait(str(failed))
-                continue
-            found = steps[1]
-            assert isinstance(found, Outcome)
-            return int(found.rows[0][0] or 0) if found.rows else None
+            if failed is None:
+                found = steps[1]
+                assert isinstance(found, Outcome)
+                return found
+            backoff.wait(str(failed))
 
     # -- transactions -------------------------------------------------------------------------
     @property
@@ -366,20 +374,12 @@ class RemoteLink:
         transaction when the answer is no (the caller commits it)."""
         look: Statements = [_BEGIN, (f"SELECT 1 FROM {COMMITS_TABLE} WHERE id = ?",
                                      (self._marker,))]
-        while True:
+        def fresh() -> Stream:
             self._stream = Stream()
-            try:
-                [response] = self._send(self._stream, [chained(look)], backoff)
-            except TransportError as exc:
-                backoff.wait(exc)
-                continue
-            steps = _response_steps(response)
-            failed = next((s for s in steps if isinstance(s, StepError)), None)
-            if failed is not None:
-                backoff.wait(str(failed))
-                continue
-            found = steps[1]
-            assert isinstance(found, Outcome)
+            return self._stream
+
+        while True:
+            found = self._look_up(look, fresh, backoff)
             if found.rows:
                 self.rollback_stream()
                 return True
