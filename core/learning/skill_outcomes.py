@@ -62,11 +62,15 @@ def corrects(text: str, previous_request: str | None) -> bool:
     return len(same) > 12 and same == " ".join(previous_request.casefold().split())
 
 
-def _previous_request(ctx: HookContext) -> str | None:
+def _requests(ctx: HookContext) -> tuple[str | None, str | None]:
+    """The user's request before this turn's, and this turn's, as stored. The turn's messages
+    are found by its inbox entry, not by position: a later turn may be stored already."""
     stored = ctx.store.messages.for_session(ctx.user_id, ctx.outcome.session_id)
-    earlier = [m.message for m in stored][: max(len(stored) - len(ctx.outcome.messages), 0)]
-    requests = [m.content for m in earlier if m.role == "user"]
-    return requests[-1] if requests else None
+    first = next((i for i, m in enumerate(stored) if m.inbox_id == ctx.entry.id), len(stored))
+    earlier = [m.message.content for m in stored[:first] if m.message.role == "user"]
+    own = stored[first].message if first < len(stored) else None
+    return (earlier[-1] if earlier else None,
+            own.content if own is not None and own.role == "user" else None)
 
 
 async def skill_outcomes(ctx: HookContext) -> dict[str, list[str]] | None:
@@ -77,17 +81,24 @@ async def skill_outcomes(ctx: HookContext) -> dict[str, list[str]] | None:
     catalog = ctx.store.skills
     user_id, session_id = ctx.user_id, outcome.session_id
     counted: dict[str, list[str]] = {"succeeded": [], "failed": []}
+
+    def judge(names: list[str], text: str, previous: str | None) -> None:
+        verdict = "failed" if corrects(text, previous) else "succeeded"
+        catalog.record(user_id, names, verdict)
+        counted[verdict] += names
+
     waiting = catalog.take_awaiting(user_id, session_id)
-    if waiting:
-        verdict = "failed" if corrects(ctx.entry.message.text, _previous_request(ctx)) \
-            else "succeeded"
-        catalog.record(user_id, waiting, verdict)
-        counted[verdict] += waiting
     loaded = loaded_skills(outcome.messages)
+    if not waiting and not loaded:
+        return counted
+    previous, own = _requests(ctx)
+    if waiting:
+        judge(waiting, ctx.entry.message.text, previous)
     if loaded:
         if outcome.status != "done" or error_streak(outcome.messages) >= ERROR_STREAK:
             catalog.record(user_id, loaded, "failed")
             counted["failed"] += loaded
-        else:
-            catalog.await_outcome(user_id, session_id, loaded)
+        elif (later := catalog.await_outcome(user_id, session_id, loaded,
+                                             inbox_id=ctx.entry.id)) is not None:
+            judge(loaded, later, own)
     return counted

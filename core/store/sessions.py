@@ -49,6 +49,7 @@ class StoredMessage:
     created_at: float
     compacted: bool
     external_id: str | None
+    inbox_id: int | None = None  # the inbox entry whose turn wrote it
 
     @classmethod
     def from_row(cls, row: Row) -> StoredMessage:
@@ -67,6 +68,7 @@ class StoredMessage:
             created_at=row["created_at"],
             compacted=bool(row["compacted"]),
             external_id=row["external_id"],
+            inbox_id=row.get("inbox_id"),
         )
 
 

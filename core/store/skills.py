@@ -239,14 +239,29 @@ class SkillCatalog:
             (status, at, user_id, name),
         )
 
-    def await_outcome(self, user_id: str, session_id: str, names: builtins.list[str]) -> None:
-        """Remember the skills a session's last turn loaded until the next message judges it."""
-        self.db.execute(
-            "INSERT INTO skill_outcome_pending (user_id, session_id, skills, created_at)"
-            " VALUES (?, ?, ?, ?) ON CONFLICT (user_id, session_id) DO UPDATE SET"
-            " skills = excluded.skills, created_at = excluded.created_at",
-            (user_id, session_id, json.dumps(names), self.db.clock.now()),
-        )
+    def await_outcome(
+        self, user_id: str, session_id: str, names: builtins.list[str], *, inbox_id: int
+    ) -> str | None:
+        """Remember the skills the turn answering ``inbox_id`` loaded until the session's next
+        message judges them. When that message is stored already (its turn ran while this
+        turn's hooks waited), nothing is kept and its text is returned to judge by now. One
+        transaction: the next turn either finds what is kept here or is found here."""
+        with self.db.transaction():
+            row = self.db.one(
+                "SELECT content FROM messages WHERE user_id = ? AND session_id = ?"
+                " AND role = 'user' AND id > (SELECT COALESCE(MAX(id), 0) FROM messages"
+                " WHERE user_id = ? AND session_id = ? AND inbox_id = ?) ORDER BY id LIMIT 1",
+                (user_id, session_id, user_id, session_id, inbox_id),
+            )
+            if row is not None:
+                return str(row["content"])
+            self.db.execute(
+                "INSERT INTO skill_outcome_pending (user_id, session_id, skills, created_at)"
+                " VALUES (?, ?, ?, ?) ON CONFLICT (user_id, session_id) DO UPDATE SET"
+                " skills = excluded.skills, created_at = excluded.created_at",
+                (user_id, session_id, json.dumps(names), self.db.clock.now()),
+            )
+        return None
 
     def awaiting(self, user_id: str, session_id: str) -> builtins.list[str]:
         """The skills waiting for a verdict in this session (left in place)."""

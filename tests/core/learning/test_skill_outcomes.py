@@ -4,6 +4,8 @@ is ranked lower, named to the post-turn review and listed by curation."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from core.learning.skill_outcomes import corrects, error_streak, loaded_skills
@@ -94,3 +96,50 @@ def test_failing_skills_rank_lower_and_are_flagged(runtime, scripted, skills):
                                     call("skill_view", name="pg-backup")])
     assert "Skill pg-backup keeps preceding failed turns (2 went wrong, 0 well)" in \
         convo[1].content
+
+
+def _hooks_held(runtime):
+    """Turns run with their after-turn hooks held back; returns the contexts they would get."""
+    held = []
+
+    async def hold(ctx):
+        held.append(ctx)
+
+    runtime.after_turn = [hold]
+    return held
+
+
+def test_a_verdict_is_not_lost_when_the_next_turns_hooks_run_first(runtime, scripted, skills):
+    """Two workers: the turn that loaded a skill releases the chat, the next message's turn
+    runs and its hooks go first; the first turn's hooks still judge the skill by it."""
+    from core.learning.skill_outcomes import skill_outcomes
+
+    library, user = skills
+    held = _hooks_held(runtime)
+    scripted.then(call("skill_view", name="db-dump"), "Dumped.", "Sorry.")
+    send(runtime, "dump my postgres database to a file", "r1")
+    send(runtime, "that's wrong, try again", "r2")
+    first, second = held
+    asyncio.run(skill_outcomes(second))
+    assert asyncio.run(skill_outcomes(first)) == {"succeeded": [], "failed": ["db-dump"]}
+    usage = library.catalog.usage_of(user, "db-dump")
+    assert (usage.failed, usage.succeeded) == (1, 0)
+    assert library.catalog.awaiting(user, second.outcome.session_id) == []
+
+
+def test_hooks_run_after_a_burst_compare_with_the_request_before_their_own(
+        runtime, scripted, skills):
+    """A message is judged against the request before its turn, found by the turn's inbox
+    entry: a later turn stored already does not make a message look like its own retry."""
+    from core.learning.skill_outcomes import skill_outcomes
+
+    library, user = skills
+    scripted.then(call("skill_view", name="pg-backup"), "Done.", "Listed.", "Fine.")
+    send(runtime, "back up my postgres database", "s1")
+    held = _hooks_held(runtime)
+    send(runtime, "please list my cron jobs now", "s2")
+    send(runtime, "and what is on my calendar", "s3")
+    for ctx in held:
+        asyncio.run(skill_outcomes(ctx))
+    usage = library.catalog.usage_of(user, "pg-backup")
+    assert (usage.failed, usage.succeeded) == (0, 1)
