@@ -6,7 +6,7 @@ directories, and a random token the script receives in its environment only. The
 with the sandbox's own ``exec`` (so the same walls as a terminal command: bubblewrap locally,
 the user's Modal or Daytona sandbox), with the cwd at the workspace root, while the turn
 answers its tool requests (``core.acting.script_channel``). The directory is removed when the
-script has ended; a later run never reuses it.
+script has ended (and one left behind by a turn that died, by a later run).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 RUNS_DIR = ".iris-exec"
 SHIM = Path(__file__).with_name("iris_tools.py")
 CLEANUP_TIMEOUT = 30.0
+STALE_MARGIN_MINUTES = 5
 FAILURES_SHOWN = 5
 FAILURE_CHARS = 300
 
@@ -76,7 +77,7 @@ async def run_script(ctx: ToolContext, toolset: Toolset, code: str) -> ScriptRun
                 await box.write_file(f"{run_dir}/main.py", code.encode("utf-8"))
                 result = await _run(box, channel, run_dir, token, settings)
             finally:
-                await _clean_up(box, run_dir)
+                await _clean_up(box, run_dir, settings)
     return ScriptRun(result=result, report=channel.report)
 
 
@@ -96,10 +97,17 @@ async def _run(box: Sandbox, channel: ScriptChannel, run_dir: str, token: str,
                 await script
 
 
-async def _clean_up(box: Sandbox, run_dir: str) -> None:
+async def _clean_up(box: Sandbox, run_dir: str, settings: Settings) -> None:
+    """Remove this run's directory, and any left by a run whose turn died (older than the
+    longest a run may last, so a run in progress beside this one is never touched)."""
     from sandboxes import SandboxError
 
-    command = f"rm -rf -- {shlex.quote(run_dir)}; rmdir {RUNS_DIR} 2>/dev/null; true"
+    stale = int(settings.execute_code_timeout // 60) + STALE_MARGIN_MINUTES
+    command = (
+        f"rm -rf -- {shlex.quote(run_dir)}; "
+        f"find {RUNS_DIR} -mindepth 1 -maxdepth 1 -mmin +{stale} -exec rm -rf -- {{}} + "
+        f"2>/dev/null; rmdir {RUNS_DIR} 2>/dev/null; true"
+    )
     with contextlib.suppress(SandboxError):
         await box.exec(command, timeout=CLEANUP_TIMEOUT)
 

@@ -246,3 +246,18 @@ def test_not_offered_where_no_toolset_runs_the_calls(store, settings):
     call = ToolCall(id="c", name="execute_code", arguments=json.dumps({"code": "print(1)"}))
     out = asyncio.run(default_toolset().call(ctx, call)).content
     assert out == "Error: execute_code is not available here"
+
+
+def test_a_run_directory_left_by_a_dead_turn_is_removed_later(store, settings):
+    import os
+
+    ctx = scripted_ctx(store, settings)
+    runs = workspace(settings, ctx) / ".iris-exec"
+    (runs / "dead1234" / "in").mkdir(parents=True)
+    (runs / "young567").mkdir()
+    # the file system's clock (not the process's, which a faked clock may move): an hour
+    # before the young directory was made, older than the 300 s limit and the margin
+    hour_ago = (runs / "young567").stat().st_mtime - 3600
+    os.utime(runs / "dead1234", (hour_ago, hour_ago))
+    assert "stdout:\nhi" in execute(ctx, 'print("hi")')
+    assert sorted(p.name for p in runs.iterdir()) == ["young567"]
