@@ -32,7 +32,7 @@ if not _DIR or not _TOKEN:
 
 _ids = itertools.count(1)
 _lock = threading.Lock()
-_FIRST_WAIT = 0.005
+_FIRST_WAIT = 0.001
 _LONGEST_WAIT = 0.1
 
 
@@ -67,7 +67,7 @@ def _wait(path: str) -> dict[str, Any]:
         except (FileNotFoundError, ValueError):
             pass
         time.sleep(pause)
-        pause = min(pause * 2, _LONGEST_WAIT)
+        pause = min(pause * 1.25, _LONGEST_WAIT)
 
 
 def web_search(query: str, **options: Any) -> str:

@@ -40,8 +40,9 @@ SCRIPT_TOOLS: tuple[str, ...] = get_args(ScriptTool)
 MAX_REQUEST_BYTES = 1_000_000
 REFUSALS_KEPT = 5
 _REQUEST = re.compile(r"req-(\d{6})\.json")
-_FIRST_POLL = 0.01
+_FIRST_POLL = 0.002
 _LONGEST_POLL = 0.25
+_SLOWER = 1.25  # about a second of quick looks after a request, then every quarter second
 
 
 class Request(BaseModel):
@@ -87,7 +88,7 @@ class ScriptChannel:
         pause = _FIRST_POLL
         while not script.done():
             busy = await self._answer_new(script)
-            pause = _FIRST_POLL if busy else min(pause * 2, _LONGEST_POLL)
+            pause = _FIRST_POLL if busy else min(pause * _SLOWER, _LONGEST_POLL)
             await asyncio.wait({script}, timeout=pause)
 
     async def _answer_new(self, script: asyncio.Task[Any]) -> bool:
