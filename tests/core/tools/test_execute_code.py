@@ -99,9 +99,11 @@ def test_the_same_script_on_the_modal_and_daytona_fakes(store, settings, tmp_pat
     assert not (workspace(settings, ctx)).exists()  # nothing ran on the local backend
 
 
-def test_local_backend_with_bubblewrap(store, settings):
+@pytest.mark.parametrize("network", [True, False])
+def test_local_backend_with_bubblewrap(store, settings, network):
     pytest.importorskip("shutil").which("bwrap") or pytest.skip("bubblewrap not installed")
-    ctx = scripted_ctx(store, settings, sandbox_isolation="bwrap")
+    # the channel needs no network path back to Iris: it works with the network cut off
+    ctx = scripted_ctx(store, settings, sandbox_isolation="bwrap", sandbox_network=network)
     out = execute(ctx, THREE_TOOLS + 'import os\nprint(os.getcwd())\n')
     assert "2 lines; boats found: True\n/workspace\n" in out
     assert (workspace(settings, ctx) / "notes" / "plan.txt").exists()
