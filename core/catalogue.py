@@ -63,6 +63,7 @@ class SessionToolset:
         core = [t for t in toolset.tools() if not (t.deferred and listed)]
         extra = [LoadTools(entries(list(self.catalogue.values())))] if self.catalogue else []
         self.callable = toolset.with_tools(extra)
+        ctx.toolset = self.callable
         self._core_specs = [t.spec() for t in [*core, *extra]]
 
     def specs(self) -> list[ToolSpec]:

@@ -149,6 +149,10 @@ class Settings(BaseModel):
     web_max_bytes: int = Field(default=5_000_000, ge=10_000)  # per fetched URL
     web_timeout: float = Field(default=20.0, gt=0, le=300)  # per fetched URL, redirects included
     web_extract_chars: int = Field(default=15_000, ge=500)  # readable text kept per URL
+    # execute_code (docs/acting.md): a Python script in the sandbox that calls tools
+    execute_code_timeout: float = Field(default=300.0, ge=1, le=3600)  # wall seconds per script
+    execute_code_max_calls: int = Field(default=50, ge=1, le=1000)  # tool calls per script
+    execute_code_output_chars: int = Field(default=20_000, ge=500)  # printed text kept
 
     @field_validator("model", "cheap_model", "transcription_model")
     @classmethod

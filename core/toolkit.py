@@ -48,6 +48,20 @@ class ToolContext:
     tainted_by: set[str] = field(default_factory=set)
     # Catalogue tools this session has loaded, in order (core.catalogue).
     loaded_tools: list[str] = field(default_factory=list)
+    # The toolset running this turn's calls: a tool that calls other tools (execute_code)
+    # dispatches through it, so every check of a direct call applies. None: not offered here.
+    toolset: Toolset | None = None
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """One dispatched call: ``text`` is what the model reads (errors as ``Error: …``, outside
+    content wrapped as untrusted); ``output`` is the tool's own text (the error's message when
+    ``ok`` is false), for code that calls tools (execute_code) rather than a model."""
+
+    text: str
+    ok: bool
+    output: str
 
 
 class Tool(ABC):
@@ -164,35 +178,40 @@ class Toolset:
 
     async def call(self, ctx: ToolContext, call: ToolCall) -> Message:
         """Run one tool call. Every failure becomes a tool result the model can read."""
-        return Message(
-            role="tool", content=await self._run(ctx, call), tool_call_id=call.id, name=call.name
-        )
+        outcome = await self.dispatch(ctx, call)
+        return Message(role="tool", content=outcome.text, tool_call_id=call.id, name=call.name)
 
     async def call_all(self, ctx: ToolContext, calls: Iterable[ToolCall]) -> list[Message]:
         return list(await asyncio.gather(*(self.call(ctx, call) for call in calls)))
 
-    async def _run(self, ctx: ToolContext, call: ToolCall) -> str:
+    async def dispatch(self, ctx: ToolContext, call: ToolCall) -> ToolOutcome:
+        """Run one tool call: argument checks, the tool, error handling, untrusted wrapping
+        and tainting, exactly as for a model's call."""
         tool = self._tools.get(call.name)
         if tool is None:
             known = ", ".join(sorted(self._tools)) or "none"
-            return f"Error: there is no tool named {call.name!r}. Available tools: {known}."
+            return _failed(f"there is no tool named {call.name!r}. Available tools: {known}.")
         try:
             args = tool.Args.model_validate(call.parsed_arguments())
         except (ValueError, json.JSONDecodeError) as exc:
             if isinstance(exc, ValidationError):
-                return f"Error: invalid arguments for {call.name}: {_validation_message(exc)}"
-            return f"Error: the arguments for {call.name} are not a JSON object: {exc}"
+                return _failed(f"invalid arguments for {call.name}: {_validation_message(exc)}")
+            return _failed(f"the arguments for {call.name} are not a JSON object: {exc}")
         try:
             output = await tool.run(ctx, args)
         except (ToolRetry, IrisUsageError) as exc:
-            return f"Error: {exc}"
+            return _failed(str(exc))
         except Exception as exc:
             log.exception("tool %s failed", call.name)
-            return f"Error: {call.name} failed: {type(exc).__name__}: {exc}"
+            return _failed(f"{call.name} failed: {type(exc).__name__}: {exc}")
         if tool.untrusted_output:
             from core.security.untrusted import wrap_untrusted
 
             if tool.taints(output):
                 ctx.tainted_by.add(call.name)
-            return wrap_untrusted(call.name, output)
-        return output
+            return ToolOutcome(wrap_untrusted(call.name, output), True, output)
+        return ToolOutcome(output, True, output)
+
+
+def _failed(message: str) -> ToolOutcome:
+    return ToolOutcome(f"Error: {message}", False, message)

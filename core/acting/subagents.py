@@ -124,6 +124,7 @@ class SubagentRunner:
             for provider in deps.tool_providers:
                 toolset = toolset.with_tools(await stack.enter_async_context(provider(ctx)))
             toolset = toolset.without(RESTRICTED)
+            ctx.toolset = toolset
             specs = toolset.specs()
             steps = deps.settings.subagent_max_iterations
             last = ""

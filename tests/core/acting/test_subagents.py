@@ -156,3 +156,24 @@ def test_children_cannot_run_dangerous_commands(runtime, scripted):
     assert "refused: this command covers its tracks" in result
     assert runtime.store.db.scalar(
         "SELECT count(*) FROM pending_approvals WHERE user_id = ?", (user,)) == 0
+
+
+def test_a_child_runs_a_script_whose_tool_calls_keep_its_limits(runtime, scripted):
+    user = setup_files(runtime, scripted)
+    script = ('from iris_tools import terminal, write_file, ToolError\n'
+              'write_file("docs/c.txt", "from the child")\n'
+              'try:\n    terminal("history" + " -c")\nexcept ToolError as e:\n'
+              '    print("terminal:", e)\n')
+    scripted.then(
+        tool_calls(call("delegate_task", goal="write c")),
+        tool_calls(call("execute_code", code=script)),
+        lambda messages: Message(role="assistant", content=messages[-1].content),
+        "done",
+    )
+    send(runtime, "go")
+    result = scripted.requests[-1][-1].content
+    assert "terminal: refused: this command covers its tracks" in result
+    workspace = runtime.settings.home / "workspaces" / user
+    assert (workspace / "docs" / "c.txt").read_text() == "from the child"
+    assert runtime.store.db.scalar(
+        "SELECT count(*) FROM pending_approvals WHERE user_id = ?", (user,)) == 0
