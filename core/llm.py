@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from core.errors import ProviderError
+from core.llm_stream import StreamAssembler
 from core.messages import Message, ToolCall, Usage
 from core.prompt_cache import wants_cache_control, with_cache_control
+from core.streaming import AnswerSink, answer_sink
 
 log = logging.getLogger("iris.llm")
 
@@ -200,11 +202,25 @@ class LiteLLMModel:
             kwargs["api_key"] = self.api_key
         if self.temperature is not None:
             kwargs["temperature"] = self.temperature
+        sink = answer_sink()
+        if sink is not None:
+            return await self._streamed(litellm, kwargs, sink)
+        response = await self._with_retries(litellm, kwargs)
+        choice = response.choices[0]
+        return ModelResponse(
+            message=_message(choice.message),
+            usage=_usage(self.name, response, self._cost(litellm, response)),
+            finish_reason=getattr(choice, "finish_reason", None),
+        )
+
+    async def _with_retries(self, litellm: Any, kwargs: dict[str, Any],
+                            sink: AnswerSink | None = None) -> Any:
         attempt = 0
         while True:
             try:
-                response = await litellm.acompletion(**kwargs)
-                break
+                if sink is None:
+                    return await litellm.acompletion(**kwargs)
+                return await self._read_stream(litellm, kwargs, sink)
             except Exception as exc:
                 error = classify_error(exc)
                 if not error.retryable or attempt >= self.retries:
@@ -213,15 +229,64 @@ class LiteLLMModel:
                 log.warning("model %s: %s; retrying in %.1fs", self.name, error.kind, delay)
                 await asyncio.sleep(min(delay, MAX_BACKOFF))
                 attempt += 1
+
+    async def _read_stream(self, litellm: Any, kwargs: dict[str, Any],
+                           sink: AnswerSink) -> StreamAssembler:
+        """One streamed call: text deltas go to ``sink`` until the step shows a tool call.
+        A call that breaks off after some text resets the sink before it is retried."""
+        assembled = StreamAssembler()
+        spoke = False
+        try:
+            stream = await litellm.acompletion(**kwargs)
+            async for chunk in stream:
+                delta = assembled.add(chunk)
+                if assembled.has_tool_calls:
+                    if spoke:
+                        sink.reset()
+                        spoke = False
+                    continue
+                if delta:
+                    sink.text(delta)
+                    spoke = True
+        except BaseException:
+            if spoke:
+                sink.reset()
+            raise
+        return assembled
+
+    async def _streamed(self, litellm: Any, kwargs: dict[str, Any],
+                        sink: AnswerSink) -> ModelResponse:
+        kwargs = {**kwargs, "stream": True, "stream_options": {"include_usage": True}}
+        assembled: StreamAssembler = await self._with_retries(litellm, kwargs, sink)
+        holder = _UsageHolder(assembled.usage)
+        cost: float | None = None
+        raw = assembled.usage
+        if raw is not None:
+            try:
+                prompt_cost, completion_cost = litellm.cost_per_token(
+                    model=self.name, usage_object=raw if isinstance(raw, litellm.Usage) else None,
+                    prompt_tokens=int(getattr(raw, "prompt_tokens", 0) or 0),
+                    completion_tokens=int(getattr(raw, "completion_tokens", 0) or 0),
+                )
+                cost = prompt_cost + completion_cost
+            except Exception:
+                cost = None
+        if cost is None and self.free:
+            cost = 0.0
+        return ModelResponse(message=assembled.message(),
+                             usage=_usage(self.name, holder, cost),
+                             finish_reason=assembled.finish_reason)
+
+    def _cost(self, litellm: Any, response: Any) -> float | None:
         try:
             cost = litellm.completion_cost(completion_response=response)
         except Exception:
             cost = None
         if cost is None and self.free:
             cost = 0.0
-        choice = response.choices[0]
-        return ModelResponse(
-            message=_message(choice.message),
-            usage=_usage(self.name, response, cost),
-            finish_reason=getattr(choice, "finish_reason", None),
-        )
+        return cost
+
+
+@dataclass(frozen=True)
+class _UsageHolder:
+    usage: Any

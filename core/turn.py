@@ -19,6 +19,7 @@ from core.messages import Message, Usage
 from core.platforms.voice import has_voice, transcribe_voice
 from core.priority import InteractiveFirst, Yielding
 from core.sessions.compression import fit_context
+from core.streaming import AnswerFeeds, AnswerSink, streaming_to
 from core.toolkit import Tool, ToolContext, Toolset
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ class TurnDeps:
     tool_providers: Sequence[ToolProvider] = ()
     checkpoint: Callable[[str], None] = lambda step: None  # fault-injection point for tests
     priority: InteractiveFirst | None = None  # scheduled turns give way to chat turns
+    answers: AnswerFeeds | None = None  # where a streaming caller reads the answer as it comes
 
 
 class TurnCancelled(Exception):
@@ -155,6 +157,8 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
         session_id=session.id, chat_key=entry.chat_key, platform=message.platform,
         account=message.account, inbox_id=entry.id,
     )
+    streams = deps.answers is not None and bool(message.meta.get("stream"))
+    sink = deps.answers.sink(entry.id) if deps.answers is not None and streams else None
     try:
         async with AsyncExitStack() as stack:
             toolset = deps.toolset.offered(deps.settings)
@@ -175,7 +179,7 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
             )
             convo, usages = fitted.convo, list(fitted.usage)
             tool_ctx.tainted_by.update(_outside_content(convo))
-            reply = await _loop(deps, model, toolset, tool_ctx, convo, new, usages)
+            reply = await _loop(deps, model, toolset, tool_ctx, convo, new, usages, sink)
     except ProviderError as error:
         log.warning("turn for inbox %s failed: %s: %s", entry.id, error.kind, error)
         return TurnOutcome(
@@ -195,6 +199,9 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
             session_id=session.id, messages=new, reply=f"Iris is not configured: {error}",
             status="failed", error=f"config: {error}",
         )
+    finally:
+        if sink is not None and deps.answers is not None:
+            deps.answers.end(entry.id)
     return TurnOutcome(
         session_id=session.id, messages=new, reply=reply, usage=merge_usage(usages),
         tool_calls=count_tool_calls(new), model=model.name,
@@ -204,6 +211,7 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
 async def _loop(
     deps: TurnDeps, model: Any, toolset: Toolset, tool_ctx: ToolContext,
     convo: list[Message], new: list[Message], usages: list[Usage],
+    sink: AnswerSink | None = None,
 ) -> str:
     """Model → tools until a final answer or the step cap; appends to convo/new/usages."""
     from core.catalogue import SessionToolset
@@ -220,7 +228,9 @@ async def _loop(
         # Loop guard: a model repeating the very same calls, or answering with nothing at all,
         # is asked again without tools, so it must answer in words.
         withhold = repeats >= REPEAT_LIMIT or nudged
-        response = await model.complete(convo, [] if withhold else tools.specs())
+        # Only the model call streams: a tool's own model calls never reach the answer.
+        with streaming_to(sink):
+            response = await model.complete(convo, [] if withhold else tools.specs())
         deps.checkpoint("after_model")
         usages.append(response.usage)
         empty = not response.message.tool_calls and not response.message.content.strip()

@@ -23,6 +23,7 @@ from core.errors import NotFound
 from core.ids import USER_ID_PREFIXES, looks_like_user_id
 from core.messages import Attachment, InboundMessage
 from core.store.inbox import InboxEntry
+from core.streaming import Listener, StreamedText
 from functions.auth import ApiError
 from functions.ingress import receive
 from functions.runtime import Runtime
@@ -206,13 +207,28 @@ def _chunk(entry_id: int, created: int, model: str, delta: dict[str, Any],
     return f"data: {json.dumps(body)}\n\n"
 
 
-async def stream_events(rt: Runtime, user_id: str, entry_id: int) -> AsyncIterator[str]:
+async def stream_events(rt: Runtime, user_id: str, entry_id: int,
+                        listener: Listener | None = None) -> AsyncIterator[str]:
+    """The answer as server-sent events: text deltas as the model produces them when the turn
+    runs in this process (``listener``), completed by the stored reply when the turn ends."""
     created, model = int(rt.store.clock.now()), rt.settings.model or "iris"
     yield _chunk(entry_id, created, model, {"role": "assistant", "content": ""})
     waiter = asyncio.ensure_future(wait_finished(rt, user_id, entry_id, WAIT_SECONDS))
+    sent = StreamedText()
     try:
-        while not waiter.done():
-            done, _ = await asyncio.wait({waiter}, timeout=KEEPALIVE_SECONDS)
+        while True:
+            for event in listener.take() if listener is not None else ():
+                piece = sent.add(event)
+                if piece:
+                    yield _chunk(entry_id, created, model, {"content": piece})
+            if waiter.done():
+                break
+            more = asyncio.ensure_future(listener.wait()) if listener is not None else None
+            done, _ = await asyncio.wait({waiter} | ({more} if more else set()),
+                                         timeout=KEEPALIVE_SECONDS,
+                                         return_when=asyncio.FIRST_COMPLETED)
+            if more is not None and not more.done():
+                more.cancel()
             if not done:
                 yield ": keep-alive\n\n"
         try:
@@ -224,11 +240,15 @@ async def stream_events(rt: Runtime, user_id: str, entry_id: int) -> AsyncIterat
             yield f"data: {json.dumps(_error_for(entry).body())}\n\n"
             return
         body = completion_body(rt, entry)
-        yield _chunk(entry_id, created, body["model"], {"content": entry.reply or ""})
+        rest = sent.rest(entry.reply or "")
+        if rest:
+            yield _chunk(entry_id, created, body["model"], {"content": rest})
         yield _chunk(entry_id, created, body["model"], {}, finish="stop")
         yield "data: [DONE]\n\n"
     finally:
         waiter.cancel()
+        if listener is not None:
+            listener.close()
 
 
 def build_router(rt: Runtime) -> APIRouter:
@@ -261,9 +281,15 @@ def build_router(rt: Runtime) -> APIRouter:
             raise ApiError(409, "this Idempotency-Key was used for a different request",
                            code="idempotency_conflict")
         if body.stream:
-            session = await wait_session(rt, received.user_id, received.entry_id, WAIT_SECONDS)
+            listener = rt.answers.listen(received.entry_id)
+            try:
+                session = await wait_session(rt, received.user_id, received.entry_id,
+                                             WAIT_SECONDS)
+            except BaseException:
+                listener.close()
+                raise
             return StreamingResponse(
-                stream_events(rt, received.user_id, received.entry_id),
+                stream_events(rt, received.user_id, received.entry_id, listener),
                 media_type="text/event-stream",
                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no",
                          "X-Iris-Session": session},

@@ -19,6 +19,7 @@ from core.dispatch import Dispatcher, Notifier
 from core.platforms.delivery import DeliveryService, Sender
 from core.priority import InteractiveFirst
 from core.routing import ModelRouter, SettingsRouter
+from core.streaming import AnswerFeeds
 from core.store import Store, open_store
 
 if TYPE_CHECKING:
@@ -76,6 +77,7 @@ class Runtime:
     senders: Mapping[str, Sender]
     delivery: DeliveryService
     notifier: Notifier = field(default_factory=Notifier)
+    answers: AnswerFeeds = field(default_factory=AnswerFeeds)  # answers as they are produced
     checkpoint: Callable[[str], None] | None = None  # fault-injection point for crash tests
     embedded_model: bool = False  # the emulator runs its offline demo model
     priority: InteractiveFirst = field(default_factory=InteractiveFirst)
@@ -116,6 +118,7 @@ class Runtime:
         deps = TurnDeps(
             store=self.store, settings=self.settings, services=self.services,
             toolset=self.toolset, sections=self.sections, tool_providers=self.tool_providers,
+            answers=self.answers,
         )
         if self.checkpoint is not None:
             deps.checkpoint = self.checkpoint

@@ -29,11 +29,55 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 
+class Gate:
+    """Holds a streamed answer's server-sent events until the test lets them through, so a
+    test can look at a half-sent answer: ``allow(n)`` lets ``n`` more events go (the first is
+    the role chunk, then one per word), ``open()`` all of them. Thread-safe."""
+
+    def __init__(self, timeout: float = 120.0) -> None:
+        self.timeout = timeout
+        self._changed = threading.Condition()
+        self._allowed = 0
+        self._sent = 0
+        self._open = False
+
+    def allow(self, events: int = 1) -> None:
+        with self._changed:
+            self._allowed += events
+            self._changed.notify_all()
+
+    def open(self) -> None:
+        with self._changed:
+            self._open = True
+            self._changed.notify_all()
+
+    @property
+    def sent(self) -> int:
+        with self._changed:
+            return self._sent
+
+    def wait_sent(self, events: int, timeout: float = 60.0) -> bool:
+        """Until the server has sent ``events`` events (True) or ``timeout`` passed."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self._sent >= events, timeout)
+
+    def pass_one(self) -> bool:
+        """Server side (blocking: run it in a thread): wait for leave to send one more event."""
+        with self._changed:
+            allowed = self._changed.wait_for(
+                lambda: self._open or self._sent < self._allowed, self.timeout)
+            if allowed:
+                self._sent += 1
+                self._changed.notify_all()
+            return allowed
+
+
 @dataclass(frozen=True)
 class Reply:
     text: str
     finish_reason: str = "stop"
     delay: float = 0.0
+    gate: Gate | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -157,8 +201,10 @@ class ScriptedLLM:
             self._queue.append(step)
         return self
 
-    def reply(self, text: str, *, finish_reason: str = "stop", delay: float = 0.0) -> Self:
-        return self.enqueue(Reply(text, finish_reason=finish_reason, delay=delay))
+    def reply(self, text: str, *, finish_reason: str = "stop", delay: float = 0.0,
+              gate: Gate | None = None) -> Self:
+        """Answer ``text``; with ``gate``, a streamed answer's events wait for the gate."""
+        return self.enqueue(Reply(text, finish_reason=finish_reason, delay=delay, gate=gate))
 
     def tool_call(
         self,
@@ -260,9 +306,14 @@ class ScriptedLLM:
         if isinstance(step, Reply | ToolCalls) and step.delay:
             await asyncio.sleep(step.delay)
         completion = step.body if isinstance(step, RawCompletion) else self._completion(body, step)
+        gate = step.gate if isinstance(step, Reply) else None
         if body.get("stream"):
             chunks = _stream_chunks(completion, include_usage=_include_usage(body))
+            if gate is not None:
+                return StreamingResponse(_gated(chunks, gate), media_type="text/event-stream")
             return StreamingResponse(chunks, media_type="text/event-stream")
+        if gate is not None:
+            await asyncio.to_thread(gate.pass_one)
         return JSONResponse(completion)
 
     def _completion(self, body: dict[str, Any], step: Reply | ToolCalls) -> dict[str, Any]:
@@ -332,6 +383,13 @@ def _parse_tool_call(call: dict[str, Any]) -> ToolCall:
     return ToolCall(call["name"], call.get("arguments", {}), call.get("id"))
 
 
+async def _gated(chunks: Iterator[str], gate: Gate) -> Any:
+    for chunk in chunks:
+        if not await asyncio.to_thread(gate.pass_one):
+            return  # the test never opened the gate: the answer breaks off
+        yield chunk
+
+
 def _failure(step: Failure) -> Response:
     body = step.body if isinstance(step.body, dict) else error_body(step.status, step.body)
     headers = dict(step.headers or {})
@@ -391,6 +449,8 @@ def _stream_chunks(completion: dict[str, Any], *, include_usage: bool) -> Iterat
                 {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
             ],
         }
+        if include_usage:  # OpenAI sends "usage": null on every chunk but the last
+            data["usage"] = None
         return f"data: {json.dumps(data)}\n\n"
 
     yield chunk({"role": "assistant", "content": ""})

@@ -48,7 +48,8 @@ def new_session(request: Request, form: FormData | None) -> Response:
                 "Started a new session.")
 
 
-def _inbound(request: Request, user_id: str, form: FormData) -> InboundMessage:
+def _inbound(request: Request, user_id: str, form: FormData, *,
+             stream: bool) -> InboundMessage:
     rt = runtime(request)
     text = str(form.get("text") or "").strip()
     if not text:
@@ -67,7 +68,7 @@ def _inbound(request: Request, user_id: str, form: FormData) -> InboundMessage:
     return InboundMessage(
         platform="http", chat_id=CHAT_ID, account=account,
         platform_message_id=f"dashboard:{user_id}:{uuid.uuid4().hex}", text=text,
-        session_hint=session,
+        session_hint=session, meta={"stream": True} if stream else {},
     )
 
 
@@ -78,11 +79,13 @@ async def send(request: Request) -> Response:
     seen = await run_in_threadpool(own, request)
     form_checked(request, seen, form)
     rt = runtime(request)
-    message = _inbound(request, seen.user_id, form)
+    streams = bool(request.headers.get("x-csrf-token"))
+    message = _inbound(request, seen.user_id, form, stream=streams)
     received = await receive(rt, message, owner=seen.user_id)
-    if request.headers.get("x-csrf-token"):
+    if streams:
         return StreamingResponse(
-            stream_events(rt, received.user_id, received.entry_id),
+            stream_events(rt, received.user_id, received.entry_id,
+                          rt.answers.listen(received.entry_id)),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
