@@ -19,8 +19,8 @@ from core.dispatch import Dispatcher, Notifier
 from core.platforms.delivery import DeliveryService, Sender
 from core.priority import InteractiveFirst
 from core.routing import ModelRouter, SettingsRouter
-from core.streaming import AnswerFeeds
 from core.store import Store, open_store
+from core.streaming import AnswerFeeds
 
 if TYPE_CHECKING:
     from core.clock import Clock

@@ -16,7 +16,8 @@ CLOCK = ToolSpec(name="clock", description="time", parameters={"type": "object"}
 
 def chunk(delta=None, finish=None, usage=None, choices=True):
     body = {"object": "chat.completion.chunk"}
-    body["choices"] = [{"index": 0, "delta": delta or {}, "finish_reason": finish}] if choices else []
+    choice = {"index": 0, "delta": delta or {}, "finish_reason": finish}
+    body["choices"] = [choice] if choices else []
     if usage is not None:
         body["usage"] = usage
     return body
@@ -56,7 +57,8 @@ def test_interleaved_parallel_tool_calls_are_put_together_by_index():
 
 def test_fragments_without_index_and_a_reused_index():
     assembled = StreamAssembler()
-    assembled.add(chunk({"tool_calls": [{"id": "x1", "function": {"name": "a", "arguments": "{}"}}]}))
+    whole = {"id": "x1", "function": {"name": "a", "arguments": "{}"}}
+    assembled.add(chunk({"tool_calls": [whole]}))
     assembled.add(chunk({"tool_calls": [{"id": "x2", "function": {"name": "b"}}]}))
     assembled.add(chunk({"tool_calls": [{"function": {"arguments": '{"n": 1}'}}]}))
     assembled.add(fragment(0, id="y1", name="c", arguments="{}"))
