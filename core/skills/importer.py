@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -171,13 +172,17 @@ def _names(parsed: dict[int, ParsedSkill], dirs: list[Path],
 
 
 def import_skills(
-    library: SkillLibrary, user_id: str, source: str, *, provenance: str = "imported"
+    library: SkillLibrary, user_id: str, source: str, *, provenance: str = "imported",
+    label: str | None = None, progress: Callable[[str], None] = lambda stage: None,
 ) -> ImportReport:
-    """Import every skill found in ``source`` into ``user_id``'s library (or its quarantine)."""
+    """Import every skill found in ``source`` into ``user_id``'s library (or its quarantine).
+    ``label`` names the source in the skills' history (default: ``source``); ``progress``
+    hears each stage."""
     from core.skills.format import find_skill_dirs
 
-    report = ImportReport(source=source)
-    label = source if "://" in source or "@" in source else str(Path(source).expanduser())
+    report = ImportReport(source=label or source)
+    label = label or (source if "://" in source or "@" in source
+                      else str(Path(source).expanduser()))
     with open_source(source) as unpacked:
         skill_dirs = find_skill_dirs(unpacked.root)
         if not skill_dirs:
@@ -194,11 +199,13 @@ def import_skills(
             report.items.append(item)
             if (found := read_skill(skill_dir, unpacked.refused, rel_dir, item)) is not None:
                 read[i] = found
+        progress(f"Found {len(skill_dirs)} skill(s); checking them")
         names = _names({i: p for i, (p, _) in read.items()}, skill_dirs, report.items)
         bundled = library.bundled()
-        for i, (parsed, files) in read.items():
+        for done, (i, (parsed, files)) in enumerate(read.items(), start=1):
             item, name = report.items[i], names[i]
             item.name = name
+            progress(f"Scanning and storing {name} ({done} of {len(read)})")
             if name != parsed.name:  # SKILL.md says the name it is stored under
                 files = {**files, "SKILL.md": set_name_line(
                     files["SKILL.md"].decode("utf-8-sig"), name).encode()}

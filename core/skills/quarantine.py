@@ -89,7 +89,7 @@ def review(library: SkillLibrary, item: QuarantinedSkill) -> str:
         lines.append(f"  warning: {warning}")
     for finding in findings_of(item):
         lines.append(f"- {finding.where()}: {finding.label()}")
-        shown = _line_text(files.get(finding.path, b""), finding.line) or finding.excerpt
+        shown = line_text(files.get(finding.path, b""), finding.line) or finding.excerpt
         if shown:
             lines.append(f"    {shown}")
     lines.append(f"iris skills approve {item.name} makes it usable; iris skills reject "
@@ -97,7 +97,7 @@ def review(library: SkillLibrary, item: QuarantinedSkill) -> str:
     return "\n".join(lines)
 
 
-def _line_text(data: bytes, line: int | None, width: int = 160) -> str:
+def line_text(data: bytes, line: int | None, width: int = 160) -> str:
     from core.security.findings import clip
 
     if not line:

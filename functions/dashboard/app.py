@@ -10,6 +10,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
+from core.dashboard.imports import ImportJobs
 from functions.dashboard import (
     chat_pages,
     cron_pages,
@@ -17,6 +18,7 @@ from functions.dashboard import (
     memory_pages,
     owner_pages,
     signin_pages,
+    skill_import_pages,
     skills_pages,
     usage_pages,
     workspace_pages,
@@ -30,7 +32,7 @@ def build(rt: Runtime) -> Starlette:
     routes: list[BaseRoute] = [Mount("/static", StaticFiles(directory=HERE / "static"),
                                      name="static")]
     for module in (signin_pages, memory_pages, chat_pages, history_pages, cron_pages,
-                   skills_pages, usage_pages, workspace_pages, owner_pages):
+                   skills_pages, skill_import_pages, usage_pages, workspace_pages, owner_pages):
         routes.extend(module.routes())
 
     async def sign_in_needed(request: Request, exc: Exception) -> Response:
@@ -45,5 +47,7 @@ def build(rt: Runtime) -> Starlette:
     })
     app.state.runtime = rt
     app.state.templates = environment()
+    app.state.imports = ImportJobs()
+    app.state.import_tasks = set()
     app.add_middleware(Headers)
     return app

@@ -12,6 +12,7 @@ from starlette.routing import Route
 
 from core.dashboard.diffs import file_diff, text_of
 from core.errors import NotFound
+from core.skills import quarantine
 from core.skills.library import SkillLibrary
 from functions.dashboard.guard import back, form_checked, notice, own, runtime
 from functions.dashboard.web import page, render
@@ -29,7 +30,8 @@ def skills_page(request: Request, form: FormData | None) -> Response:
     library = _library(request)
     return render(request, "skills.html", viewer=seen, notice=notice(request, seen),
                   skills=library.entries(seen.user_id, include_archived=True),
-                  held=runtime(request).store.held_writes.pending(seen.user_id, "skill"))
+                  held=runtime(request).store.held_writes.pending(seen.user_id, "skill"),
+                  quarantined=quarantine.pending(library, seen.user_id))
 
 
 def skill_page(request: Request, form: FormData | None) -> Response:

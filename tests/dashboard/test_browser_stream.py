@@ -1,0 +1,36 @@
+"""The chat page shows the answer as the model produces it: the scripted model server holds its
+chunks behind a gate, and the browser shows the first words while the rest are held back."""
+
+from __future__ import annotations
+
+import re
+
+try:
+    from playwright.sync_api import expect
+except ImportError:  # the `browser` fixture skips, or fails under IRIS_REQUIRE_BROWSER=1
+    expect = None
+
+from iris_testing.llm_server import Gate
+from tests.dashboard.test_browser import script_ready, sign_in
+
+
+def test_the_answer_grows_in_the_page_as_it_is_produced(dash, new_page, shots):
+    page = new_page()
+    sign_in(page, dash.link_for("alice"))
+    gate = Gate()
+    dash.llm.reply("Green tea wants two minutes at eighty degrees.", gate=gate)
+    gate.allow(3)  # the role chunk, "Green ", "tea "
+    script_ready(page)
+    page.get_by_label("Message (Ctrl+Enter sends)").fill("how long for green tea?")
+    page.get_by_role("button", name="Send").click()
+    answer = page.locator(".bubble.assistant").last
+    expect(answer).to_have_text(re.compile(r"^Green tea\s*$"))
+    expect(answer).to_have_attribute("data-state", "streaming")
+    assert gate.sent == 3
+    shots.take(page, "chat-streaming")
+    gate.allow(2)
+    expect(answer).to_have_text(re.compile(r"^Green tea wants two\s*$"))
+    gate.open()
+    expect(answer).to_have_text("Green tea wants two minutes at eighty degrees.")
+    expect(answer).to_have_attribute("data-state", "done")
+    assert dash.llm.requests[-1]["stream"] is True
