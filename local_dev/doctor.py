@@ -1,46 +1,21 @@
-"""``iris doctor``: check a configuration and say what is wrong, each problem with its fix."""
+"""``iris doctor``: load the configuration, run its checks (``core.doctor``) and, for a
+deployment, the cloud's."""
 
 from __future__ import annotations
 
-import asyncio
-import os
-import re
-import stat
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Literal
+from collections.abc import Mapping
 
-from core.config import Settings, dotenv_path, load_settings
-from core.dotenv import read_dotenv
+from core.config import load_settings
+from core.doctor import Finding, ModelProbe, Report, check_configuration, environment_of
 from core.errors import ConfigError
 
-Level = Literal["ok", "warning", "error"]
-TELEGRAM_TOKEN = re.compile(r"\d+:[A-Za-z0-9_-]{30,}")
-TELEGRAM_SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
+__all__ = ["Finding", "Report", "run_checks"]
 
 
-@dataclass(frozen=True)
-class Finding:
-    level: Level
-    check: str
-    message: str
-    fix: str | None = None
+def _modal_token_found(environ: Mapping[str, str]) -> bool:
+    from infra.modal_cli import modal_token
 
-
-@dataclass
-class Report:
-    findings: list[Finding] = field(default_factory=list)
-    settings: Settings | None = None
-
-    def add(self, level: Level, check: str, message: str, fix: str | None = None) -> None:
-        self.findings.append(Finding(level, check, message, fix))
-
-    @property
-    def errors(self) -> list[Finding]:
-        return [f for f in self.findings if f.level == "error"]
-
-
-ModelProbe = Callable[[Settings], None]
+    return modal_token(environ) is not None
 
 
 def run_checks(
@@ -54,21 +29,10 @@ def run_checks(
         report.add("error", "config", str(exc),
                    "fix that value in iris.yaml or .env, or run `iris setup`")
         return report
-    report.settings = settings
-    environ = dict(os.environ if env is None else env)
     where = settings.config_path if settings.config_path and settings.config_path.exists() else None
     report.add("ok", "config", f"loaded {where or 'defaults (no iris.yaml)'}")
-    env_file = dotenv_path(settings.config_path or settings.home / "iris.yaml")
-    for key, value in read_dotenv(env_file).items():
-        environ.setdefault(key, value)
-    _check_dotenv_mode(report, env_file)
-    _check_store(report, settings)
-    _check_model(report, settings, environ, online=online, cloud=cloud, probe=probe)
-    _check_api_key(report, settings, cloud=cloud)
-    _check_platforms(report, settings)
-    _check_sandbox(report, settings, environ, cloud=cloud)
-    _check_mcp(report, settings)
-    _check_web(report, settings)
+    check_configuration(report, settings, environment_of(settings, env), online=online,
+                        cloud=cloud, probe=probe, modal_token=_modal_token_found)
     if cloud:
         from infra.cloud import cloud_problems
 
@@ -76,206 +40,3 @@ def run_checks(
             if problem.setting != "model":
                 report.add("error", f"cloud: {problem.setting}", problem.message, problem.fix)
     return report
-
-
-def _check_dotenv_mode(report: Report, path: os.PathLike[str]) -> None:
-    try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-    except FileNotFoundError:
-        return
-    if mode & 0o077:
-        report.add("warning", ".env", f"{path} is readable by others (mode {mode:o})",
-                   f"chmod 600 {path}")
-
-
-def _check_store(report: Report, settings: Settings) -> None:
-    from core.store import open_store
-
-    try:
-        store = open_store(settings)
-    except Exception as exc:
-        fix = ("check db_url and IRIS_DB_AUTH_TOKEN (`turso db tokens create NAME`)"
-               if settings.db_is_remote else "check that the directory of db_url is writable")
-        report.add("error", "database", f"cannot open {settings.db_url}: {exc}", fix)
-        return
-    try:
-        applied = store.migrations_applied()
-        report.add("ok", "database", f"{settings.db_url} opened, {applied} migrations applied")
-        try:
-            store.objects.check()
-            report.add("ok", "object store", store.objects.describe())
-        except Exception as exc:
-            fix = ("check the bucket, s3_endpoint_url and AWS_ACCESS_KEY_ID/"
-                   "AWS_SECRET_ACCESS_KEY" if settings.objects_url.startswith("s3://")
-                   else "check that objects_url is an absolute, writable directory")
-            report.add("error", "object store", f"cannot use {settings.objects_url}: {exc}", fix)
-    finally:
-        store.close()
-
-
-def _check_model(
-    report: Report, settings: Settings, environ: Mapping[str, str], *, online: bool,
-    cloud: bool, probe: ModelProbe | None,
-) -> None:
-    from core.providers import key_status
-
-    if not settings.model:
-        level: Level = "error" if cloud else "warning"
-        report.add(level, "model", "no model configured (`iris dev` then runs the embedded demo "
-                   "model, which is tiny and often wrong)",
-                   "model: anthropic/claude-sonnet-4-5 (or openai/gpt-4o-mini, …) in iris.yaml")
-        return
-    status = key_status(settings, settings.model, environ)
-    if not status.ok:
-        report.add("error", "model key", f"no API key for {settings.model}",
-                   f"set {' or '.join(status.expected)} in .env")
-    elif not status.known:
-        report.add("warning", "model key", f"cannot tell which key provider {status.provider!r} "
-                   "needs", "set IRIS_MODEL_API_KEY if it needs one")
-    else:
-        report.add("ok", "model", f"{settings.model}" + (f" (key from {status.source})"
-                                                         if status.source else ""))
-    if online and status.ok:
-        try:
-            (probe or one_token_call)(settings)
-            report.add("ok", "model call", f"{settings.model} answered a 1-token request")
-        except Exception as exc:
-            report.add("error", "model call", f"{settings.model} failed: {exc}",
-                       "check the model name, the key and model_api_base")
-
-
-def one_token_call(settings: Settings) -> None:
-    from core.llm import LiteLLMModel
-    from core.messages import Message
-
-    model = LiteLLMModel(
-        name=settings.model or "", api_base=settings.model_api_base,
-        api_key=settings.secret("model_api_key"), timeout=min(settings.model_timeout, 60),
-        retries=0, extra={"max_tokens": 1},
-    )
-    asyncio.run(model.complete([Message(role="user", content="Say OK.")]))
-
-
-def _check_api_key(report: Report, settings: Settings, *, cloud: bool) -> None:
-    if settings.api_key is None:
-        level: Level = "error" if cloud else "warning"
-        report.add(level, "api key", "IRIS_API_KEY is not set: `iris dev` generates one, but a "
-                   "deployment refuses every HTTP API request",
-                   "iris setup --non-interactive (generates one into .env)")
-    else:
-        report.add("ok", "api key", "IRIS_API_KEY set")
-
-
-def _pair(report: Report, check: str, first: tuple[str, object], second: tuple[str, object],
-          fix: str) -> bool:
-    (name_a, a), (name_b, b) = first, second
-    if (a is None) != (b is None):
-        have, lack = (name_a, name_b) if a is not None else (name_b, name_a)
-        report.add("error", check, f"{have} is set but {lack} is not", fix)
-        return False
-    return a is not None
-
-
-def _check_platforms(report: Report, settings: Settings) -> None:
-    if _pair(report, "telegram", ("IRIS_TELEGRAM_TOKEN", settings.telegram_token),
-             ("IRIS_TELEGRAM_SECRET", settings.telegram_secret),
-             "iris setup --non-interactive --telegram-token TOKEN (generates the secret)"):
-        token = settings.secret("telegram_token") or ""
-        secret = settings.secret("telegram_secret") or ""
-        if not TELEGRAM_SECRET.fullmatch(secret):
-            report.add("error", "telegram", "IRIS_TELEGRAM_SECRET may only hold 1-256 of "
-                       "A-Z a-z 0-9 _ -", "remove it and rerun `iris setup` to generate one")
-        elif not TELEGRAM_TOKEN.fullmatch(token):
-            report.add("warning", "telegram", "IRIS_TELEGRAM_TOKEN does not look like a bot "
-                       "token (123456:ABC…)", "copy it again from @BotFather")
-        else:
-            report.add("ok", "telegram", "bot token and webhook secret set")
-    if _pair(report, "slack", ("IRIS_SLACK_SIGNING_SECRET", settings.slack_signing_secret),
-             ("IRIS_SLACK_BOT_TOKEN", settings.slack_bot_token),
-             "both come from your Slack app: Basic Information → Signing Secret, OAuth & "
-             "Permissions → Bot User OAuth Token"):
-        if not (settings.secret("slack_bot_token") or "").startswith("xoxb-"):
-            report.add("warning", "slack", "IRIS_SLACK_BOT_TOKEN does not start with xoxb-",
-                       "use the Bot User OAuth Token, not a user or app token")
-        else:
-            report.add("ok", "slack", "signing secret and bot token set")
-    from local_dev import doctor_platforms
-
-    doctor_platforms.check(report, settings)
-
-
-def _check_sandbox(report: Report, settings: Settings, environ: Mapping[str, str], *,
-                   cloud: bool) -> None:
-    backend = settings.sandbox_backend
-    if backend == "modal":
-        from infra.modal_cli import modal_token
-
-        if modal_token(environ) is None and not cloud:
-            report.add("warning", "sandbox", "sandbox_backend is modal but no Modal token is "
-                       "found: `iris dev` cannot start sandboxes (deployed functions can)",
-                       "modal token new")
-        else:
-            report.add("ok", "sandbox", "modal")
-    elif backend == "daytona":
-        if settings.daytona_api_key is None and not environ.get("DAYTONA_API_KEY"):
-            report.add("error", "sandbox", "sandbox_backend is daytona but no API key is set",
-                       "IRIS_DAYTONA_API_KEY=… in .env (Daytona dashboard → API Keys)")
-        else:
-            report.add("ok", "sandbox", "daytona")
-    else:
-        from core.acting.isolation import FIX, describe
-        from core.store import open_store
-
-        try:
-            store = open_store(settings)
-        except Exception:
-            store = None  # the database check reports why; count nobody
-        try:
-            level, sentence = describe(settings, store)
-        finally:
-            if store is not None:
-                store.close()
-        report.add(level, "sandbox", sentence, None if level == "ok" else FIX)
-    _check_home_mode(report, settings)
-
-
-def _check_home_mode(report: Report, settings: Settings) -> None:
-    try:
-        mode = stat.S_IMODE(os.stat(settings.home).st_mode)
-    except FileNotFoundError:
-        return
-    if mode & 0o077:
-        report.add("warning", "home", f"{settings.home} is open to other accounts on this "
-                   f"machine (mode {mode:o}): they can read every conversation",
-                   f"chmod 700 {settings.home}")
-
-
-def _check_web(report: Report, settings: Settings) -> None:
-    from core.web.search import problem
-
-    missing = problem(settings)
-    if missing is None:
-        report.add("ok", "web search", f"web_search uses {settings.web_search_provider}")
-    elif settings.web_search_provider is None:
-        how = missing.removeprefix("no search provider: ")
-        report.add("ok", "web search", f"off (web_search is not offered); to enable it, {how}")
-    else:
-        report.add("warning", "web search", f"off: {missing}",
-                   "set it in .env, or unset IRIS_WEB_SEARCH_PROVIDER")
-    if settings.web_allow_hosts:
-        report.add("warning", "web extract",
-                   f"may reach private addresses of {', '.join(settings.web_allow_hosts)}",
-                   "keep IRIS_WEB_ALLOW_HOSTS to hosts you mean the model to read")
-
-
-def _check_mcp(report: Report, settings: Settings) -> None:
-    if not settings.mcp_servers:
-        return
-    from core.mcp.config import parse_mcp_servers
-
-    try:
-        servers = parse_mcp_servers(settings.mcp_servers)
-    except ValueError as exc:
-        report.add("error", "mcp", str(exc), "fix mcp_servers in iris.yaml")
-        return
-    report.add("ok", "mcp", f"{len(servers)} server(s): {', '.join(sorted(servers))}")

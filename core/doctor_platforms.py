@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from core.config import Settings
-    from local_dev.doctor import Report
+    from core.doctor import Report
 
 
 def _missing(settings: Settings, names: dict[str, str]) -> tuple[list[str], list[str]]:
