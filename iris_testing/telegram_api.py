@@ -84,6 +84,7 @@ class FakeTelegram:
         self._files: dict[str, tuple[str, bytes]] = {}
         self._failures: dict[str, list[_Failure]] = defaultdict(list)
         self._webhook: dict[str, Any] | None = None
+        self._webhook_error: tuple[int, str] | None = None
         self._message_ids = itertools.count(1)
         self._update_ids = itertools.count(100001)
         self._methods: dict[str, Callable[[dict[str, Any]], Any]] = {
@@ -120,6 +121,12 @@ class FakeTelegram:
         error = TelegramApiError(error_code, text.format(retry_after=retry_after), retry_after)
         with self._lock:
             self._failures[method.lower()].append(_Failure(times, error))
+
+    def webhook_failed(self, message: str, at: int) -> None:
+        """Telegram could not deliver to the webhook: getWebhookInfo's ``last_error_date``
+        (Unix time) and ``last_error_message`` say so from now on."""
+        with self._lock:
+            self._webhook_error = (at, message)
 
     def add_file(self, file_id: str, data: bytes, file_path: str | None = None) -> None:
         with self._lock:
@@ -312,6 +319,8 @@ class FakeTelegram:
         for key in ("max_connections", "allowed_updates", "ip_address"):
             if key in webhook:
                 info[key] = webhook[key]
+        if self._webhook_error is not None:
+            info["last_error_date"], info["last_error_message"] = self._webhook_error
         return info
 
     def _get_file(self, params: dict[str, Any]) -> dict[str, Any]:

@@ -173,6 +173,18 @@ class Deliveries:
         )
         return [Delivery.from_row(row) for row in rows]
 
+    def trouble_counts(self) -> dict[str, tuple[int, int]]:
+        """System summary (the owner's platforms page): per platform, how many deliveries are
+        retrying after a failure and how many were given up, across all users. Counts only."""
+        rows = self.db.query(
+            "SELECT platform, SUM(status = 'pending' AND attempts > 0) AS retrying,"
+            " SUM(status = 'failed') AS failed FROM deliveries"
+            " WHERE status = 'failed' OR (status = 'pending' AND attempts > 0)"
+            " GROUP BY platform",
+        )
+        return {row["platform"]: (int(row["retrying"] or 0), int(row["failed"] or 0))
+                for row in rows}
+
     def for_chat(self, user_id: str, chat_key: str) -> list[Delivery]:
         rows = self.db.query(
             "SELECT * FROM deliveries WHERE user_id = ? AND chat_key = ? ORDER BY id",

@@ -187,6 +187,13 @@ class Inbox:
         )
         return [row["chat_key"] for row in rows]
 
+    def platform_last_received(self, platform: str) -> float | None:
+        """System summary (the owner's platforms page): when the platform last delivered a
+        message, across all users. A time only, never content."""
+        value = self.db.scalar("SELECT MAX(received_at) FROM inbox WHERE platform = ?",
+                               (platform,))
+        return float(value) if value is not None else None
+
     def stalled_chats(self, *, older_than: float) -> list[tuple[str, str]]:
         """System sweep: (user_id, chat_key) of chats with entries pending since before
         ``older_than``. Returns keys only, never message content."""
