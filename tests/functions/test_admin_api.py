@@ -28,7 +28,8 @@ def api(runtime):
     MemoryBook(store).write(alice, [op("remove", old_text="ThinkPad")], limits=LIMITS,
                             author=author)
     MemoryBook(store).write(bob, [op("add", "Bob uses Slack only.")], limits=LIMITS, author=author)
-    with serve(create_app(runtime)) as server, httpx.Client(base_url=server.url) as client:
+    with serve(create_app(runtime)) as server, \
+            httpx.Client(base_url=server.url, timeout=60) as client:
         yield client, alice, bob
 
 

@@ -13,7 +13,9 @@ KEY = {"Authorization": "Bearer test-key"}
 
 @pytest.fixture
 def api(runtime):
-    with serve(create_app(runtime)) as server, httpx.Client(base_url=server.url) as client:
+    # A first turn may load the embedding model (seconds on a busy machine): not what is tested.
+    with serve(create_app(runtime)) as server, \
+            httpx.Client(base_url=server.url, timeout=60) as client:
         yield client
 
 

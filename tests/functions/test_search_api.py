@@ -25,7 +25,8 @@ def api(runtime):
          "messages": [{"role": "user", "content": "I am flying to Lisbon too", "id": "b1"}]},
     ]
     import_sessions(runtime.store, read_lines([json.dumps(x) for x in lines]))
-    with serve(create_app(runtime)) as server, httpx.Client(base_url=server.url) as client:
+    with serve(create_app(runtime)) as server, \
+            httpx.Client(base_url=server.url, timeout=60) as client:
         yield client
 
 

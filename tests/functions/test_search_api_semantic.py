@@ -29,7 +29,8 @@ LINES = [
 
 def test_paraphrase_found_over_http_with_matched_signals(runtime):
     import_sessions(runtime.store, read_lines([json.dumps(x) for x in LINES]))
-    with serve(create_app(runtime)) as server, httpx.Client(base_url=server.url) as client:
+    with serve(create_app(runtime)) as server, \
+            httpx.Client(base_url=server.url, timeout=60) as client:
         hits = client.get("/api/users/alice/sessions/search",
                           params={"q": "Which animal did we get as a pet?"}, headers=KEY).json()
         assert hits[0]["external_id"] == "p1" and hits[0]["matched"] == ["semantic"]
