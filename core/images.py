@@ -64,10 +64,20 @@ def sniff(data: bytes) -> str | None:
     return None
 
 
+def size_text(count: int) -> str:
+    if count >= 1024 * 1024:
+        return f"{count / (1024 * 1024):.3g} MB"
+    return f"{count / 1024:.3g} KB"
+
+
+def over_limit(max_bytes: int) -> ImageRefused:
+    return ImageRefused(f"it is over the {size_text(max_bytes)} limit for images")
+
+
 def checked(data: bytes, max_bytes: int) -> str:
     """``data``'s media type, or ImageRefused."""
     if len(data) > max_bytes:
-        raise ImageRefused(f"it is over the {max_bytes / (1024 * 1024):g} MB limit for images")
+        raise over_limit(max_bytes)
     mime = sniff(data)
     if mime is None:
         raise ImageRefused("it is not a PNG, JPEG, GIF or WebP image")
@@ -79,7 +89,8 @@ def decode_image_url(url: str, max_bytes: int) -> bytes:
     from core.documents import DocumentRefused, decode_data_url
 
     try:
-        _, data = decode_data_url(url, max_bytes, what="the image's data: URL")
+        # twice the cap here bounds the decoding; the cap itself is checked on the bytes
+        _, data = decode_data_url(url, 2 * max_bytes, what="the image's data: URL")
     except DocumentRefused as exc:
         raise ImageRefused(str(exc)) from None
     checked(data, max_bytes)
@@ -135,8 +146,7 @@ async def _fetch_url(url: str, settings: Settings, resolver: Resolver | None) ->
     except FetchFailed as exc:
         raise ImageRefused(f"it could not be fetched: {exc}") from None
     if fetched.truncated:
-        raise ImageRefused(f"it is over the {settings.image_max_bytes / (1024 * 1024):g} MB "
-                           "limit for images")
+        raise over_limit(settings.image_max_bytes)
     return fetched.body
 
 

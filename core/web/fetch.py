@@ -194,7 +194,8 @@ async def _get(client: httpx.AsyncClient, url: httpx.URL, target: Target,
             raise FetchFailed(f"{media} is not text, HTML or PDF")
         declared = response.headers.get("content-length", "")
         if policy.any_type and declared.isdigit() and int(declared) > policy.max_bytes:
-            raise FetchFailed(f"it is {int(declared)} bytes, over the {policy.max_bytes}-byte cap")
+            raise FetchFailed(f"it is {int(declared)} bytes, over the {policy.max_bytes}-byte "
+                              "limit")
         if media == "application/pdf" and declared.isdigit() and \
                 int(declared) > policy.max_bytes:
             raise FetchFailed(f"the PDF is {int(declared)} bytes, over the {policy.max_bytes}"
