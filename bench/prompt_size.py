@@ -4,8 +4,9 @@
 
 Runs the real path: the emulator over HTTP → the turn → litellm → a scripted OpenAI-compatible
 server on loopback, which records the request body. Every tool is available (a fake SearXNG
-turns web_search on). One user has no skills of their own; the other has 200 installed (the
-113 of bench/data/skills/library, the rest generated), plus the bundled ones for both. Counts
+turns web_search on, a vision model vision_analyze). One user has no skills of their own; the
+other has 200 installed (the 113 of bench/data/skills/library, the rest generated), plus the
+bundled ones for both. Counts
 are cl100k_base (tiktoken): the system message's text, the tool list as JSON (what litellm
 sends), and their sum; then the largest tool schemas, and the tools sent.
 """
@@ -84,7 +85,8 @@ def main() -> None:
         })
         if importlib.util.find_spec("core.web"):  # absent before the web tools (to compare)
             os.environ.update({"IRIS_WEB_SEARCH_PROVIDER": "searxng",
-                               "IRIS_WEB_SEARCH_URL": search.url})
+                               "IRIS_WEB_SEARCH_URL": search.url,
+                               "IRIS_VISION_MODEL": "openai/scripted-vision"})
         emulator = build_emulator(load_settings())
         installed = install_skills(emulator.runtime, "http:skilled", 200)
         rows = []

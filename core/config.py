@@ -154,7 +154,18 @@ class Settings(BaseModel):
     execute_code_max_calls: int = Field(default=50, ge=1, le=1000)  # tool calls per script
     execute_code_output_chars: int = Field(default=20_000, ge=500)  # printed text kept
 
-    @field_validator("model", "cheap_model", "transcription_model")
+    # Images in (docs/acting.md): None asks litellm whether the model sees images
+    model_vision: bool | None = None
+    vision_model: str | None = None  # answers vision_analyze for a model that cannot see
+    image_max_bytes: int = Field(default=10 * 1024 * 1024, ge=1024, le=50 * 1024 * 1024)
+    images_in_prompt: int = Field(default=4, ge=0, le=50)  # newest images shown to the model
+
+    @field_validator("model_vision", mode="before")
+    @classmethod
+    def _vision(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and value.strip().lower() in ("", "auto") else value
+
+    @field_validator("model", "cheap_model", "transcription_model", "vision_model")
     @classmethod
     def _model_string(cls, value: str | None) -> str | None:
         if value is None or value == "":

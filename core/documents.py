@@ -48,18 +48,19 @@ def has_documents(message: InboundMessage) -> bool:
     return any(a.kind == "file" for a in message.attachments)
 
 
-def decode_data_url(url: str, max_bytes: int = MAX_DOCUMENT_BYTES) -> tuple[str, bytes]:
+def decode_data_url(url: str, max_bytes: int = MAX_DOCUMENT_BYTES, *,
+                    what: str = "file_data") -> tuple[str, bytes]:
     """``data:<type>;base64,<data>`` → (media type, bytes)."""
     match = _DATA_URL.match(url)
     if not match:
-        raise DocumentRefused("file_data must be a base64 data: URL")
+        raise DocumentRefused(f"{what} must be a base64 data: URL")
     payload = url[match.end():]
     if len(payload) > (max_bytes * 4) // 3 + 4:
-        raise DocumentRefused(f"the file is over {max_bytes // (1024 * 1024)} MB")
+        raise DocumentRefused(f"it is over {max_bytes / (1024 * 1024):g} MB")
     try:
         data = base64.b64decode(payload, validate=True)
     except (binascii.Error, ValueError):
-        raise DocumentRefused("file_data is not valid base64") from None
+        raise DocumentRefused(f"{what} is not valid base64") from None
     return (match[1] or "application/octet-stream").lower(), data
 
 

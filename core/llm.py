@@ -73,6 +73,14 @@ def load_litellm() -> Any:
     return _litellm_module
 
 
+def supports_vision(name: str) -> bool:
+    """Whether litellm's model info says ``name`` takes image parts (False when unknown)."""
+    try:
+        return bool(load_litellm().supports_vision(model=name))
+    except Exception:
+        return False
+
+
 def classify_error(exc: BaseException) -> ProviderError:
     """Turn a litellm/provider exception into a ProviderError with a kind and retryability."""
     if isinstance(exc, ProviderError):

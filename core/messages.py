@@ -34,15 +34,36 @@ class ToolCall:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ImageRef:
+    """An image the user sent, stored in their object store (``core.images``). ``url`` (a
+    ``data:`` URL) is filled in only for a model request, never stored."""
+
+    id: str
+    mime_type: str
+    url: str | None = None
+
+    def to_json(self) -> dict[str, str]:
+        return {"id": self.id, "mime_type": self.mime_type}
+
+
+@dataclass(frozen=True, kw_only=True)
 class Message:
     role: Role
     content: str
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
+    images: tuple[ImageRef, ...] = ()
 
     def to_openai(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        shown = [i.url for i in self.images if i.url]
+        content: str | list[dict[str, Any]] = self.content
+        if shown:
+            parts: list[dict[str, Any]] = [{"type": "text", "text": self.content}] if (
+                self.content) else []
+            parts += [{"type": "image_url", "image_url": {"url": url}} for url in shown]
+            content = parts
+        out: dict[str, Any] = {"role": self.role, "content": content}
         if self.tool_calls:
             out["tool_calls"] = [call.to_openai() for call in self.tool_calls]
         if self.tool_call_id is not None:
@@ -55,6 +76,17 @@ class Message:
         if not self.tool_calls:
             return None
         return json.dumps([call.to_openai() for call in self.tool_calls])
+
+    def images_json(self) -> str | None:
+        if not self.images:
+            return None
+        return json.dumps([image.to_json() for image in self.images])
+
+    @staticmethod
+    def images_from_json(raw: str | None) -> tuple[ImageRef, ...]:
+        if not raw:
+            return ()
+        return tuple(ImageRef(id=i["id"], mime_type=i["mime_type"]) for i in json.loads(raw))
 
     @staticmethod
     def calls_from_json(raw: str | None) -> tuple[ToolCall, ...]:

@@ -15,12 +15,14 @@ from core.commands import CommandContext, run_command
 from core.context import PromptInputs, PromptSection, build_system_prompt
 from core.documents import has_documents, take_documents
 from core.errors import ConfigError, NotFound, ProviderError
-from core.messages import Message, Usage
+from core.images import has_images
+from core.messages import ImageRef, Message, Usage
 from core.platforms.voice import has_voice, transcribe_voice
 from core.priority import InteractiveFirst, Yielding
 from core.sessions.compression import fit_context
 from core.streaming import AnswerFeeds, AnswerSink, streaming_to
 from core.toolkit import Tool, ToolContext, Toolset
+from core.vision import ImageIntake, show_images, sight_of, take_for_turn
 
 if TYPE_CHECKING:
     from core.config import Settings
@@ -128,6 +130,12 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
                                      senders=deps.services.senders,
                                      workspaces=deps.services.workspaces)
         text = taken.text
+    images: tuple[ImageRef, ...] = ()
+    if has_images(message):
+        intake = await _take_images(deps, entry, user.model, text)
+        if intake.reply is not None:
+            return TurnOutcome(session_id=session.id, messages=[], reply=intake.reply)
+        text, images = intake.text, intake.images
     extra: str | None = None
     if text.lstrip().startswith("/"):
         ctx = CommandContext(
@@ -145,7 +153,8 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
                 )
             text, extra = result.continue_with, result.extra_context
 
-    user_message = Message(role="user", content=f"{extra}\n\n{text}" if extra else text)
+    user_message = Message(role="user", content=f"{extra}\n\n{text}" if extra else text,
+                           images=images)
     # The first turn of a session builds the prompt: skill ranking runs the embedding model and
     # memory entries are scanned again, CPU work that must not hold up the event loop.
     prompt = await asyncio.to_thread(system_prompt, deps, entry, session, text)
@@ -178,6 +187,9 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
                 system, user_message,
             )
             convo, usages = fitted.convo, list(fitted.usage)
+            if any(m.images for m in convo):
+                sight = await sight_of(deps.settings, model.name)
+                convo = await show_images(convo, store, entry.user_id, deps.settings, sight)
             tool_ctx.tainted_by.update(_outside_content(convo))
             reply = await _loop(deps, model, toolset, tool_ctx, convo, new, usages, sink)
     except ProviderError as error:
@@ -255,6 +267,17 @@ async def _loop(
     )
     new.append(Message(role="assistant", content=reply))
     return reply
+
+
+async def _take_images(deps: TurnDeps, entry: InboxEntry, user_model: str | None,
+                       text: str) -> ImageIntake:
+    try:
+        name = deps.services.router.main(user_model).name
+    except ConfigError:
+        name = ""
+    return await take_for_turn(entry.message, entry.user_id, text, store=deps.store,
+                               settings=deps.settings, senders=deps.services.senders,
+                               model_name=name)
 
 
 def _outside_content(convo: Sequence[Message]) -> set[str]:

@@ -65,11 +65,12 @@ def _text_of(message: ChatMessageIn) -> str:
         return message.content
     parts = []
     for part in message.content:
-        if part.get("type") == "file":
-            continue  # see _files_of
+        if part.get("type") in ("file", "image_url"):
+            continue  # see _files_of, _images_of
         if part.get("type") != "text" or not isinstance(part.get("text"), str):
             raise ApiError(400, f"unsupported content part type {part.get('type')!r}: "
-                           "only text and file parts are accepted", code="unsupported_content")
+                           "only text, image_url and file parts are accepted",
+                           code="unsupported_content")
         parts.append(part["text"])
     return "\n".join(parts)
 
@@ -100,13 +101,43 @@ def _files_of(message: ChatMessageIn) -> tuple[Attachment, ...]:
     return tuple(files)
 
 
+def _images_of(message: ChatMessageIn, max_bytes: int) -> tuple[Attachment, ...]:
+    """OpenAI ``image_url`` parts: a ``data:`` URL is checked here (a clear 400, nothing
+    recorded); an http(s) URL is fetched by the turn, through the SSRF-safe fetcher."""
+    from core.images import MAX_IMAGES, ImageRefused, decode_image_url
+
+    if not isinstance(message.content, list):
+        return ()
+    images = []
+    for part in message.content:
+        if part.get("type") != "image_url":
+            continue
+        image = part.get("image_url")
+        url = image.get("url") if isinstance(image, dict) else image
+        if not isinstance(url, str) or not url:
+            raise ApiError(400, "an image_url part needs image_url.url", code="bad_image")
+        if url.startswith("data:"):
+            try:
+                decode_image_url(url, max_bytes)
+            except ImageRefused as exc:
+                raise ApiError(400, f"image_url part: {exc}; nothing was saved",
+                               code="bad_image") from None
+        elif not url.lower().startswith(("http://", "https://")):
+            raise ApiError(400, "image_url.url must be an http(s) or data: URL",
+                           code="bad_image")
+        images.append(Attachment(kind="image", ref=url))
+    if len(images) > MAX_IMAGES:
+        raise ApiError(400, f"at most {MAX_IMAGES} images per message", code="bad_image")
+    return tuple(images)
+
+
 def inbound_from(rt: Runtime, body: ChatCompletionRequest, *, idempotency_key: str | None,
                  session: str | None) -> InboundMessage:
     last = body.messages[-1]
     if last.role != "user":
         raise ApiError(400, "the last message must have role 'user'", param="messages")
     text = _text_of(last)
-    files = _files_of(last)
+    files = _files_of(last) + _images_of(last, rt.settings.image_max_bytes)
     if not text.strip() and not files:
         raise ApiError(400, "the last user message is empty", param="messages")
     limit = rt.settings.max_message_chars

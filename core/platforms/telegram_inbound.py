@@ -14,13 +14,14 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from core.images import is_image_attachment
 from core.messages import Attachment, InboundMessage
 from core.platforms.inbound import Parsed
 
 GROUP_TYPES = frozenset({"group", "supergroup"})
 MEDIA_ONLY = (
-    "I can read text and voice messages, and documents (PDF, text, Markdown, CSV, JSON), but "
-    "not photos or videos yet; please tell me in words what you need."
+    "I can read text and voice messages, photos, and documents (PDF, text, Markdown, CSV, "
+    "JSON), but not stickers or videos; please tell me in words what you need."
 )
 
 
@@ -145,11 +146,28 @@ def _voice(msg: TgMessage) -> tuple[Attachment, ...]:
 
 
 def _document(msg: TgMessage) -> tuple[Attachment, ...]:
-    """A document (PDF, text...); what Iris reads is decided when the turn takes it."""
+    """A document (PDF, text, an image sent as a file...); what Iris reads is decided when the
+    turn takes it."""
     if msg.document is None:
         return ()
-    return (Attachment(kind="file", ref=msg.document.file_id, mime_type=msg.document.mime_type,
-                       name=msg.document.file_name),)
+    doc = msg.document
+    image = is_image_attachment(doc.mime_type, doc.file_name)
+    return (Attachment(kind="image" if image else "file", ref=doc.file_id,
+                       mime_type=doc.mime_type, name=doc.file_name),)
+
+
+def _photo(msg: TgMessage) -> tuple[Attachment, ...]:
+    """A photo comes in several sizes (PhotoSize, smallest first): the largest is taken."""
+    sizes = [p for p in msg.photo or () if isinstance(p.get("file_id"), str)]
+    if not sizes:
+        return ()
+    largest = max(sizes, key=lambda p: _area(p))
+    return (Attachment(kind="image", ref=str(largest["file_id"]), mime_type="image/jpeg"),)
+
+
+def _area(size: dict[str, object]) -> int:
+    width, height = size.get("width"), size.get("height")
+    return width * height if isinstance(width, int) and isinstance(height, int) else 0
 
 
 def parse_update(update: TgUpdate, bot: BotIdentity, *, group_mode: str = "mention") -> Parsed:
@@ -166,11 +184,11 @@ def parse_update(update: TgUpdate, bot: BotIdentity, *, group_mode: str = "menti
     entities = msg.entities if msg.text is not None else msg.caption_entities
     if is_group and group_mode != "all" and not _addressed(msg, text, entities, bot):
         return Parsed(reason="group message not addressed to Iris")
-    attachments = _voice(msg) + _document(msg)
+    attachments = _voice(msg) + _document(msg) + _photo(msg)
     text = _without_mention(text, bot) if is_group else text
     reply = None
     if not text.strip() and not attachments:
-        has_media = any((msg.photo, msg.sticker, msg.video, msg.video_note))
+        has_media = any((msg.sticker, msg.video, msg.video_note))
         if not has_media or is_group:
             return Parsed(reason="nothing to read")
         reply = MEDIA_ONLY

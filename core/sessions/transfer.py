@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -24,6 +24,7 @@ from core.errors import IrisUsageError, NotFound
 from core.store.transcripts import ImportedMessage
 
 if TYPE_CHECKING:
+    from core.messages import ImageRef
     from core.store import Store
     from core.store.sessions import Session, StoredMessage
 
@@ -171,6 +172,34 @@ def _iso(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, UTC).isoformat().replace("+00:00", "Z")
 
 
+def _image_item(image: ImageRef) -> dict[str, str]:
+    item = image.to_json()
+    if image.url:
+        item["data_url"] = image.url
+    return item
+
+
+def with_image_data(store: Store, user_id: str,
+                    messages: list[StoredMessage]) -> list[StoredMessage]:
+    """``messages`` with each stored image's bytes as a ``data:`` URL (an export carries the
+    images themselves; one no longer stored keeps only its id)."""
+    from core.images import ImageNotFound, data_url, load_image
+
+    out = []
+    for stored in messages:
+        if stored.message.images:
+            images = []
+            for image in stored.message.images:
+                try:
+                    mime, data = load_image(store.objects, user_id, image.id)
+                    images.append(replace(image, url=data_url(mime, data)))
+                except ImageNotFound:
+                    images.append(image)
+            stored = replace(stored, message=replace(stored.message, images=tuple(images)))
+        out.append(stored)
+    return out
+
+
 def _openai_message(stored: StoredMessage) -> dict[str, Any]:
     return stored.message.to_openai()
 
@@ -218,6 +247,8 @@ def export_record(
                 item["tool_call_id"] = stored.message.tool_call_id
             if stored.message.role == "tool" and stored.message.name:
                 item["name"] = stored.message.name
+            if stored.message.images:
+                item["images"] = [_image_item(i) for i in stored.message.images]
             out_messages.append(item)
         record: dict[str, Any] = {
             "user": user_ref, "session_id": external_id or session.id,
@@ -238,9 +269,10 @@ def export_record(
 
 def export_sessions(
     store: Store, user_ids: list[str], *, fmt: str, since: float | None = None,
-    session_ref: str | None = None,
+    session_ref: str | None = None, embed_images: bool = True,
 ) -> Iterator[dict[str, Any]]:
-    """One record per session (oldest first) for each user; trajectories keep tool calls."""
+    """One record per session (oldest first) for each user; trajectories keep tool calls, and
+    images their bytes as ``data:`` URLs (unless ``embed_images`` is off)."""
     if fmt not in FORMATS:
         raise IrisUsageError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
     for user_id in user_ids:
@@ -252,4 +284,6 @@ def export_sessions(
             messages = store.messages.for_session(user_id, row.session.id)
             if not messages:
                 continue
+            if embed_images:
+                messages = with_image_data(store, user_id, messages)
             yield export_record(row.session, row.external_id, messages, fmt, user_ref)

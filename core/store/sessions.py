@@ -59,6 +59,7 @@ class StoredMessage:
             tool_calls=Message.calls_from_json(row["tool_calls"]),
             tool_call_id=row["tool_call_id"],
             name=row["name"],
+            images=Message.images_from_json(row.get("images")),
         )
         return cls(
             id=row["id"],
@@ -216,11 +217,12 @@ class Messages:
         """``insert`` as statements for a batch, each RETURNING its message's id."""
         return [(
             "INSERT INTO messages (user_id, session_id, role, content, tool_calls,"
-            " tool_call_id, name, author, inbox_id, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            " tool_call_id, name, author, inbox_id, images, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (
                 user_id, session_id, message.role, message.content,
                 message.tool_calls_json(), message.tool_call_id, message.name,
-                author if message.role == "user" else None, inbox_id, at,
+                author if message.role == "user" else None, inbox_id, message.images_json(),
+                at,
             ),
         ) for message in messages]

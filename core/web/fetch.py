@@ -46,6 +46,7 @@ class FetchPolicy:
     max_bytes: int = 5_000_000
     timeout: float = 20.0
     max_redirects: int = 5
+    any_type: bool = False  # take any media type: the caller checks the bytes (images)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> FetchPolicy:
@@ -189,9 +190,12 @@ async def _get(client: httpx.AsyncClient, url: httpx.URL, target: Target,
         if response.status_code >= 400:
             raise FetchFailed(f"HTTP {response.status_code} {response.reason_phrase}")
         media, charset = _media_type(response.headers.get("content-type"))
-        if media and not acceptable(media):
+        if media and not policy.any_type and not acceptable(media):
             raise FetchFailed(f"{media} is not text, HTML or PDF")
         declared = response.headers.get("content-length", "")
+        if policy.any_type and declared.isdigit() and int(declared) > policy.max_bytes:
+            raise FetchFailed(f"it is {int(declared)} bytes, over the {policy.max_bytes}-byte "
+                              "limit")
         if media == "application/pdf" and declared.isdigit() and \
                 int(declared) > policy.max_bytes:
             raise FetchFailed(f"the PDF is {int(declared)} bytes, over the {policy.max_bytes}"
@@ -204,7 +208,7 @@ async def _get(client: httpx.AsyncClient, url: httpx.URL, target: Target,
                 del body[policy.max_bytes:]
                 truncated = True
                 break
-        if not media:
+        if not media and not policy.any_type:
             media = _sniff(bytes(body[:2048]))
             if not acceptable(media):
                 raise FetchFailed("the answer is not text, HTML or PDF")

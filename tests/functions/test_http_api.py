@@ -137,8 +137,14 @@ def test_bad_auth_is_401_and_stores_nothing(api, runtime, headers, code):
          "last message must have role 'user'"),
         (json.dumps(chat("   ")).encode(), 400, "empty"),
         (json.dumps({"messages": [{"role": "user", "content": [
-            {"type": "image_url", "image_url": {"url": "http://x"}}]}]}).encode(), 400,
-         "only text and file parts"),
+            {"type": "input_audio", "input_audio": {"data": "x"}}]}]}).encode(), 400,
+         "only text, image_url and file parts"),
+        (json.dumps({"messages": [{"role": "user", "content": [
+            {"type": "image_url", "image_url": {"url": "ftp://x/a.png"}}]}]}).encode(), 400,
+         "must be an http(s) or data: URL"),
+        (json.dumps({"messages": [{"role": "user", "content": [
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,aGVsbG8="}}]}]}
+                    ).encode(), 400, "not a PNG, JPEG, GIF or WebP image"),
         (json.dumps(chat("x" * 40_000)).encode(), 413, "limit is 32000"),
     ],
 )

@@ -75,13 +75,13 @@ def test_updates_iris_does_not_act_on_are_acknowledged(stack):
     assert stack.rt.store.db.scalar("SELECT count(*) FROM inbox") == 0
 
 
-def test_a_photo_without_text_gets_a_plain_answer_without_a_turn(stack):
+def test_a_video_without_text_gets_a_plain_answer_without_a_turn(stack):
     update = stack.telegram.make_update(None)
-    update["message"]["photo"] = [{"file_id": "p1", "file_unique_id": "u", "width": 1,
-                                   "height": 1}]
+    update["message"]["video"] = {"file_id": "v1", "file_unique_id": "u", "width": 1,
+                                  "height": 1, "duration": 3}
     assert stack.telegram_post(update).json()["status"] == "answered"
     stack.wait(lambda: stack.telegram.sent_messages(4242))
-    assert "text and voice" in texts(stack, 4242)[0]
+    assert "not stickers or videos" in texts(stack, 4242)[0]
     assert stack.model.seen == []
 
 
