@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 MESSAGE_LIMIT = 4096
 DEFAULT_API_BASE = "https://graph.facebook.com/v23.0"
 WINDOW_SECONDS = 24 * 3600
-MAX_MEDIA_BYTES = 25 * 1024 * 1024
 # Graph API error codes worth another try: throttling, "something went wrong", unavailable.
 RETRYABLE_CODES = frozenset({1, 2, 4, 17, 341, 80007, 130429, 131000, 131016, 131056, 133004})
 OUTSIDE_WINDOW = 131047
@@ -71,20 +70,24 @@ class WhatsAppSender:
             raise DeliveryFailed(f"WhatsApp answered without a message id: {data}") from None
 
     async def download(self, media_id: str) -> bytes:
-        """A file the person sent (voice notes): its URL from the Graph API, then its bytes."""
+        """A file the person sent (voice note, image, document): its URL and size from the
+        Graph API (``GET /{media-id}``), then its bytes behind the same bearer token, refused
+        past 20 MB before or while downloading."""
         import httpx
+
+        from core.platforms.media import MAX_MEDIA_BYTES, fetch_capped, too_big
 
         async with httpx.AsyncClient(timeout=30.0) as http:
             info = await http.get(f"{self.api_base}/{media_id}", headers=self._headers())
             data = _json(info)
             if info.status_code != 200 or not isinstance(data.get("url"), str):
                 raise failure(info.status_code, data, None)
-            if int(data.get("file_size") or 0) > MAX_MEDIA_BYTES:
-                raise DeliveryFailed("WhatsApp media over 25 MB", retryable=False)
-            media = await http.get(data["url"], headers=self._headers())
-            if media.status_code != 200:
-                raise DeliveryFailed(f"WhatsApp media download answered {media.status_code}")
-            return media.content
+            size = int(data.get("file_size") or 0)
+            if size > MAX_MEDIA_BYTES:
+                raise too_big(size)
+            body, _ = await fetch_capped(http, data["url"], headers=self._headers(),
+                                         what="the WhatsApp media")
+            return body
 
 
 def _json(response: Any) -> dict[str, Any]:
