@@ -5,6 +5,9 @@ Replies are split at WhatsApp's 4,096-character limit on paragraph boundaries an
 markup. WhatsApp only lets a business write to a person within 24 hours of that person's last
 message (the customer-service window): ``reply_window_seconds`` tells the delivery service to
 record a later delivery (a cron result) as undeliverable, with the reason, instead of retrying it.
+With a template configured (``IRIS_WHATSAPP_TEMPLATE=name:language``, an approved template with
+one body parameter) such a delivery is held instead: the template goes out with a short preview
+of the reply as its parameter (``reopen``), and the reply is sent when the person writes back.
 """
 
 from __future__ import annotations
@@ -30,13 +33,47 @@ RETRYABLE_CODES = frozenset({1, 2, 4, 17, 341, 80007, 130429, 131000, 131016, 13
 OUTSIDE_WINDOW = 131047
 
 
+PREVIEW_CHARS = 60
+
+
+def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
+    """A template parameter from a reply: one line (WhatsApp refuses newlines, tabs and runs of
+    more than four spaces in parameters), without markup, cut at a word."""
+    flat = " ".join(re.sub(r"[*_~`#>|]+", "", text).split())
+    if len(flat) <= limit:
+        return flat or "a new message"
+    cut = flat[:limit].rsplit(" ", 1)[0] if " " in flat[:limit] else flat[:limit]
+    return cut.rstrip(" ,.;:") + "…"
+
+
 class WhatsAppSender:
     reply_window_seconds = WINDOW_SECONDS
 
-    def __init__(self, token: str, phone_number_id: str, api_base: str | None = None) -> None:
+    def __init__(self, token: str, phone_number_id: str, api_base: str | None = None,
+                 template: str | None = None) -> None:
         self.token = token
         self.phone_number_id = phone_number_id
         self.api_base = (api_base or DEFAULT_API_BASE).rstrip("/")
+        name, _, language = (template or "").partition(":")
+        self.template = (name, language) if name and language else None
+
+    @property
+    def can_reopen(self) -> bool:
+        return self.template is not None
+
+    async def reopen(self, target: dict[str, Any], text: str) -> str:
+        """Send the configured template (``type: template``, one body parameter: a preview of
+        the reply waiting) to reopen the conversation; returns its message id."""
+        if self.template is None:
+            raise DeliveryFailed("no WhatsApp template configured", retryable=False)
+        name, language = self.template
+        body = {
+            "messaging_product": "whatsapp", "recipient_type": "individual",
+            "to": str(target["chat_id"]), "type": "template",
+            "template": {"name": name, "language": {"code": language}, "components": [
+                {"type": "body", "parameters": [{"type": "text", "text": preview(text)}]}]},
+        }
+        return await self._post(body)
 
     def _headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token}"}
@@ -48,13 +85,16 @@ class WhatsAppSender:
         return [await self.send_part(target, part, i) for i, part in enumerate(self.parts(text))]
 
     async def send_part(self, target: dict[str, Any], part: Part, index: int) -> str:
-        import httpx
-
         body: dict[str, Any] = {
             "messaging_product": "whatsapp", "recipient_type": "individual",
             "to": str(target["chat_id"]), "type": "text",
             "text": {"preview_url": False, "body": part.rendered},
         }
+        return await self._post(body)
+
+    async def _post(self, body: dict[str, Any]) -> str:
+        import httpx
+
         url = f"{self.api_base}/{self.phone_number_id}/messages"
         try:
             async with httpx.AsyncClient(timeout=15.0) as http:
@@ -122,7 +162,7 @@ def _sender(settings: Settings) -> WhatsAppSender | None:
     phone = settings.whatsapp_phone_number_id
     if not token or not phone:
         return None
-    return WhatsAppSender(token, phone, settings.whatsapp_api_base)
+    return WhatsAppSender(token, phone, settings.whatsapp_api_base, settings.whatsapp_template)
 
 
 def _chat(wa_id: str) -> ChatAddress:
