@@ -19,10 +19,12 @@ HOLD_SECONDS = 7 * 86400.0  # how long a reply waits for the person to answer a 
 
 
 class DeliveryFailed(Exception):
-    def __init__(self, message: str, *, retryable: bool = True, retry_after: float | None = None):
+    def __init__(self, message: str, *, retryable: bool = True, retry_after: float | None = None,
+                 window_closed: bool = False):
         super().__init__(message)
         self.retryable = retryable
         self.retry_after = retry_after
+        self.window_closed = window_closed  # the platform refused: outside its reply window
 
 
 class Sender(Protocol):
@@ -85,16 +87,22 @@ class DeliveryService:
                 retry_at=None,
             )
             return "failed"
+        reopener = sender if isinstance(sender, Reopener) and sender.can_reopen and not \
+            claimed.source.startswith(("direct:", "pairing:")) else None
         try:
             try:
                 if (closed := self._outside_window(sender, claimed)) is not None:
-                    if isinstance(sender, Reopener) and sender.can_reopen and not \
-                            claimed.source.startswith(("direct:", "pairing:")):
-                        return await self._hold(sender, claimed, owner, closed)
+                    if reopener is not None:
+                        return await self._hold(reopener, claimed, owner, closed)
                     self.store.deliveries.mark_retry(user_id, delivery_id, owner,
                                                      error=closed, retry_at=None)
                     return "failed"
-                ids = await self._send(sender, claimed, owner)
+                try:
+                    ids = await self._send(sender, claimed, owner)
+                except DeliveryFailed as refused:  # the platform says the window is closed
+                    if not refused.window_closed or reopener is None:
+                        raise
+                    return await self._hold(reopener, claimed, owner, str(refused))
             except DeliveryFailed:
                 raise
             except Exception as exc:

@@ -150,7 +150,7 @@ def failure(status: int, data: dict[str, Any], retry_after: str | None) -> Deliv
         message += f" ({details})"
     if code == OUTSIDE_WINDOW:
         return DeliveryFailed(f"outside WhatsApp's 24-hour customer-service window: {message}",
-                              retryable=False)
+                              retryable=False, window_closed=True)
     wait = float(retry_after) if retry_after and retry_after.isdigit() else None
     if status == 429 or status >= 500 or code in RETRYABLE_CODES:
         return DeliveryFailed(message, retry_after=wait)

@@ -120,3 +120,19 @@ def test_the_template_parameter_is_one_short_line():
     long = preview("word " * 40)
     assert len(long) <= 61 and long.endswith("…") and "\n" not in long
     assert preview("   ") == "a new message"
+
+
+def test_metas_window_refusal_also_holds_the_reply_behind_the_template(iris_home):
+    with platform_stack(iris_home, **TEMPLATE) as s:
+        s.whatsapp.approve_template("iris_update", "en")
+        s.whatsapp.close_window(ADA)  # Meta counts the window differently from Iris
+        s.whatsapp_post(s.whatsapp.message_payload("hello"))
+        s.wait(lambda: s.whatsapp.templates_sent(ADA))
+        s.wait(lambda: held(s) and held(s)[0]["reopen_id"] is not None)
+        assert s.whatsapp.sent(ADA) == []
+        s.whatsapp.open_window(ADA)
+        s.whatsapp_post(s.whatsapp.message_payload("still there?"))
+        s.wait(lambda: len(s.whatsapp.sent(ADA)) == 2)
+        s.wait(s.settled)
+        assert sorted(s.whatsapp.sent(ADA)) == ["re: hello", "re: still there?"]
+        assert len(s.whatsapp.templates_sent(ADA)) == 1
