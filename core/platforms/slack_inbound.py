@@ -37,15 +37,18 @@ class _Model(BaseModel):
 
 
 class SlackFile(_Model):
-    id: str = Field(pattern=f"^{ID}$")
-    name: str | None = Field(default=None, max_length=1000)
+    """A shared file, as loosely as Slack may send it: one odd file must not make the whole
+    event a 400 (Slack would re-send it); the sender checks the URL before using it."""
+
+    id: str = ""
+    name: str | None = None
     title: str | None = None
-    mimetype: str | None = Field(default=None, max_length=200)
+    mimetype: str | None = None
     filetype: str | None = None
     size: int | None = None
     mode: str | None = None
-    url_private: str | None = Field(default=None, pattern=r"^https?://\S+$")
-    url_private_download: str | None = Field(default=None, pattern=r"^https?://\S+$")
+    url_private: str | None = None
+    url_private_download: str | None = None
 
 
 class SlackEvent(_Model):
@@ -109,7 +112,7 @@ def attachments_of(files: list[SlackFile]) -> tuple[tuple[Attachment, ...], str]
     notes: list[str] = []
     skipped: list[str] = []
     for file in files:
-        name = file.name or file.title or file.id
+        name = (file.name or file.title or file.id or "file")[:200]
         url = file.url_private_download or file.url_private
         if file.mode in ("tombstone", "hidden_by_limit", "external") or url is None:
             notes.append(f"[the user shared {name!r}, which Iris cannot open on Slack]")
