@@ -49,7 +49,7 @@ def _group(report: Report, settings: Settings, name: str, names: dict[str, str],
 
 
 def _whatsapp_template(report: Report, settings: Settings) -> None:
-    have, lack = _missing(settings, WHATSAPP)
+    _, lack = _missing(settings, WHATSAPP)
     if lack:
         return
     if settings.whatsapp_template:
