@@ -124,6 +124,10 @@ class Settings(BaseModel):
     whatsapp_token: SecretStr | None = None
     whatsapp_phone_number_id: str | None = Field(default=None, pattern=r"^\d{1,32}$")
     whatsapp_api_base: str = "https://graph.facebook.com/v23.0"
+    # name:language of an approved template with one body parameter, sent to reopen a closed
+    # 24-hour window (docs/platforms.md); unset: deliveries outside the window are undeliverable
+    whatsapp_template: str | None = Field(default=None,
+                                          pattern=r"^[a-z0-9_]{1,512}:[A-Za-z]{2,3}(_[A-Za-z]{2,4})?$")
     discord_public_key: str | None = Field(default=None, pattern=r"^[0-9a-fA-F]{64}$")
     discord_bot_token: SecretStr | None = None
     discord_application_id: str | None = Field(default=None, pattern=r"^\d{1,32}$")

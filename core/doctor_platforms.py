@@ -30,6 +30,7 @@ def check(report: Report, settings: Settings) -> None:
     _group(report, settings, "whatsapp", WHATSAPP,
            "Meta for Developers → your app → WhatsApp → API Setup (token, phone number id) and "
            "App settings → Basic (app secret); `iris setup` generates the verify token")
+    _whatsapp_template(report, settings)
     _group(report, settings, "discord", DISCORD,
            "Discord Developer Portal → your app → General Information (application id, public "
            "key) and Bot (token)")
@@ -45,6 +46,21 @@ def _group(report: Report, settings: Settings, name: str, names: dict[str, str],
         report.add("error", name, f"{', '.join(lack)} not set (but {', '.join(have)} is)", fix)
     else:
         report.add("ok", name, "all settings present")
+
+
+def _whatsapp_template(report: Report, settings: Settings) -> None:
+    _, lack = _missing(settings, WHATSAPP)
+    if lack:
+        return
+    if settings.whatsapp_template:
+        name, _, language = settings.whatsapp_template.partition(":")
+        report.add("ok", "whatsapp template", f"{name} ({language}) reopens chats outside the "
+                   "24-hour window; replies wait until the person writes back")
+    else:
+        report.add("ok", "whatsapp template", "none: a cron delivery more than 24 hours after "
+                   "the person last wrote is recorded undeliverable",
+                   "approve a utility template with one body parameter in WhatsApp Manager and "
+                   "set IRIS_WHATSAPP_TEMPLATE=name:language (docs/platforms.md)")
 
 
 def _email(report: Report, settings: Settings) -> None:

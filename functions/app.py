@@ -19,6 +19,8 @@ from functions.runtime import Runtime
 log = logging.getLogger("iris.app")
 
 MAX_BODY_BYTES = 10 * 1024 * 1024
+# Paths that take more: inbound mail carries attachments (20 MB each, base64 on the wire).
+BODY_LIMITS = {"/email/inbound": 32 * 1024 * 1024}
 
 
 def _validation_message(exc: RequestValidationError) -> tuple[str, str | None]:
@@ -33,8 +35,9 @@ def _validation_message(exc: RequestValidationError) -> tuple[str, str | None]:
 class BodyTooLarge(StarletteHTTPException):
     """A body that passed MAX_BODY_BYTES while it streamed in."""
 
-    def __init__(self) -> None:
-        super().__init__(413, f"request body over {MAX_BODY_BYTES} bytes")
+    def __init__(self, limit: int = MAX_BODY_BYTES) -> None:
+        super().__init__(413, f"request body over {limit} bytes")
+        self.limit = limit
 
 
 class Guard:
@@ -52,12 +55,13 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = BODY_LIMITS.get(scope["path"], MAX_BODY_BYTES)
         try:
             if door := door_for(scope["path"]):
                 check_key(self.settings, door, scope["headers"])
             for name, value in scope["headers"]:
-                if name == b"content-length" and value.isdigit() and int(value) > MAX_BODY_BYTES:
-                    raise BodyTooLarge()
+                if name == b"content-length" and value.isdigit() and int(value) > limit:
+                    raise BodyTooLarge(limit)
         except (ApiError, BodyTooLarge) as refused:
             await _refuse(refused, scope, receive, send)
             return
@@ -69,8 +73,8 @@ class Guard:
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
-                if received > MAX_BODY_BYTES:
-                    raise BodyTooLarge()
+                if received > limit:
+                    raise BodyTooLarge(limit)
             return message
 
         async def watched(message: Any) -> None:
@@ -86,12 +90,13 @@ class Guard:
 
 
 async def _refuse(refused: Exception, scope: Any, receive: Any, send: Any) -> None:
-    error = refused if isinstance(refused, ApiError) else _too_large()
+    error = refused if isinstance(refused, ApiError) else _too_large(
+        getattr(refused, "limit", MAX_BODY_BYTES))
     await JSONResponse(error.body(), status_code=error.status)(scope, receive, send)
 
 
-def _too_large() -> ApiError:
-    return ApiError(413, f"request body over {MAX_BODY_BYTES} bytes", code="body_too_large")
+def _too_large(limit: int = MAX_BODY_BYTES) -> ApiError:
+    return ApiError(413, f"request body over {limit} bytes", code="body_too_large")
 
 
 class LazyDashboard:

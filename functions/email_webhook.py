@@ -7,6 +7,11 @@
   in ``mime`` Mailgun sends ``body-mime`` instead), signed with an HMAC of ``timestamp + token``
   under ``IRIS_EMAIL_MAILGUN_SIGNING_KEY``; stale timestamps are refused as replays.
 
+Attachments (in the MIME message, or Mailgun's ``attachment-N`` form files) up to ten per mail
+and 20 MB each are kept in the owner's object store once the sender is known to be allowed, and
+read by the turn through the email sender's ``download``; a body over ``MAX_MAIL_BYTES`` is
+refused with 413 while it streams in, never held whole.
+
 The secret or signature is checked before anything else is read; mail the provider marks as
 failing SPF or DKIM is refused with 406 (Mailgun does not retry a 406) and stores nothing. Each
 message is recorded once (its Message-ID) and its thread dispatched; the turn runs after the ack.
@@ -14,6 +19,7 @@ message is recorded once (its Message-ID) and its thread dispatched; the turn ru
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
@@ -26,17 +32,27 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, BackgroundTasks, Request
 from fastapi.responses import JSONResponse
 
-from core.platforms.email_inbound import Mail, ids, is_automatic, parse_mail, read_rfc822
+from core.messages import Attachment, InboundMessage
+from core.platforms.email_inbound import (
+    Mail,
+    MailFile,
+    attachment_key,
+    ids,
+    is_automatic,
+    mail_file,
+    parse_mail,
+    read_rfc822,
+)
 from functions.auth import ApiError
 from functions.runtime import Runtime
 from functions.webhooks import accept, read_body
 
-MAX_MAIL_BYTES = 8 * 1024 * 1024
+MAX_MAIL_BYTES = 32 * 1024 * 1024  # a 20 MB attachment is about 27 MB once base64-encoded
 MAX_SIGNATURE_AGE = 300
 
 
 def _form(body: bytes, content_type: str) -> dict[str, Any]:
-    """Form fields; files are kept as their file names."""
+    """Form fields; files as ``{"filename", "content_type", "data"}``."""
     if content_type.startswith("application/x-www-form-urlencoded"):
         try:
             return {k: v[0] for k, v in parse_qs(body.decode(), keep_blank_values=True).items()}
@@ -54,11 +70,12 @@ def _form(body: bytes, content_type: str) -> dict[str, Any]:
             if not isinstance(name, str):
                 continue
             filename = part.get_filename()
+            payload = part.get_payload(decode=True)
+            raw = payload if isinstance(payload, bytes) else b""
             if filename is not None:
-                fields[name] = {"filename": filename}
+                fields[name] = {"filename": filename, "content_type": part.get_content_type(),
+                                "data": raw}
             else:
-                payload = part.get_payload(decode=True)
-                raw = payload if isinstance(payload, bytes) else b""
                 fields[name] = raw.decode(part.get_content_charset() or "utf-8", "replace")
         return fields
     raise ApiError(415, "send message/rfc822 (with the bearer secret) or Mailgun's form post",
@@ -105,8 +122,7 @@ def mail_from_mailgun(form: dict[str, Any]) -> Mail:
     message_id = ids(str(form.get("Message-Id") or headers.get("message-id", "")))
     if not message_id:
         raise ApiError(400, "the mail has no Message-Id", code="bad_email_request")
-    attachments = [v["filename"] for k, v in form.items()
-                   if k.startswith("attachment-") and isinstance(v, dict)]
+    attachments = _mailgun_files(form)
     return Mail(
         sender=str(form.get("sender") or address), name=name or None,
         subject=str(form.get("subject") or ""), message_id=message_id[0],
@@ -116,6 +132,39 @@ def mail_from_mailgun(form: dict[str, Any]) -> Mail:
         attachments=attachments,
         automatic=is_automatic(headers.get("auto-submitted"), headers.get("precedence")),
     )
+
+
+def _mailgun_files(form: dict[str, Any]) -> list[MailFile]:
+    """``attachment-1`` … ``attachment-N`` in order (Mailgun's parsed route post)."""
+    numbered = sorted((int(k.split("-", 1)[1]), v) for k, v in form.items()
+                      if re.fullmatch(r"attachment-\d{1,4}", k) and isinstance(v, dict))
+    return [mail_file(v["filename"], v.get("content_type") or "application/octet-stream",
+                      v.get("data") or b"", n) for n, v in numbered]
+
+
+def keep_attachments(rt: Runtime, mail: Mail) -> Any:
+    """``prepare`` for ``accept``: store each attachment the message reads under its owner and
+    point the attachment at it (``<owner>/<key>``, read back by ``EmailSender.download``)."""
+
+    async def prepare(owner: str, message: InboundMessage) -> InboundMessage:
+        def store() -> tuple[Attachment, ...]:
+            kept = []
+            for attachment in message.attachments:
+                index = int(attachment.ref.removeprefix("part:"))
+                data = mail.attachments[index - 1].data
+                key = attachment_key(mail.message_id, index)
+                if data is None:
+                    continue
+                if rt.store.objects.head(owner, key) is None:
+                    rt.store.objects.put(owner, key, data)
+                kept.append(replace(attachment, ref=f"{owner}/{key}"))
+            return tuple(kept)
+
+        if not message.attachments:
+            return message
+        return replace(message, attachments=await asyncio.to_thread(store))
+
+    return prepare
 
 
 class EmailEndpoint:
@@ -137,16 +186,18 @@ class EmailEndpoint:
         content_type = request.headers.get("content-type", "").lower()
         if content_type.startswith("message/rfc822"):
             self._raw(request)
-            mail = read_rfc822(await read_body(request, MAX_MAIL_BYTES))
+            # parsing a large mail takes seconds: never on the event loop
+            mail = await asyncio.to_thread(read_rfc822, await read_body(request, MAX_MAIL_BYTES))
         else:
             key = self.rt.settings.secret("email_mailgun_signing_key")
             if not key:
                 raise ApiError(404, "Mailgun inbound is off: set IRIS_EMAIL_MAILGUN_SIGNING_KEY"
                                " (or post message/rfc822 with the bearer secret)",
                                code="email_disabled")
-            form = _form(await read_body(request, MAX_MAIL_BYTES), content_type)
+            body = await read_body(request, MAX_MAIL_BYTES)
+            form = await asyncio.to_thread(_form, body, content_type)
             check_mailgun(key, form, now=self.rt.store.clock.now())
-            mail = mail_from_mailgun(form)
+            mail = await asyncio.to_thread(mail_from_mailgun, form)
         parsed = parse_mail(mail)
         own = self.rt.settings.email_from
         if own and mail.sender.strip().lower() == own.lower():
@@ -155,7 +206,8 @@ class EmailEndpoint:
             status = 406 if mail.auth_failure else 200
             return JSONResponse({"ok": status == 200, "status": "ignored",
                                  "reason": parsed.reason}, status_code=status)
-        outcome = await accept(self.rt, parsed.message, background, instead=parsed.reply)
+        outcome = await accept(self.rt, parsed.message, background, instead=parsed.reply,
+                               prepare=keep_attachments(self.rt, mail))
         return JSONResponse({"ok": True, "status": outcome.status})
 
 

@@ -5,6 +5,7 @@ without a turn (pairing codes, /stop) — sent after the ack, never on its path.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,9 +45,12 @@ def access(rt: Runtime, message: InboundMessage) -> Any:
 async def accept(
     rt: Runtime, message: InboundMessage, background: BackgroundTasks,
     *, group_ref: str | None = None, group_title: str | None = None, instead: str | None = None,
+    prepare: Callable[[str, InboundMessage], Awaitable[InboundMessage]] | None = None,
 ) -> Outcome:
     """Record ``message`` (once) if its sender may talk to Iris, and dispatch its chat; or,
-    with ``instead``, answer the sender with that text and record nothing."""
+    with ``instead``, answer the sender with that text and record nothing. ``prepare(owner,
+    message)`` runs once the owner is known and the message will be recorded (email keeps its
+    attachments in the owner's object store there)."""
     decision = access(rt, message)
     for user_id, delivery_id in decision.notices:
         background.add_task(rt.delivery.attempt, user_id, delivery_id)
@@ -64,6 +68,10 @@ async def accept(
     owner = decision.user_id
     if message.is_group and group_ref is not None:
         owner = group_owner(rt, message, group_ref, group_title)
+    if prepare is not None:
+        owner = owner or rt.store.users.for_account(message.account,
+                                                    display_name=message.display_name)
+        message = await prepare(owner, message)
     received = await receive(rt, message, owner=owner)
     if received.delivery_id is not None:
         background.add_task(rt.delivery.attempt, received.user_id, received.delivery_id)

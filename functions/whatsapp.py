@@ -66,6 +66,13 @@ def parse_body(body: bytes) -> WaPayload:
                        code="bad_whatsapp_payload") from None
 
 
+def release_held(rt: Runtime, user_id: str, chat_key: str, background: BackgroundTasks) -> None:
+    """The person wrote: their window is open again, so replies held behind a template
+    (``IRIS_WHATSAPP_TEMPLATE``) go out now, after the ack."""
+    for delivery_id in rt.store.deliveries.release_held(user_id, chat_key):
+        background.add_task(rt.delivery.attempt, user_id, delivery_id)
+
+
 def build_router(rt: Runtime) -> APIRouter:
     router = APIRouter()
 
@@ -98,6 +105,8 @@ def build_router(rt: Runtime) -> APIRouter:
                 continue
             outcome = await accept(rt, parsed.message, background, instead=parsed.reply)
             statuses.append(outcome.status)
+            if outcome.status == "recorded" and outcome.user_id is not None:
+                release_held(rt, outcome.user_id, parsed.message.chat_key, background)
         return {"ok": True, "statuses": statuses}
 
     return router

@@ -1,7 +1,8 @@
 """Inbound mail as providers post it to Iris: a raw RFC 822 message, and Mailgun's route
 forwarding (form fields with ``timestamp``, ``token`` and their HMAC ``signature``;
 ``message-headers`` as a JSON list of pairs; ``stripped-text``; ``X-Mailgun-Spf`` and
-``X-Mailgun-Dkim-Check-Result``)."""
+``X-Mailgun-Dkim-Check-Result``; with attachments, a multipart post whose files are
+``attachment-1`` … ``attachment-N`` and ``attachment-count`` says how many)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import itertools
 import json
 import secrets
 import time
+from collections.abc import Sequence
 from email.message import EmailMessage
 from email.utils import formatdate
 from typing import Any
@@ -26,7 +28,8 @@ def raw_mail(text: str, *, sender: str = "Ada Lovelace <ada@example.com>",
              to: str = "iris@iris.example.net", subject: str = "Hello Iris",
              message_id: str | None = None, in_reply_to: str | None = None,
              references: list[str] | None = None, auth: str = "spf=pass dkim=pass dmarc=pass",
-             attachment: tuple[str, bytes] | None = None, html: str | None = None) -> bytes:
+             attachment: tuple[str, bytes] | None = None, html: str | None = None,
+             attachments: Sequence[tuple[str, bytes, str]] = ()) -> bytes:
     message = EmailMessage()
     message["From"] = sender
     message["To"] = to
@@ -45,14 +48,24 @@ def raw_mail(text: str, *, sender: str = "Ada Lovelace <ada@example.com>",
     if attachment is not None:
         message.add_attachment(attachment[1], maintype="application", subtype="pdf",
                                filename=attachment[0])
+    for name, data, mime in attachments:
+        maintype, subtype = mime.split("/", 1)
+        message.add_attachment(data, maintype=maintype, subtype=subtype, filename=name)
     return bytes(message)
+
+
+def mailgun_files(attachments: Sequence[tuple[str, bytes, str]]) -> dict[str, Any]:
+    """The files of a parsed route post, as ``httpx`` sends them (use with ``mailgun_form(...,
+    attachment_count=len(attachments))``)."""
+    return {f"attachment-{n}": (name, data, mime)
+            for n, (name, data, mime) in enumerate(attachments, start=1)}
 
 
 def mailgun_form(text: str, *, key: str, sender: str = "ada@example.com",
                  subject: str = "Hello Iris", message_id: str | None = None,
                  in_reply_to: str | None = None, references: list[str] | None = None,
                  spf: str = "Pass", dkim: str = "Pass", timestamp: int | None = None,
-                 stripped: str | None = None) -> dict[str, str]:
+                 stripped: str | None = None, attachment_count: int = 0) -> dict[str, str]:
     stamp = str(int(time.time()) if timestamp is None else timestamp)
     token = secrets.token_hex(25)
     mid = message_id or new_message_id()
@@ -68,7 +81,7 @@ def mailgun_form(text: str, *, key: str, sender: str = "ada@example.com",
         "stripped-text": stripped if stripped is not None else text,
         "stripped-signature": "", "Message-Id": f"<{mid}>",
         "message-headers": json.dumps(headers), "X-Mailgun-Spf": spf,
-        "X-Mailgun-Dkim-Check-Result": dkim, "attachment-count": "0",
+        "X-Mailgun-Dkim-Check-Result": dkim, "attachment-count": str(attachment_count),
         "timestamp": stamp, "token": token, "signature": mailgun_signature(key, stamp, token),
     }
 

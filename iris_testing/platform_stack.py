@@ -136,10 +136,12 @@ class Stack:
             headers["Authorization"] = f"Bearer {secret}"
         return self.http.post(f"{self.url}/email/inbound", content=raw, headers=headers)
 
-    def mailgun_post(self, form: dict[str, str], *, multipart: bool = False) -> httpx.Response:
-        if multipart:
+    def mailgun_post(self, form: dict[str, str], *, multipart: bool = False,
+                     attachments: dict[str, Any] | None = None) -> httpx.Response:
+        if multipart or attachments:
             files = {name: (None, value) for name, value in form.items()}
-            return self.http.post(f"{self.url}/email/inbound", files=files)
+            return self.http.post(f"{self.url}/email/inbound",
+                                  files={**files, **(attachments or {})})
         return self.http.post(f"{self.url}/email/inbound", data=form)
 
     def mails(self) -> list[Any]:
@@ -238,6 +240,7 @@ def platform_stack(home: Path, *, model: Any = None, clock: Clock = SYSTEM_CLOCK
                  "IRIS_EMAIL_MAILGUN_SIGNING_KEY": MAILGUN_KEY, "IRIS_EMAIL_ACCESS": "open"}
         variables = stack_env(home, servers[0].url, servers[1].url, servers[2].url,
                               **{**discord_env(discord, servers[3].url), **email, **env})
+        slack.public_url = servers[1].url
         dispatcher = dispatcher or LocalDispatcher()
         settings = load_settings(variables)
         rt = compose(settings, dispatcher=dispatcher, store=open_store(settings, clock=clock),

@@ -7,6 +7,12 @@
         client = WebClient(token="xoxb-test", base_url=f"{server.url}/api/")
         client.chat_postMessage(channel="C1", text="hi")
     assert slack.posted("C1")[0]["text"] == "hi"
+
+Files people share: ``add_file`` keeps the bytes and returns the file object as it appears in a
+``message`` event's ``files`` (``id``, ``name``, ``mimetype``, ``filetype``, ``size``,
+``url_private``, ``url_private_download``, …); the URLs serve the bytes to a bearer token with
+the ``files:read`` scope and, as Slack does, an HTML sign-in page to any other request.
+``public_url`` is where the fake is served (the platform stack sets it).
 """
 
 from __future__ import annotations
@@ -77,7 +83,15 @@ class FakeSlack:
             "conversations.info": self._conversation_info,
             "users.info": self._user_info,
         }
-        self.app = Starlette(routes=[Route("/api/{method}", self._api, methods=["GET", "POST"])])
+        self.public_url = "https://files.slack.com"
+        self.files: dict[str, tuple[bytes, str]] = {}
+        self.file_readers: set[str] | None = None  # tokens with files:read (None: any token)
+        self.file_downloads: list[str] = []
+        self.app = Starlette(routes=[
+            Route("/api/{method}", self._api, methods=["GET", "POST"]),
+            Route("/files-pri/{owner}/{name}", self._file, methods=["GET"]),
+            Route("/files-pri/{owner}/download/{name}", self._file, methods=["GET"]),
+        ])
 
     # test controls
 
@@ -195,6 +209,47 @@ class FakeSlack:
         if mention not in text:
             text = f"{mention} {text}"
         return self._event("app_mention", text, user, channel, ts, thread_ts, None)
+
+    def add_file(self, name: str, data: bytes, mimetype: str, *, user: str = "U123",
+                 filetype: str | None = None) -> dict[str, Any]:
+        """Keep a shared file; its object as a ``message`` event's ``files`` carries it."""
+        with self._lock:
+            file_id = f"F{next(self._event_ids):010d}"
+        owner = f"{self.team_id}-{file_id}"
+        self.files[owner] = (data, mimetype)
+        base = f"{self.public_url}/files-pri/{owner}"
+        return {
+            "id": file_id, "created": TS_BASE, "timestamp": TS_BASE, "name": name,
+            "title": name, "mimetype": mimetype,
+            "filetype": filetype or name.rsplit(".", 1)[-1].lower(), "pretty_type": mimetype,
+            "user": user, "user_team": self.team_id, "editable": False, "size": len(data),
+            "mode": "hosted", "is_external": False, "external_type": "", "is_public": False,
+            "public_url_shared": False, "display_as_bot": False, "username": "",
+            "url_private": f"{base}/{name}", "url_private_download": f"{base}/download/{name}",
+            "permalink": f"https://iris-test.slack.com/files/{user}/{file_id}/{name}",
+            "is_starred": False, "has_rich_preview": False, "file_access": "visible",
+        }
+
+    def file_event(self, text: str, files: list[dict[str, Any]], **kwargs: Any
+                   ) -> dict[str, Any]:
+        """A ``message`` event of subtype ``file_share`` carrying ``files``."""
+        event = self.message_event(text, **kwargs)
+        event.update({"subtype": "file_share", "files": files, "upload": False,
+                      "display_as_bot": False})
+        return event
+
+    async def _file(self, request: Request) -> Response:
+        token = _bearer(request)
+        allowed = token is not None and (token == self.token if self.token else True) and (
+            self.file_readers is None or token in self.file_readers)
+        found = self.files.get(request.path_params["owner"])
+        with self._lock:
+            self.file_downloads.append(request.url.path)
+        if not allowed or found is None:
+            page = ("<!DOCTYPE html><html><head><title>Slack</title></head><body>"
+                    "Sign in to your workspace</body></html>")
+            return Response(page, media_type="text/html; charset=utf-8")
+        return Response(found[0], media_type=found[1])
 
     def _event(
         self,

@@ -11,10 +11,17 @@ bytes behind the same bearer token. It also builds and signs webhook payloads as
     with serve(wa.app) as server:   # IRIS_WHATSAPP_API_BASE = f"{server.url}/v23.0"
         ...
     wa.sent("4915112345678")       # the text bodies Iris sent to that number
+
+Media people send: ``media_message`` registers the bytes and builds the webhook's ``image`` or
+``document`` object (``id``, ``mime_type``, ``sha256`` base64, ``filename``, ``caption``).
+Template messages (``type: template``) are checked against ``approve_template`` as Meta checks
+them (name and language known, body parameter count, no newlines or tabs in a parameter) and are
+the one kind of message that goes out while a number's window is closed.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import itertools
@@ -64,6 +71,7 @@ class FakeWhatsApp:
         self._ids = itertools.count(1)
         self._inbound = itertools.count(1)
         self.requests: list[tuple[str, str]] = []
+        self.templates: dict[tuple[str, str], int] = {}  # (name, language) → body parameters
         self.app = Starlette(routes=[
             Route("/_media/{media_id}", self._media_bytes, methods=["GET"]),
             Route("/{version}/{phone}/messages", self._messages, methods=["POST"]),
@@ -80,6 +88,12 @@ class FakeWhatsApp:
     def add_media(self, media_id: str, data: bytes, mime_type: str = "audio/ogg") -> None:
         self.media[media_id] = (data, mime_type)
 
+    def approve_template(self, name: str, language: str = "en", body_parameters: int = 1) -> None:
+        self.templates[(name, language)] = body_parameters
+
+    def open_window(self, wa_id: str) -> None:
+        self.closed_windows.discard(wa_id)
+
     def close_window(self, wa_id: str) -> None:
         """Answer sends to ``wa_id`` as Meta does outside the customer-service window."""
         self.closed_windows.add(wa_id)
@@ -87,8 +101,15 @@ class FakeWhatsApp:
     # inspection
 
     def sent(self, to: str | None = None) -> list[str]:
+        """Text bodies sent (templates are in ``templates_sent``)."""
         with self._lock:
-            return [m["text"]["body"] for m in self._sent if to is None or m["to"] == to]
+            return [m["text"]["body"] for m in self._sent
+                    if m.get("type") == "text" and (to is None or m["to"] == to)]
+
+    def templates_sent(self, to: str | None = None) -> list[dict[str, Any]]:
+        with self._lock:
+            return [m["template"] for m in self._sent
+                    if m.get("type") == "template" and (to is None or m["to"] == to)]
 
     def sent_requests(self) -> list[dict[str, Any]]:
         with self._lock:
@@ -111,6 +132,19 @@ class FakeWhatsApp:
         return self._envelope({
             "contacts": [{"profile": {"name": name}, "wa_id": wa_id}], "messages": [msg],
         }, phone_number_id)
+
+    def media_message(self, kind: str, media_id: str, data: bytes, mime_type: str, *,
+                      filename: str | None = None, caption: str | None = None,
+                      **payload: Any) -> dict[str, Any]:
+        """A webhook payload with an ``image`` or ``document`` the fake serves."""
+        self.add_media(media_id, data, mime_type)
+        media: dict[str, Any] = {"mime_type": mime_type, "id": media_id,
+                                 "sha256": base64.b64encode(hashlib.sha256(data).digest()).decode()}
+        if filename is not None:
+            media["filename"] = filename
+        if caption is not None:
+            media["caption"] = caption
+        return self.message_payload(None, kind=kind, media=media, **payload)
 
     def status_payload(self, message_id: str, status: str = "delivered",
                        wa_id: str = "4915112345678") -> dict[str, Any]:
@@ -159,6 +193,8 @@ class FakeWhatsApp:
         if body.get("messaging_product") != "whatsapp":
             return graph_error(400, 100, "(#100) The parameter messaging_product is required.")
         to = str(body.get("to") or "")
+        if body.get("type") == "template":
+            return self._template(to, body)
         text = (body.get("text") or {}).get("body")
         if body.get("type") != "text" or not isinstance(text, str) or not text:
             return graph_error(400, 100, "(#100) Param text['body'] is required")
@@ -183,6 +219,41 @@ class FakeWhatsApp:
         return JSONResponse({"messaging_product": "whatsapp",
                              "contacts": [{"input": to, "wa_id": to}],
                              "messages": [{"id": wamid}]})
+
+    def _template(self, to: str, body: dict[str, Any]) -> Response:
+        template = body.get("template") or {}
+        name = template.get("name")
+        language = (template.get("language") or {}).get("code")
+        if not isinstance(name, str) or not isinstance(language, str):
+            return graph_error(400, 100, "(#100) Param template['name'] and "
+                               "template['language']['code'] are required")
+        expected = self.templates.get((name, language))
+        if expected is None:
+            return graph_error(404, 132001, "(#132001) Template name does not exist in the "
+                               "translation", details=f"template name ({name}) does not exist "
+                               f"in {language}")
+        params = [p for c in template.get("components") or [] if c.get("type") == "body"
+                  for p in c.get("parameters") or []]
+        if len(params) != expected:
+            return graph_error(400, 132000, "(#132000) Number of parameters does not match the "
+                               "expected number of params", details=f"body: number of "
+                               f"localizable_params ({len(params)}) does not match the expected "
+                               f"number of params ({expected})")
+        for param in params:
+            text = param.get("text") if param.get("type") == "text" else None
+            if not isinstance(text, str) or not text.strip():
+                return graph_error(400, 100, "(#100) Invalid parameter")
+            if "\n" in text or "\t" in text or "     " in text:
+                return graph_error(400, 132018, "(#132018) There was an issue with the "
+                                   "parameters in your template.", details="Param text cannot "
+                                   "have new-line/tab characters or more than 4 consecutive "
+                                   "spaces")
+        with self._lock:
+            wamid = f"wamid.HBgLOUTGOING{next(self._ids):010d}"
+            self._sent.append({**body, "id": wamid})
+        return JSONResponse({"messaging_product": "whatsapp",
+                             "contacts": [{"input": to, "wa_id": to}],
+                             "messages": [{"id": wamid, "message_status": "accepted"}]})
 
     async def _media_info(self, request: Request) -> Response:
         media_id = request.path_params["media_id"]

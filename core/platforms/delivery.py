@@ -15,13 +15,16 @@ log = logging.getLogger("iris.delivery")
 
 MAX_ATTEMPTS = 8
 CLAIM_SECONDS = 120.0
+HOLD_SECONDS = 7 * 86400.0  # how long a reply waits for the person to answer a template
 
 
 class DeliveryFailed(Exception):
-    def __init__(self, message: str, *, retryable: bool = True, retry_after: float | None = None):
+    def __init__(self, message: str, *, retryable: bool = True, retry_after: float | None = None,
+                 window_closed: bool = False):
         super().__init__(message)
         self.retryable = retryable
         self.retry_after = retry_after
+        self.window_closed = window_closed  # the platform refused: outside its reply window
 
 
 class Sender(Protocol):
@@ -44,6 +47,16 @@ class RecordSender(Sender, Protocol):
     """A sender that needs the whole delivery (its id and owner), not only target and text."""
 
     async def send_record(self, delivery: Delivery) -> list[str]: ...
+
+
+@runtime_checkable
+class Reopener(Sender, Protocol):
+    """A platform that only lets Iris write within a window after the person's last message,
+    and can ask the person to reopen it (WhatsApp's template messages)."""
+
+    can_reopen: bool
+
+    async def reopen(self, target: dict[str, Any], text: str) -> str: ...
 
 
 def backoff(attempt: int) -> float:
@@ -74,13 +87,22 @@ class DeliveryService:
                 retry_at=None,
             )
             return "failed"
-        if (closed := self._outside_window(sender, claimed)) is not None:
-            self.store.deliveries.mark_retry(user_id, delivery_id, owner, error=closed,
-                                             retry_at=None)
-            return "failed"
+        reopener = sender if isinstance(sender, Reopener) and sender.can_reopen and not \
+            claimed.source.startswith(("direct:", "pairing:")) else None
         try:
             try:
-                ids = await self._send(sender, claimed, owner)
+                if (closed := self._outside_window(sender, claimed)) is not None:
+                    if reopener is not None:
+                        return await self._hold(reopener, claimed, owner, closed)
+                    self.store.deliveries.mark_retry(user_id, delivery_id, owner,
+                                                     error=closed, retry_at=None)
+                    return "failed"
+                try:
+                    ids = await self._send(sender, claimed, owner)
+                except DeliveryFailed as refused:  # the platform says the window is closed
+                    if not refused.window_closed or reopener is None:
+                        raise
+                    return await self._hold(reopener, claimed, owner, str(refused))
             except DeliveryFailed:
                 raise
             except Exception as exc:
@@ -114,6 +136,28 @@ class DeliveryService:
             "hours old")
         return (f"undeliverable: outside {claimed.platform}'s {window / 3600:g}-hour reply "
                 f"window ({since}); it opens again when the person writes")
+
+    async def _hold(self, sender: Reopener, claimed: Delivery, owner: str, closed: str) -> str:
+        """Outside the window with a template configured: send the template once (one per
+        chat while replies wait), keep the reply until the person writes back
+        (``release_held``) or ``HOLD_SECONDS`` pass."""
+        store, now = self.store, self.store.clock.now()
+        if claimed.held_at is not None and now - claimed.held_at >= HOLD_SECONDS:
+            store.deliveries.mark_retry(
+                claimed.user_id, claimed.id, owner, retry_at=None,
+                error=f"{closed}; the template sent to reopen it got no answer in "
+                      f"{HOLD_SECONDS / 86400:g} days")
+            return "failed"
+        reopen = claimed.reopen_id or store.deliveries.reopen_sent(
+            claimed.user_id, claimed.chat_key, since=now - HOLD_SECONDS)
+        if reopen is None:
+            reopen = await sender.reopen(claimed.target, claimed.text)
+        store.deliveries.hold(
+            claimed.user_id, claimed.id, owner, reopen_id=reopen,
+            until=(claimed.held_at or now) + HOLD_SECONDS,
+            note=f"held: outside {claimed.platform}'s reply window; a template asked the "
+                 "person to write back, and this reply goes out when they do")
+        return "pending"
 
     async def _send(self, sender: Sender, claimed: Delivery, owner: str) -> list[str]:
         if isinstance(sender, RecordSender):

@@ -3,6 +3,8 @@ after the thread's first Message-ID (the first of ``References``, else ``In-Repl
 message's own), or after the chat an Iris reply named in its own Message-ID, so a reply from a
 client that keeps only ``In-Reply-To`` stays in its thread. Quoted history and signatures are cut
 before the text reaches the model; mail the provider marks as failing SPF or DKIM is refused.
+Attachments (up to ten, each up to 20 MB) become image or file attachments; the webhook keeps
+their bytes in the owner's object store until the turn reads them (``attachment_key``).
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from email.parser import BytesParser
 from email.utils import getaddresses, parseaddr
 from html.parser import HTMLParser
 
-from core.messages import InboundMessage
+from core.messages import Attachment, InboundMessage
 from core.platforms.inbound import Parsed
+from core.platforms.media import MAX_ATTACHMENTS, MAX_MEDIA_BYTES, MB, kind_for, over_limit_note
 
 MSG_ID = re.compile(r"<([^<>\s]{1,500})>")
 IRIS_ID = re.compile(r"^iris\.(t[0-9a-f]{20})\.")
@@ -25,8 +28,28 @@ ADDRESS = re.compile(r"^[^@\s<>]{1,200}@[^@\s<>]{1,200}$")
 QUOTE_HEADER = re.compile(
     r"^(On\b.{0,300}\bwrote:|Am\b.{0,300}\bschrieb.{0,40}:|Le\b.{0,300}\ba écrit\s?:"
     r"|-{2,}\s*Original Message\s*-{2,}|_{10,}|From:\s.+)\s*$", re.I)
-ATTACHMENTS_ONLY = ("I can read the text of emails only for now; please tell me in words "
-                    "what you need.")
+ATTACHMENT_KEY = re.compile(r"^inbound/email/[0-9a-f]{32}/\d{1,3}$")
+
+
+@dataclass(frozen=True)
+class MailFile:
+    """One attachment: its bytes, or None when it is over the size cap (``size`` says)."""
+
+    name: str
+    mime_type: str
+    data: bytes | None
+    size: int
+
+
+def mail_file(name: str | None, mime_type: str, data: bytes, index: int) -> MailFile:
+    kept = data if len(data) <= MAX_MEDIA_BYTES else None
+    return MailFile(name or f"attachment-{index}", mime_type, kept, len(data))
+
+
+def attachment_key(message_id: str, index: int) -> str:
+    """Where the webhook keeps a mail's attachment in its owner's object store."""
+    digest = hashlib.sha256(message_id.encode()).hexdigest()[:32]
+    return f"inbound/email/{digest}/{index}"
 
 
 @dataclass(frozen=True)
@@ -42,7 +65,7 @@ class Mail:
     text: str
     already_stripped: bool = False
     auth_failure: str | None = None
-    attachments: list[str] = field(default_factory=list)
+    attachments: list[MailFile] = field(default_factory=list)
     to: list[str] = field(default_factory=list)
     automatic: bool = False  # an auto-reply, bounce or list mail: never answered (mail loops)
 
@@ -118,8 +141,15 @@ def read_rfc822(raw: bytes) -> Mail:
     if body is not None:
         content = body.get_content()
         text = html_to_text(content) if body.get_content_subtype() == "html" else content
-    attachments = [part.get_filename() or part.get_content_type()
-                   for part in message.iter_attachments()]
+    attachments: list[MailFile] = []
+    for index, part in enumerate(message.iter_attachments(), start=1):
+        if index > MAX_ATTACHMENTS:  # named to the model, never decoded
+            attachments.append(MailFile(part.get_filename() or f"attachment-{index}",
+                                        part.get_content_type(), None, 0))
+            continue
+        payload = part.get_payload(decode=True)
+        data = payload if isinstance(payload, bytes) else b""
+        attachments.append(mail_file(part.get_filename(), part.get_content_type(), data, index))
     own = ids(str(message.get("Message-ID", "")))
     message_id = own[0] if own else "sha256:" + hashlib.sha256(raw).hexdigest()[:32]
     return Mail(
@@ -128,7 +158,7 @@ def read_rfc822(raw: bytes) -> Mail:
         references=ids(str(message.get("References", ""))), text=text,
         auth_failure=auth_failure([str(v) for v in message.get_all(
             "Authentication-Results", [])]),
-        attachments=[str(a) for a in attachments],
+        attachments=attachments,
         to=[addr for _, addr in getaddresses([str(v) for v in message.get_all("To", [])])],
         automatic=is_automatic(message.get("Auto-Submitted"), message.get("Precedence")),
     )
@@ -156,20 +186,35 @@ def parse_mail(mail: Mail) -> Parsed:
     subject = mail.subject.strip()
     if subject and not is_reply and text and not text.startswith("/"):
         text = f"Subject: {subject}\n\n{text}"
-    reply = None
-    if not text.strip():
-        if not mail.attachments:
-            return Parsed(reason="nothing to read")
-        reply = ATTACHMENTS_ONLY
-    elif mail.attachments:
-        names = ", ".join(mail.attachments[:10])
-        text += f"\n\n[attachments not read: {names}]"
+    attachments, note = _attachments(mail)
+    if note:
+        text = f"{text}\n\n{note}" if text.strip() else note
+    if not text.strip() and not attachments:
+        return Parsed(reason="nothing to read")
     chat = thread_of(mail)
     message = InboundMessage(
         platform="email", chat_id=chat, account=f"email:{sender}",
         platform_message_id=f"{sender}:{mail.message_id}", text=text, display_name=mail.name,
+        attachments=attachments,
         meta={"to": sender, "subject": subject, "message_id": mail.message_id,
               "references": [*mail.references[-20:], mail.message_id]
               if mail.references else [*mail.in_reply_to[-1:], mail.message_id]},
     )
-    return Parsed(message=message, reply=reply)
+    return Parsed(message=message)
+
+
+def _attachments(mail: Mail) -> tuple[tuple[Attachment, ...], str]:
+    """Attachments to read (``ref`` is the part's number until the webhook stores it, see
+    ``attachment_key``) and a note naming the ones refused."""
+    found: list[Attachment] = []
+    notes: list[str] = []
+    for index, part in enumerate(mail.attachments[:MAX_ATTACHMENTS], start=1):
+        if part.data is None:
+            notes.append(f"[the user attached {part.name!r}, which was not saved: it is "
+                         f"{part.size / MB:.1f} MB, over the {MAX_MEDIA_BYTES // MB} MB limit]")
+            continue
+        found.append(Attachment(kind=kind_for(part.mime_type), ref=f"part:{index}",
+                                mime_type=part.mime_type, name=part.name))
+    if len(mail.attachments) > MAX_ATTACHMENTS:
+        notes.append(over_limit_note([p.name for p in mail.attachments[MAX_ATTACHMENTS:]]))
+    return tuple(found), "\n".join(notes)

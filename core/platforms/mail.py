@@ -23,10 +23,12 @@ from core.platforms.format_email import to_email_html
 from core.platforms.spec import ChatAddress, PlatformSpec
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from email.message import EmailMessage
 
     from core.config import Settings
     from core.messages import InboundMessage
+    from core.store.objects_base import ObjectStore
 
 ADDRESS = re.compile(r"^[^@\s<>]{1,200}@[^@\s<>]{1,200}$")
 TIMEOUT = 30.0
@@ -71,10 +73,24 @@ def _subject(subject: str) -> str:
 
 
 class EmailSender:
-    def __init__(self, server: SmtpServer, sender: str) -> None:
+    def __init__(self, server: SmtpServer, sender: str,
+                 objects: Callable[[], ObjectStore] | None = None) -> None:
         self.server = server
         self.sender = sender
         self.domain = sender.rsplit("@", 1)[-1]
+        self._objects = objects
+
+    async def download(self, ref: str) -> bytes:
+        """An attachment the inbound webhook kept: ``<owner>/inbound/email/<digest>/<n>`` in the
+        owner's object store (the ref is Iris' own, written into the owner's inbox)."""
+        from core.documents import DocumentRefused
+        from core.platforms.email_inbound import ATTACHMENT_KEY
+
+        owner, _, key = ref.partition("/")
+        if self._objects is None or not ATTACHMENT_KEY.match(key):
+            raise DocumentRefused("not an attachment Iris kept")
+        objects = self._objects()
+        return (await asyncio.to_thread(objects.get, owner, key)).data
 
     def compose(self, target: dict[str, Any], text: str) -> EmailMessage:
         from email.message import EmailMessage
@@ -151,7 +167,18 @@ def _sender(settings: Settings) -> EmailSender | None:
     url = settings.secret("email_smtp_url")
     if not url or not settings.email_from:
         return None
-    return EmailSender(parse_smtp_url(url), settings.email_from)
+    opened: list[ObjectStore] = []
+
+    def objects() -> ObjectStore:
+        if not opened:
+            from core.store.objects import open_object_store
+
+            opened.append(open_object_store(
+                settings.objects_url, s3_endpoint_url=settings.s3_endpoint_url,
+                s3_region=settings.s3_region, s3_timeout=settings.s3_timeout))
+        return opened[0]
+
+    return EmailSender(parse_smtp_url(url), settings.email_from, objects)
 
 
 def chat_address(message: InboundMessage) -> ChatAddress:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import re
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from core.errors import IrisUsageError
 from core.platforms.delivery import DeliveryFailed
@@ -78,6 +79,31 @@ class SlackSender:
                 retryable=False,
             )
         return f"response_url:{response.status_code}"
+
+    async def download(self, url: str) -> bytes:
+        """A file someone shared (its ``url_private_download``), with the bot token. Only
+        Slack's own hosts (or the configured API's host) get the token. Without the
+        ``files:read`` scope Slack answers with its sign-in page instead of the file."""
+        import httpx
+
+        from core.documents import DocumentRefused
+        from core.platforms.media import fetch_capped
+
+        host = (urlsplit(url).hostname or "").lower()
+        if urlsplit(url).scheme not in ("https", "http") or not (
+                host == "slack.com" or host.endswith(".slack.com")
+                or host == urlsplit(self.api_base).hostname):
+            raise DocumentRefused("the file is not on Slack's file servers")
+        async with httpx.AsyncClient(timeout=30.0, follow_redirects=True,
+                                     max_redirects=3) as http:
+            data, content_type = await fetch_capped(
+                http, url, headers={"Authorization": f"Bearer {self.token}"},
+                what="the Slack file")
+        if content_type.startswith("text/html") and data.lstrip()[:15].lower().startswith(
+                (b"<!doctype html", b"<html")):
+            raise DocumentRefused("Slack sent its sign-in page instead of the file: the Slack "
+                                  "app needs the files:read scope")
+        return data
 
     async def auth_test(self) -> dict[str, Any]:
         return dict((await asyncio.to_thread(lambda: self.client().auth_test())).data)

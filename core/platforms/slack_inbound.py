@@ -7,6 +7,9 @@
   ``group_reply_mode: all`` every channel message is answered.
 - ``/iris <command> [args]`` runs ``/<command>``; its answer goes to the command's
   ``response_url``.
+- Files shared with a message (``files``, subtype ``file_share``) become attachments: pictures
+  ``image``, the rest ``file``; the sender downloads ``url_private_download`` with the bot token
+  (the app needs the ``files:read`` scope). Deleted or plan-hidden files are named, not read.
 - The platform message id is ``team:channel:ts``, the same for a message's ``message`` and
   ``app_mention`` events and for Slack's retries of either, so each is recorded once.
 """
@@ -19,8 +22,9 @@ from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.messages import InboundMessage
+from core.messages import Attachment, InboundMessage
 from core.platforms.inbound import Parsed
+from core.platforms.media import MAX_ATTACHMENTS, kind_for, over_limit_note
 
 ACCEPTED_SUBTYPES = frozenset({None, "file_share", "thread_broadcast"})
 GROUP_CHANNEL_TYPES = frozenset({"channel", "group", "mpim"})
@@ -30,6 +34,21 @@ ID = r"[A-Za-z0-9_-]{1,64}"
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="ignore")
+
+
+class SlackFile(_Model):
+    """A shared file, as loosely as Slack may send it: one odd file must not make the whole
+    event a 400 (Slack would re-send it); the sender checks the URL before using it."""
+
+    id: str = ""
+    name: str | None = None
+    title: str | None = None
+    mimetype: str | None = None
+    filetype: str | None = None
+    size: int | None = None
+    mode: str | None = None
+    url_private: str | None = None
+    url_private_download: str | None = None
 
 
 class SlackEvent(_Model):
@@ -43,6 +62,7 @@ class SlackEvent(_Model):
     channel: str | None = Field(default=None, pattern=f"^{ID}$")
     channel_type: str | None = None
     team: str | None = None
+    files: list[SlackFile] = Field(default_factory=list, max_length=100)
 
 
 class SlackAuthorization(_Model):
@@ -86,6 +106,26 @@ def readable(text: str, bot_user_id: str | None) -> str:
     return text.strip()
 
 
+def attachments_of(files: list[SlackFile]) -> tuple[tuple[Attachment, ...], str]:
+    """The files Iris reads, and a note naming those it does not."""
+    found: list[Attachment] = []
+    notes: list[str] = []
+    skipped: list[str] = []
+    for file in files:
+        name = (file.name or file.title or file.id or "file")[:200]
+        url = file.url_private_download or file.url_private
+        if file.mode in ("tombstone", "hidden_by_limit", "external") or url is None:
+            notes.append(f"[the user shared {name!r}, which Iris cannot open on Slack]")
+        elif len(found) >= MAX_ATTACHMENTS:
+            skipped.append(name)
+        else:
+            found.append(Attachment(kind=kind_for(file.mimetype), ref=url,
+                                    mime_type=file.mimetype, name=name))
+    if skipped:
+        notes.append(over_limit_note(skipped))
+    return tuple(found), "\n".join(notes)
+
+
 # engaged(group_ref, chat_key): has Iris already talked in this thread?
 Engaged = Callable[[str, str], bool]
 
@@ -120,7 +160,10 @@ def parse_event(
     else:
         return Parsed(reason=f"unsupported channel type {event.channel_type}")
     text = readable(event.text, bot_user_id)
-    if not text:
+    attachments, note = attachments_of(event.files)
+    if note:
+        text = f"{text}\n\n{note}" if text else note
+    if not text and not attachments:
         return Parsed(reason="empty message")
     account = f"slack:{team}/{event.user}"
     if not is_dm and not text.startswith("/"):
@@ -128,7 +171,7 @@ def parse_event(
     message = InboundMessage(
         platform="slack", chat_id=chat_id, account=account,
         platform_message_id=f"{chat_id}:{event.ts}", text=text, thread_id=thread,
-        is_group=not is_dm,
+        is_group=not is_dm, attachments=attachments,
         meta={"channel": event.channel, "thread_ts": thread, "event_id": envelope.event_id},
     )
     return Parsed(message=message, group_ref=None if is_dm else chat_id)

@@ -5,6 +5,9 @@ Replies are split at WhatsApp's 4,096-character limit on paragraph boundaries an
 markup. WhatsApp only lets a business write to a person within 24 hours of that person's last
 message (the customer-service window): ``reply_window_seconds`` tells the delivery service to
 record a later delivery (a cron result) as undeliverable, with the reason, instead of retrying it.
+With a template configured (``IRIS_WHATSAPP_TEMPLATE=name:language``, an approved template with
+one body parameter) such a delivery is held instead: the template goes out with a short preview
+of the reply as its parameter (``reopen``), and the reply is sent when the person writes back.
 """
 
 from __future__ import annotations
@@ -25,19 +28,52 @@ if TYPE_CHECKING:
 MESSAGE_LIMIT = 4096
 DEFAULT_API_BASE = "https://graph.facebook.com/v23.0"
 WINDOW_SECONDS = 24 * 3600
-MAX_MEDIA_BYTES = 25 * 1024 * 1024
 # Graph API error codes worth another try: throttling, "something went wrong", unavailable.
 RETRYABLE_CODES = frozenset({1, 2, 4, 17, 341, 80007, 130429, 131000, 131016, 131056, 133004})
 OUTSIDE_WINDOW = 131047
 
 
+PREVIEW_CHARS = 60
+
+
+def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
+    """A template parameter from a reply: one line (WhatsApp refuses newlines, tabs and runs of
+    more than four spaces in parameters), without markup, cut at a word."""
+    flat = " ".join(re.sub(r"[*_~`#>|]+", "", text).split())
+    if len(flat) <= limit:
+        return flat or "a new message"
+    cut = flat[:limit].rsplit(" ", 1)[0] if " " in flat[:limit] else flat[:limit]
+    return cut.rstrip(" ,.;:") + "…"
+
+
 class WhatsAppSender:
     reply_window_seconds = WINDOW_SECONDS
 
-    def __init__(self, token: str, phone_number_id: str, api_base: str | None = None) -> None:
+    def __init__(self, token: str, phone_number_id: str, api_base: str | None = None,
+                 template: str | None = None) -> None:
         self.token = token
         self.phone_number_id = phone_number_id
         self.api_base = (api_base or DEFAULT_API_BASE).rstrip("/")
+        name, _, language = (template or "").partition(":")
+        self.template = (name, language) if name and language else None
+
+    @property
+    def can_reopen(self) -> bool:
+        return self.template is not None
+
+    async def reopen(self, target: dict[str, Any], text: str) -> str:
+        """Send the configured template (``type: template``, one body parameter: a preview of
+        the reply waiting) to reopen the conversation; returns its message id."""
+        if self.template is None:
+            raise DeliveryFailed("no WhatsApp template configured", retryable=False)
+        name, language = self.template
+        body = {
+            "messaging_product": "whatsapp", "recipient_type": "individual",
+            "to": str(target["chat_id"]), "type": "template",
+            "template": {"name": name, "language": {"code": language}, "components": [
+                {"type": "body", "parameters": [{"type": "text", "text": preview(text)}]}]},
+        }
+        return await self._post(body)
 
     def _headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token}"}
@@ -49,13 +85,16 @@ class WhatsAppSender:
         return [await self.send_part(target, part, i) for i, part in enumerate(self.parts(text))]
 
     async def send_part(self, target: dict[str, Any], part: Part, index: int) -> str:
-        import httpx
-
         body: dict[str, Any] = {
             "messaging_product": "whatsapp", "recipient_type": "individual",
             "to": str(target["chat_id"]), "type": "text",
             "text": {"preview_url": False, "body": part.rendered},
         }
+        return await self._post(body)
+
+    async def _post(self, body: dict[str, Any]) -> str:
+        import httpx
+
         url = f"{self.api_base}/{self.phone_number_id}/messages"
         try:
             async with httpx.AsyncClient(timeout=15.0) as http:
@@ -71,20 +110,24 @@ class WhatsAppSender:
             raise DeliveryFailed(f"WhatsApp answered without a message id: {data}") from None
 
     async def download(self, media_id: str) -> bytes:
-        """A file the person sent (voice notes): its URL from the Graph API, then its bytes."""
+        """A file the person sent (voice note, image, document): its URL and size from the
+        Graph API (``GET /{media-id}``), then its bytes behind the same bearer token, refused
+        past 20 MB before or while downloading."""
         import httpx
+
+        from core.platforms.media import MAX_MEDIA_BYTES, fetch_capped, too_big
 
         async with httpx.AsyncClient(timeout=30.0) as http:
             info = await http.get(f"{self.api_base}/{media_id}", headers=self._headers())
             data = _json(info)
             if info.status_code != 200 or not isinstance(data.get("url"), str):
                 raise failure(info.status_code, data, None)
-            if int(data.get("file_size") or 0) > MAX_MEDIA_BYTES:
-                raise DeliveryFailed("WhatsApp media over 25 MB", retryable=False)
-            media = await http.get(data["url"], headers=self._headers())
-            if media.status_code != 200:
-                raise DeliveryFailed(f"WhatsApp media download answered {media.status_code}")
-            return media.content
+            size = int(data.get("file_size") or 0)
+            if size > MAX_MEDIA_BYTES:
+                raise too_big(size)
+            body, _ = await fetch_capped(http, data["url"], headers=self._headers(),
+                                         what="the WhatsApp media")
+            return body
 
 
 def _json(response: Any) -> dict[str, Any]:
@@ -107,7 +150,7 @@ def failure(status: int, data: dict[str, Any], retry_after: str | None) -> Deliv
         message += f" ({details})"
     if code == OUTSIDE_WINDOW:
         return DeliveryFailed(f"outside WhatsApp's 24-hour customer-service window: {message}",
-                              retryable=False)
+                              retryable=False, window_closed=True)
     wait = float(retry_after) if retry_after and retry_after.isdigit() else None
     if status == 429 or status >= 500 or code in RETRYABLE_CODES:
         return DeliveryFailed(message, retry_after=wait)
@@ -119,7 +162,7 @@ def _sender(settings: Settings) -> WhatsAppSender | None:
     phone = settings.whatsapp_phone_number_id
     if not token or not phone:
         return None
-    return WhatsAppSender(token, phone, settings.whatsapp_api_base)
+    return WhatsAppSender(token, phone, settings.whatsapp_api_base, settings.whatsapp_template)
 
 
 def _chat(wa_id: str) -> ChatAddress:

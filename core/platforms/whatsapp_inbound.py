@@ -4,9 +4,10 @@ acknowledged and ignored).
 
 Every WhatsApp chat with a business number is one person's: the chat is the sender's ``wa_id``
 and the message id (``wamid…``) is the inbox's idempotency key, so Meta's re-sends are no-ops.
-Text, button replies and captions are read; voice notes and audio go through transcription (the
-sender downloads them by media id); images, documents and stickers without a caption get a
-short answer without a turn.
+Text, button replies and captions are read; voice notes and audio go through transcription,
+images become image attachments and documents file attachments (the documents path saves
+them under ``inbox/``); the sender downloads each by its media id. Videos and stickers without
+a caption get a short answer without a turn.
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from core.messages import Attachment, InboundMessage
 from core.platforms.inbound import Parsed
+from core.platforms.media import kind_for
 
 MEDIA_ONLY = (
-    "I can read text and voice messages only for now; please tell me in words what you need."
+    "I can read text, voice notes, images and documents, but not videos or stickers; please "
+    "tell me in words what you need."
 )
 ID = r"^[A-Za-z0-9._=+/:-]{1,256}$"
 
@@ -129,14 +132,27 @@ def _voice(msg: WaMessage) -> tuple[Attachment, ...]:
     return (Attachment(kind="audio", ref=audio.id, mime_type=mime),)
 
 
+def _files(msg: WaMessage) -> tuple[Attachment, ...]:
+    """An image, or a document (an image sent as a document is an image too)."""
+    if msg.image is not None:
+        mime = msg.image.mime_type or "image/jpeg"
+        return (Attachment(kind=kind_for(mime), ref=msg.image.id, mime_type=mime,
+                           name=msg.image.filename),)
+    if msg.document is not None:
+        doc = msg.document
+        return (Attachment(kind=kind_for(doc.mime_type), ref=doc.id, mime_type=doc.mime_type,
+                           name=doc.filename),)
+    return ()
+
+
 def parse_message(msg: WaMessage, names: dict[str, str]) -> Parsed:
     if msg.type in ("reaction", "unsupported", "system", "request_welcome", "order"):
         return Parsed(reason=f"{msg.type} messages are not read")
-    attachments = _voice(msg)
+    attachments = _voice(msg) + _files(msg)
     text = _text(msg)
     reply = None
     if not text.strip() and not attachments:
-        if not any((msg.image, msg.document, msg.video, msg.sticker)):
+        if not any((msg.video, msg.sticker)):
             return Parsed(reason="nothing to read")
         reply = MEDIA_ONLY
     wa_id = msg.from_

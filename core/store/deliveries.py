@@ -26,6 +26,8 @@ class Delivery:
     platform_ids: list[str]
     created_at: float
     sent_at: float | None
+    held_at: float | None = None  # waiting for the person to reopen a reply window
+    reopen_id: str | None = None  # the template message sent to reopen it
 
     @classmethod
     def from_row(cls, row: Row) -> Delivery:
@@ -44,6 +46,8 @@ class Delivery:
             platform_ids=json.loads(row["platform_ids"] or "[]"),
             created_at=row["created_at"],
             sent_at=row["sent_at"],
+            held_at=row["held_at"],
+            reopen_id=row["reopen_id"],
         )
 
 
@@ -130,6 +134,45 @@ class Deliveries:
             " AND claimed_by = ?",
             (status, error, retry_at or self.db.clock.now(), user_id, delivery_id, owner),
         )
+
+    def hold(
+        self, user_id: str, delivery_id: int, owner: str, *, reopen_id: str, until: float,
+        note: str,
+    ) -> None:
+        """Keep a claimed delivery pending until ``until`` (or until ``release_held``): a
+        template (``reopen_id``) asked the person to write back."""
+        self.db.execute(
+            "UPDATE deliveries SET held_at = coalesce(held_at, ?), reopen_id = ?,"
+            " next_attempt_at = ?, last_error = ?, claimed_by = NULL, claimed_until = NULL"
+            " WHERE user_id = ? AND id = ? AND claimed_by = ?",
+            (self.db.clock.now(), reopen_id, until, note, user_id, delivery_id, owner),
+        )
+
+    def reopen_sent(self, user_id: str, chat_key: str, *, since: float) -> str | None:
+        """A template already sent to the chat since ``since`` for a delivery still held."""
+        row = self.db.one(
+            "SELECT reopen_id FROM deliveries WHERE user_id = ? AND chat_key = ?"
+            " AND status = 'pending' AND held_at >= ? AND reopen_id IS NOT NULL"
+            " ORDER BY id LIMIT 1",
+            (user_id, chat_key, since),
+        )
+        return None if row is None else str(row["reopen_id"])
+
+    def release_held(self, user_id: str, chat_key: str) -> list[int]:
+        """The person wrote back: the chat's held deliveries are due now (oldest first)."""
+        rows = self.db.query(
+            "SELECT id FROM deliveries WHERE user_id = ? AND chat_key = ?"
+            " AND status = 'pending' AND held_at IS NOT NULL ORDER BY id",
+            (user_id, chat_key),
+        )
+        ids = [int(row["id"]) for row in rows]
+        if ids:
+            self.db.execute(
+                "UPDATE deliveries SET next_attempt_at = ? WHERE user_id = ? AND chat_key = ?"
+                " AND status = 'pending' AND held_at IS NOT NULL",
+                (self.db.clock.now(), user_id, chat_key),
+            )
+        return ids
 
     def due(self, *, limit: int = 100) -> list[tuple[str, int]]:
         """System sweep: (user_id, id) of pending deliveries whose time has come."""

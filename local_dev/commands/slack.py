@@ -17,6 +17,7 @@ BOT_SCOPES = [
     "groups:history",
     "mpim:history",
     "commands",            # /iris
+    "files:read",          # files people share with Iris (documents and images)
 ]
 BOT_EVENTS = ["app_mention", "message.im", "message.channels", "message.groups",
               "message.mpim"]

@@ -129,14 +129,6 @@ def test_a_stranger_is_mailed_a_pairing_code(iris_home):
         assert count(s) == 0 and s.model.seen == []
 
 
-def test_an_attachment_alone_gets_a_plain_answer(stack):
-    raw = raw_mail("", attachment=("report.pdf", b"%PDF-1.4 fake"))
-    assert stack.email_post(raw).json()["status"] == "answered"
-    stack.wait(stack.mails)
-    assert "text of emails" in stack.mails()[0].get_body(
-        preferencelist=("plain",)).get_content()
-
-
 def test_a_temporary_smtp_failure_is_retried_and_sent_once(stack):
     stack.mail.fail_next()
     stack.email_post(raw_mail("hello"))

@@ -88,12 +88,13 @@ def test_status_callbacks_and_other_numbers_are_acknowledged_and_ignored(stack):
     assert count(stack) == 0
 
 
-def test_an_image_without_a_caption_gets_a_plain_answer_without_a_turn(stack):
-    image = stack.whatsapp.message_payload(None, kind="image",
-                                           media={"id": "1234567", "mime_type": "image/jpeg"})
-    assert stack.whatsapp_post(image).json()["statuses"] == ["answered"]
+def test_a_sticker_gets_a_plain_answer_without_a_turn(stack):
+    # images and documents are read (tests/functions/test_media_in.py); stickers are not
+    sticker = stack.whatsapp.message_payload(None, kind="sticker", media={
+        "id": "1234567", "mime_type": "image/webp", "animated": False})
+    assert stack.whatsapp_post(sticker).json()["statuses"] == ["answered"]
     stack.wait(lambda: stack.whatsapp.sent(ADA))
-    assert "text and voice" in stack.whatsapp.sent(ADA)[0]
+    assert "not videos or stickers" in stack.whatsapp.sent(ADA)[0]
     assert stack.model.seen == [] and count(stack) == 0
 
 

@@ -118,6 +118,17 @@ def test_half_set_whatsapp_discord_and_email_are_named(iris_home):
     assert found["email"].level == "error" and "IRIS_EMAIL_SMTP_URL" in found["email"].message
 
 
+def test_the_whatsapp_template_is_reported(iris_home):
+    whatsapp = ("IRIS_WHATSAPP_TOKEN=EAAG\nIRIS_WHATSAPP_APP_SECRET=s\n"
+                "IRIS_WHATSAPP_PHONE_NUMBER_ID=106540352242922\nIRIS_WHATSAPP_VERIFY_TOKEN=v\n")
+    (iris_home / ".env").write_text(whatsapp)
+    found = {f.check: f for f in run_checks().findings}
+    assert "IRIS_WHATSAPP_TEMPLATE" in (found["whatsapp template"].fix or "")
+    (iris_home / ".env").write_text(whatsapp + "IRIS_WHATSAPP_TEMPLATE=iris_update:en_US\n")
+    found = {f.check: f for f in run_checks().findings}
+    assert found["whatsapp template"].message.startswith("iris_update (en_US) reopens")
+
+
 def test_online_check_reports_a_failing_model(iris_home, monkeypatch):
     llm = ScriptedLLM()
     llm.fail(401)
