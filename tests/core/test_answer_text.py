@@ -41,7 +41,8 @@ def test_a_cut_answer_without_a_sentence_end_ends_at_a_word():
 
 
 def test_a_cut_answer_inside_a_code_fence_closes_it():
-    assert end_cleanly("Run this:\n```sh\nmake run\nmake te") == "Run this:\n```sh\nmake run\nmake…\n```"
+    cut = "Run this:\n```sh\nmake run\nmake te"
+    assert end_cleanly(cut) == "Run this:\n```sh\nmake run\nmake…\n```"
 
 
 def test_the_note_names_the_setting():
