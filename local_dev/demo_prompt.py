@@ -17,10 +17,12 @@ from core.persona import persona_section
 if TYPE_CHECKING:
     from core.context import PromptInputs, PromptSection
 
-DEMO_PROMPT = (
-    "You are Iris, a friendly assistant. Answer in plain words, briefly: one to three short "
-    "sentences unless the user asks for more."
-)
+# Worded like the model's own default system prompt ("You are a helpful AI assistant named
+# SmolLM…"). Over the 20 first messages an earlier wording ("You are Iris, a friendly
+# assistant. Answer in plain words, briefly…") got 17 answers starting in lower case and 7 that
+# repeated an earlier answer's opening; this one 1 and 1 (docs/benchmarks.md).
+DEMO_PROMPT = ("You are a helpful AI assistant named Iris. Answer the user's last message "
+               "briefly, in one to three sentences.")
 
 
 def demo_base_section(inputs: PromptInputs) -> str:
