@@ -17,10 +17,13 @@ $(VENV)/bin/python:
 # Packages installed without their declared dependencies ([tool.iris] no-deps in pyproject.toml).
 NO_DEPS = $(shell $(PYTHON) -c 'import tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["tool"]["iris"]["no-deps"]))')
 
+# pip's thousands of lines go to a log (shown in full if it fails); a line every 30 s instead.
 $(VENV)/.installed: pyproject.toml | $(VENV)/bin/python
-	$(PIP) install -e .
-	$(PIP) install --no-deps $(NO_DEPS)
-	touch $@
+	@$(PY) -m local_dev.progress --verb install --what "Iris and its Python packages into .venv" \
+		--expect "2-8 minutes" --every $(PROGRESS_EVERY) --log $(VENV)/install.log -- \
+		$(PIP) install -e .
+	@$(PIP) install --quiet --no-deps $(NO_DEPS)
+	@touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(VENV)/bin/python
 	$(PIP) install -e '.[dev]'

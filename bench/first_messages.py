@@ -1,7 +1,7 @@
 """Twenty first messages a new user types, sent to the embedded demo model through the client
 `iris chat` uses, against a real `iris dev` (which starts the model server) in a fresh IRIS_HOME.
-Counts the answers in natural language (not tool-call syntax, not a step-limit notice, not
-empty) and times each answer.
+Counts the answers in natural language (not tool-call syntax, not a step-limit notice, no HTML
+escapes such as &#39;, not empty), times each answer, and counts answers cut at the length cap.
 
 Run: .venv/bin/python bench/first_messages.py      (needs `make run`'s local model installed)
 """
@@ -52,6 +52,8 @@ MESSAGES = [
 TOOL_SYNTAX = re.compile(r"functions\.\w+|<tool_call>|\"arguments\"\s*:|^\s*\{\s*\"name\"\s*:",
                          re.MULTILINE)
 STEP_LIMIT = re.compile(r"I stopped after \d+ steps", re.IGNORECASE)
+HTML_ESCAPE = re.compile(r"&(?:#\d+|#x[0-9a-f]+|quot|amp|lt|gt|apos);", re.IGNORECASE)
+CUT_SHORT = "(The answer was cut short"
 
 
 def verdict(answer: str) -> str:
@@ -61,6 +63,8 @@ def verdict(answer: str) -> str:
         return "tool syntax"
     if STEP_LIMIT.search(answer):
         return "step limit"
+    if HTML_ESCAPE.search(answer):
+        return "html escape"
     return "words"
 
 
@@ -81,6 +85,8 @@ def main() -> int:
     env["IRIS_HOME"] = str(home)
     port = _port()
     url = f"http://127.0.0.1:{port}"
+    print("load average (1, 5, 15 min) at the start: "
+          + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
     started = time.perf_counter()
     dev = subprocess.Popen([sys.executable, "-m", "local_dev.cli", "dev", "--port", str(port)],
                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
@@ -98,7 +104,7 @@ def main() -> int:
             time.sleep(0.2)
         print(f"iris dev with the demo model answering after {time.perf_counter() - started:.1f} s")
         client = ChatClient(url=url, api_key=dev_api_key(home), user="newcomer")
-        seconds, kinds = [], []
+        seconds, kinds, answers = [], [], []
         for text in MESSAGES:
             t0 = time.perf_counter()
             try:
@@ -109,11 +115,16 @@ def main() -> int:
             kind = verdict(answer) if not answer.startswith("(error") else "error"
             seconds.append(took)
             kinds.append(kind)
+            answers.append(answer)
             shown = " ".join(answer.split())[:90]
             print(f"{took:6.1f} s  {kind:11}  {text!r:45} → {shown}", flush=True)
         words = kinds.count("words")
+        cut = sum(CUT_SHORT in answer for answer in answers)
         print(f"\nnatural-language answers: {words} of {len(MESSAGES)}; median "
-              f"{statistics.median(seconds):.1f} s, max {max(seconds):.1f} s")
+              f"{statistics.median(seconds):.1f} s, max {max(seconds):.1f} s; "
+              f"{cut} cut short at the length cap")
+        print("load average (1, 5, 15 min) at the end: "
+              + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
     finally:
         dev.terminate()
         dev.wait(timeout=30)

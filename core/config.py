@@ -44,6 +44,8 @@ class Settings(BaseModel):
     interactive_first: bool = False  # scheduled runs wait for chat turns (core/priority.py)
     context_window: int | None = Field(default=None, gt=0)
     temperature: float | None = Field(default=None, ge=0, le=2)
+    # longest answer per model call, in tokens (litellm max_tokens); None: the provider's own cap
+    max_output_tokens: int | None = Field(default=None, gt=0)
 
     api_key: SecretStr | None = None
     admin_api_key: SecretStr | None = None  # the admin and search APIs (/api/…)

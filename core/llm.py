@@ -180,6 +180,7 @@ class LiteLLMModel:
     timeout: float = 120.0
     retries: int = 2
     temperature: float | None = None
+    max_tokens: int | None = None  # cap on the answer's length (finish_reason "length" past it)
     extra: dict[str, Any] = field(default_factory=dict)
     prompt_caching: bool = True  # Anthropic cache_control breakpoints (core/prompt_cache.py)
     free: bool = False  # no per-token price: a model running on this machine
@@ -210,6 +211,8 @@ class LiteLLMModel:
             kwargs["api_key"] = self.api_key
         if self.temperature is not None:
             kwargs["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            kwargs["max_tokens"] = self.max_tokens
         sink = answer_sink()
         if sink is not None:
             return await self._streamed(litellm, kwargs, sink)

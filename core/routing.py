@@ -32,6 +32,7 @@ class SettingsRouter:
                 timeout=s.model_timeout,
                 retries=s.model_retries,
                 temperature=s.temperature,
+                max_tokens=s.max_output_tokens,
                 prompt_caching=s.prompt_caching,
                 free=s.model_free and name == s.model,
             )

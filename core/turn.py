@@ -11,6 +11,7 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from core.answer_text import cut_short_note, end_cleanly, strip_tool_syntax
 from core.commands import CommandContext, run_command
 from core.context import PromptInputs, PromptSection, build_system_prompt
 from core.documents import has_documents, take_documents
@@ -26,6 +27,7 @@ from core.vision import ImageIntake, show_images, sight_of, take_for_turn
 
 if TYPE_CHECKING:
     from core.config import Settings
+    from core.llm import ModelResponse
     from core.services import Services
     from core.store import Store
     from core.store.inbox import InboxEntry
@@ -34,6 +36,11 @@ if TYPE_CHECKING:
 log = logging.getLogger("iris.turn")
 
 REPEAT_LIMIT = 2  # identical tool-call rounds in a row before tools are withheld
+# Asked once more of a model that printed a tool call as text instead of answering.
+PLAIN_WORDS = Message(role="user", content="Answer my last message in plain words. No tool can "
+                      "be called here.")
+PRINTED_CALL_ONLY = ("(The model answered with tool-call syntax instead of words, twice; "
+                     "try asking another way.)")
 
 
 # Opens per-turn resources (MCP sessions, sandboxes...) and yields the extra tools they offer;
@@ -231,7 +238,7 @@ async def _loop(
     tools = SessionToolset(toolset, tool_ctx)
     previous: tuple[tuple[str, str], ...] | None = None
     repeats = 0
-    nudged = False
+    nudged = printed_calls = False
     for _ in range(deps.settings.max_iterations):
         if tool_ctx.inbox_id is not None and deps.store.cancels.requested(
             tool_ctx.user_id, tool_ctx.inbox_id
@@ -240,19 +247,20 @@ async def _loop(
         # Loop guard: a model repeating the very same calls, or answering with nothing at all,
         # is asked again without tools, so it must answer in words.
         withhold = repeats >= REPEAT_LIMIT or nudged
+        asked = [*convo, PLAIN_WORDS] if nudged and printed_calls else convo
         # Only the model call streams: a tool's own model calls never reach the answer.
         with streaming_to(sink):
-            response = await model.complete(convo, [] if withhold else tools.specs())
+            response = await model.complete(asked, [] if withhold else tools.specs())
         deps.checkpoint("after_model")
         usages.append(response.usage)
-        empty = not response.message.tool_calls and not response.message.content.strip()
-        if empty and not nudged:
-            nudged = True
-            continue
+        if not response.message.tool_calls:
+            text, printed = strip_tool_syntax(response.message.content)
+            if not text.strip() and not nudged:  # nothing, or only a call printed as text
+                nudged, printed_calls = True, printed
+                continue
+            return _final(deps, response, text, printed, convo, new)
         convo.append(response.message)
         new.append(response.message)
-        if not response.message.tool_calls:
-            return response.message.content or "(the model returned an empty answer)"
         calls = response.message.tool_calls
         signature = tuple(sorted((c.name, _normalised(c.arguments)) for c in calls))
         repeats = repeats + 1 if signature == previous else 0
@@ -278,6 +286,22 @@ async def _take_images(deps: TurnDeps, entry: InboxEntry, user_model: str | None
     return await take_for_turn(entry.message, entry.user_id, text, store=deps.store,
                                settings=deps.settings, senders=deps.services.senders,
                                model_name=name)
+
+
+def _final(deps: TurnDeps, response: ModelResponse, text: str, printed: bool,
+           convo: list[Message], new: list[Message]) -> str:
+    """The turn's answer in words: printed tool calls taken out, a cut-off answer ended cleanly
+    with a note on the cap (the note is not kept in the history the model reads)."""
+    note = ""
+    if not text.strip():
+        text = PRINTED_CALL_ONLY if printed else ""
+    elif response.finish_reason == "length":
+        text = end_cleanly(text)
+        note = "\n\n" + cut_short_note(deps.settings.max_output_tokens)
+    message = Message(role="assistant", content=text)
+    convo.append(message)
+    new.append(message)
+    return (text or "(the model returned an empty answer)") + note
 
 
 def _outside_content(convo: Sequence[Message]) -> set[str]:

@@ -59,6 +59,7 @@ def dev(host: str, port: int, tick: float) -> None:
     """
     import uvicorn
 
+    from local_dev.demo_prompt import demo_sections
     from local_dev.emulator import build_emulator, refuse_unisolated
     from local_dev.local_model import LocalModelServer, demo_settings, demo_toolset
 
@@ -82,6 +83,7 @@ def dev(host: str, port: int, tick: float) -> None:
         emulator.runtime.embedded_model = model_server is not None
         if model_server is not None:
             emulator.runtime.toolset = demo_toolset()
+            emulator.runtime.sections = demo_sections()
         click.echo(f"Iris emulator on http://{host}:{port} (model {settings.model}, "
                    f"state in {settings.home})")
         base = "" if port == DEFAULT_PORT and host == "127.0.0.1" else \

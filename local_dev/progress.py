@@ -19,8 +19,14 @@ def _elapsed(seconds: float) -> str:
     return f"{minutes} min {rest:02d} s" if minutes else f"{rest} s"
 
 
-def run(command: list[str], *, what: str, expect: str, log: Path, every: float = 30.0) -> int:
-    print(f"Building {what} (once; expect {expect}); output in {log}", flush=True)
+VERBS = {"build": ("Building", "building", "Built"),
+         "install": ("Installing", "installing", "Installed")}
+
+
+def run(command: list[str], *, what: str, expect: str, log: Path, every: float = 30.0,
+        verb: str = "build") -> int:
+    doing, still, done = VERBS[verb]
+    print(f"{doing} {what} (once; expect {expect}); output in {log}", flush=True)
     start = time.monotonic()
     with log.open("wb") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
@@ -29,15 +35,15 @@ def run(command: list[str], *, what: str, expect: str, log: Path, every: float =
                 code = process.wait(timeout=every)
                 break
             except subprocess.TimeoutExpired:
-                print(f"  … still building {what}: {_elapsed(time.monotonic() - start)}",
+                print(f"  … still {still} {what}: {_elapsed(time.monotonic() - start)}",
                       flush=True)
     took = _elapsed(time.monotonic() - start)
     if code != 0:
         print(log.read_text(errors="replace")[-6000:], file=sys.stderr)
-        print(f"Building {what} failed after {took} (exit {code}); full output in {log}",
+        print(f"{doing} {what} failed after {took} (exit {code}); full output in {log}",
               file=sys.stderr)
         return code
-    print(f"Built {what} in {took}.", flush=True)
+    print(f"{done} {what} in {took}.", flush=True)
     return 0
 
 
@@ -47,12 +53,14 @@ def main() -> None:
     parser.add_argument("--expect", required=True)
     parser.add_argument("--log", type=Path, required=True)
     parser.add_argument("--every", type=float, default=30.0)
+    parser.add_argument("--verb", choices=sorted(VERBS), default="build")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         parser.error("give the command after --")
-    sys.exit(run(command, what=args.what, expect=args.expect, log=args.log, every=args.every))
+    sys.exit(run(command, what=args.what, expect=args.expect, log=args.log, every=args.every,
+                 verb=args.verb))
 
 
 if __name__ == "__main__":

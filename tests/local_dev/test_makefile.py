@@ -90,3 +90,29 @@ def test_first_make_run_says_what_it_builds_and_how_long_it_has_taken(venv, tmp_
     assert lines[-1] == "iris run"
     assert "up to date" not in out.text
     assert (venv / ".installed-local-model").exists()
+
+
+def test_first_install_is_one_line_not_pips_output(venv, tmp_path):
+    import sys
+
+    (venv / ".installed").unlink()
+    (venv / ".installed-local-model").touch()
+    (venv / "bin" / "python").unlink()
+    (venv / "bin" / "python").symlink_to(sys.executable)
+    fake_pip = tmp_path / "fake_pip.py"
+    fake_pip.write_text(FAKE_PIP)
+    marker = tmp_path / "build-may-end"
+    marker.touch()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("IRIS_", "MAKE"))}
+    env["PYTHONPATH"] = str(ROOT)
+    result = subprocess.run(
+        ["make", "--no-print-directory", f"VENV={venv}", f"PIP={sys.executable} {fake_pip} "
+         f"{marker}", "run"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == ("Installing Iris and its Python packages into .venv (once; expect 2-8 "
+                        f"minutes); output in {venv}/install.log")
+    assert lines[1].startswith("Installed Iris and its Python packages into .venv in ")
+    assert "pip install -e ." not in result.stdout  # pip's own lines are in the log
+    assert "pip install -e ." in (venv / "install.log").read_text()
+    assert lines[-1] == "iris run" and (venv / ".installed").exists()
