@@ -202,7 +202,7 @@ def rank(
 
 def search_messages(
     store: Store, user_id: str, text: str, *, limit: int = 10, filters: Filters | None = None,
-    semantic: bool | None = None,
+    semantic: bool | None = None, now: float | None = None,
 ) -> list[Hit]:
     """The best ``limit`` messages of ``user_id`` for free-text ``text``, best first. With
     ``semantic`` (default: whenever the embedding model is installed) the words ranking is
