@@ -58,14 +58,30 @@ def evaluate(store: Any, users: dict[str, str], questions: list[Any], *, semanti
     return table
 
 
+def switch_off(parts: list[str]) -> None:
+    """Run without some of the recall fixes, to see what each is worth."""
+    from core.search import context, dates
+
+    for part in parts:
+        if part == "dates":
+            dates.resolve = lambda text, now: None  # type: ignore[assignment]
+        elif part == "speakers":
+            context.named_speaker = lambda store, user_id, text: None  # type: ignore[assignment]
+        elif part == "neighbours":
+            context.add_neighbours = (  # type: ignore[assignment]
+                lambda store, user_id, scores, messages, filters: (scores, messages))
+        else:
+            raise SystemExit(f"--without: unknown part {part!r} (dates, speakers, neighbours)")
+
+
 def run(store: Any, modes: list[str], show_misses: int, split: str | None) -> None:
+    import json
+
     from _chitchat import sessions
     from _recall_questions import QUESTIONS
 
     from core.search import embed
     from core.sessions.transfer import import_sessions, read_lines
-
-    import json
     lines = [json.dumps(s) for s in sessions()]
     started = time.perf_counter()
     report = import_sessions(store, read_lines(lines))

@@ -77,6 +77,8 @@ def main() -> None:
     parser.add_argument("--set", dest="which",
                         choices=["generated", "handwritten", "chitchat"], default="generated")
     parser.add_argument("--home", help="keep the database (and vectors) here between runs")
+    parser.add_argument("--without", default="",
+                        help="chitchat: switch off recall fixes (dates,speakers,neighbours)")
     parser.add_argument("--split", choices=["dev", "held-out"],
                         help="chitchat: show misses of this split only")
     parser.add_argument("--show-misses", type=int, default=0)
@@ -90,8 +92,9 @@ def main() -> None:
     from core.store import open_store
 
     if args.which == "chitchat":
-        from _recall_eval import run
+        from _recall_eval import run, switch_off
 
+        switch_off([p for p in args.without.split(",") if p])
         modes = args.modes.split(",") if args.modes != "lexical,full,static" else \
             ["lexical", "full"]
         run(open_store(load_settings()), modes, args.show_misses, args.split)
