@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from core.search import bm25, context, dates
 from core.search.hybrid import names_identifier
 from core.search.query import (
+    MAX_QUERY_CHARS,
     PERSON_WEIGHT,
     ParsedQuery,
     parse_query,
@@ -217,6 +218,7 @@ def search_messages(
         from core.search.embed import available
 
         semantic = available()
+    text = text[:MAX_QUERY_CHARS]
     window = dates.resolve(text, store.clock.now() if now is None else now)
     if window is None:
         ranked, messages, signals, query = _ranked(store, user_id, text, filters, semantic)
