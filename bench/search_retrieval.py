@@ -8,10 +8,12 @@ semantic neighbours (hybrid) with message vectors from the full encoder and from
 (distilled) one. Prints recall@1/5/10 at turn level (the evidence turn among the top-k hits) and
 session level (the evidence session among the sessions of the top-k hits, and among the top-k
 distinct sessions). `--set handwritten` runs the hand-written held-out-style set instead
-(bench/_memory_set.py: written apart from the generator, not used for tuning).
+(bench/_memory_set.py: written apart from the generator, not used for tuning). `--set chitchat`
+runs real two-person chats with questions written before any ranking (bench/_recall_eval.py),
+dev next to held-out.
 
 Run: .venv/bin/python bench/search_retrieval.py [--users 20] [--sessions 20] [--seed 7]
-         [--modes lexical,full,static] [--set generated|handwritten]
+         [--modes lexical,full,static] [--set generated|handwritten|chitchat] [--home DIR]
 """
 
 from __future__ import annotations
@@ -72,11 +74,16 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=20)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--modes", default="lexical,full,static")
-    parser.add_argument("--set", dest="which", choices=["generated", "handwritten"],
-                        default="generated")
+    parser.add_argument("--set", dest="which",
+                        choices=["generated", "handwritten", "chitchat"], default="generated")
+    parser.add_argument("--home", help="keep the database (and vectors) here between runs")
+    parser.add_argument("--without", default="",
+                        help="chitchat: switch off recall fixes (dates,speakers,neighbours)")
+    parser.add_argument("--split", choices=["dev", "held-out"],
+                        help="chitchat: show misses of this split only")
     parser.add_argument("--show-misses", type=int, default=0)
     args = parser.parse_args()
-    os.environ["IRIS_HOME"] = tempfile.mkdtemp(prefix="iris-retrieval-")
+    os.environ["IRIS_HOME"] = args.home or tempfile.mkdtemp(prefix="iris-retrieval-")
     os.environ.setdefault("IRIS_EMBED_CACHE", str(Path.home() / ".cache" / "iris-models"))
 
     from core.config import load_settings
@@ -84,6 +91,14 @@ def main() -> None:
     from core.sessions.transfer import import_sessions, read_lines
     from core.store import open_store
 
+    if args.which == "chitchat":
+        from _recall_eval import run, switch_off
+
+        switch_off([p for p in args.without.split(",") if p])
+        modes = args.modes.split(",") if args.modes != "lexical,full,static" else \
+            ["lexical", "full"]
+        run(open_store(load_settings()), modes, args.show_misses, args.split)
+        return
     if args.which == "generated":
         from _conversations import generate
 

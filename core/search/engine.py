@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from core.search import bm25
+from core.search import bm25, context, dates
+from core.search.hybrid import names_identifier
 from core.search.query import (
+    MAX_QUERY_CHARS,
     PERSON_WEIGHT,
     ParsedQuery,
     parse_query,
@@ -202,31 +204,39 @@ def rank(
 
 def search_messages(
     store: Store, user_id: str, text: str, *, limit: int = 10, filters: Filters | None = None,
-    semantic: bool | None = None,
+    semantic: bool | None = None, now: float | None = None,
 ) -> list[Hit]:
     """The best ``limit`` messages of ``user_id`` for free-text ``text``, best first. With
     ``semantic`` (default: whenever the embedding model is installed) the words ranking is
-    fused with the messages nearest in meaning (``core.search.hybrid``)."""
-    query = parse_query(text)
-    if query.empty or limit <= 0:
+    fused with the messages nearest in meaning (``core.search.hybrid``). Dates and relative
+    times in the text ("last Tuesday", "on May 1") are resolved against ``now`` (default: the
+    store's clock): messages from those days come first."""
+    if limit <= 0 or parse_query(text).empty:
         return []
     filters = filters or Filters()
-    scores, messages = score_messages(store, user_id, query, filters)
-    signals: dict[int, tuple[str, ...]] = dict.fromkeys(scores, ("lexical",))
     if semantic is None:
         from core.search.embed import available
 
         semantic = available()
-    if semantic:
-        from core.search.hybrid import add_semantic
-
-        try:
-            scores, messages, signals = add_semantic(
-                store, user_id, text, query, filters, scores, messages
-            )
-        except Exception:
-            log.exception("semantic search failed for %s; ranking by words only", user_id)
-    ranked = rank(scores, messages, store.search.newest(user_id))[:limit]
+    text = text[:MAX_QUERY_CHARS]
+    window = dates.resolve(text, store.clock.now() if now is None else now)
+    if window is None:
+        ranked, messages, signals, query = _ranked(store, user_id, text, filters, semantic)
+    else:
+        inside = Filters(
+            session_id=filters.session_id, role=filters.role,
+            since=max(window.since, filters.since or window.since),
+            until=min(window.until, filters.until or window.until),
+        )
+        wanted = window.text if not parse_query(window.text).empty else text
+        ranked, messages, signals, query = _ranked(store, user_id, wanted, inside, semantic)
+        if len(ranked) < limit:
+            more, others, more_signals, _ = _ranked(store, user_id, wanted, filters, semantic)
+            seen = {mid for mid, _ in ranked}
+            ranked += [(mid, value) for mid, value in more if mid not in seen]
+            messages = {**others, **messages}
+            signals = {**more_signals, **signals}
+    ranked = ranked[:limit]
     meta = store.search.session_meta(
         user_id, sorted({messages[mid].session_id for mid, _ in ranked})
     )
@@ -245,6 +255,35 @@ def search_messages(
             compacted=stored.compacted, content=text_of, signals=signals.get(mid, ()),
         ))
     return hits
+
+
+def _ranked(
+    store: Store, user_id: str, text: str, filters: Filters, semantic: bool,
+) -> tuple[list[tuple[int, float]], dict[int, Any], dict[int, tuple[str, ...]], ParsedQuery]:
+    """Every candidate message with its final score, best first; the messages; the signals
+    that found each; the parsed query."""
+    speaker = context.named_speaker(store, user_id, text)
+    if speaker is not None and not parse_query(speaker.text).empty:
+        text = speaker.text
+    query = parse_query(text)
+    scores, messages = score_messages(store, user_id, query, filters)
+    signals: dict[int, tuple[str, ...]] = dict.fromkeys(scores, ("lexical",))
+    if semantic:
+        from core.search.hybrid import add_semantic
+
+        try:
+            scores, messages, signals = add_semantic(
+                store, user_id, text, query, filters, scores, messages
+            )
+        except Exception:
+            log.exception("semantic search failed for %s; ranking by words only", user_id)
+    if not names_identifier(text):  # an exact identifier wants its own messages only
+        scores, messages = context.add_neighbours(store, user_id, scores, messages, filters)
+    for mid in scores:
+        signals.setdefault(mid, ("context",))
+    if speaker is not None and speaker.name is not None:
+        scores = context.lift_speaker(scores, messages, speaker.name)
+    return rank(scores, messages, store.search.newest(user_id)), messages, signals, query
 
 
 def _short_plain_word(term: str) -> bool:

@@ -1,0 +1,104 @@
+"""Recall on the real chats (bench/_chitchat.py, bench/_recall_questions.py): turn-level and
+session-level recall@k, dev next to held-out, words only next to hybrid. Each question is
+searched as of its own clock (``asked_at``), as the session_search tool would be."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from _common import summary
+
+KS = (1, 5, 10)
+
+
+def evaluate(store: Any, users: dict[str, str], questions: list[Any], *, semantic: bool,
+             show_misses: int, split: str | None = None) -> dict[str, dict[str, float]]:
+    from core.search.engine import search_messages
+    from core.sessions.transfer import parse_time
+
+    table: dict[str, dict[str, float]] = {}
+    latencies: list[float] = []
+    misses = []
+    kinds: dict[str, list[int]] = {}
+    for part in ("dev", "held-out"):
+        chosen = [q for q in questions if q.split == part]
+        turn = dict.fromkeys(KS, 0)
+        sess = dict.fromkeys(KS, 0)
+        for q in chosen:
+            t0 = time.perf_counter()
+            hits = search_messages(store, users[q.user], q.text, limit=50, semantic=semantic,
+                                   now=parse_time(q.asked_at))
+            latencies.append(time.perf_counter() - t0)
+            turns = [h.external_id for h in hits]
+            answer_sessions = {t.split("-")[0] for t in q.turns}
+            for k in KS:
+                turn[k] += any(t in q.turns for t in turns[:k])
+                sess[k] += any(h.public_session_id in answer_sessions for h in hits[:k])
+            found = any(t in q.turns for t in turns[:5])
+            kinds.setdefault(f"{q.kind} ({part})", []).append(int(found))
+            if not found and (split is None or split == part):
+                misses.append((q, hits[:3]))
+        n = max(1, len(chosen))
+        table[part] = {f"turn@{k}": turn[k] / n for k in KS}
+        table[part].update({f"session@{k}": sess[k] / n for k in KS})
+        table[part]["n"] = len(chosen)
+    for part in ("dev", "held-out"):
+        row = table[part]
+        print(f"  {part:9} n={int(row['n']):3}  turn " +
+              " ".join(f"R@{k} {row[f'turn@{k}']:.3f}" for k in KS) + "   session " +
+              " ".join(f"R@{k} {row[f'session@{k}']:.3f}" for k in KS))
+    print("  turn R@5 by kind: " + ", ".join(
+        f"{kind} {sum(v) / len(v):.2f}/{len(v)}" for kind, v in sorted(kinds.items())))
+    print(f"  search latency: {summary(latencies)}")
+    for q, top in misses[:show_misses]:
+        print(f"\n  MISS [{q.split} {q.kind}] {q.text!r} -> {', '.join(q.turns)}")
+        for h in top:
+            print(f"     {h.score:.3f} {h.external_id} {h.signals}: {h.content[:110]!r}")
+    return table
+
+
+def switch_off(parts: list[str]) -> None:
+    """Run without some of the recall fixes, to see what each is worth."""
+    from core.search import context, dates
+
+    for part in parts:
+        if part == "dates":
+            dates.resolve = lambda text, now: None  # type: ignore[assignment]
+        elif part == "speakers":
+            context.named_speaker = lambda store, user_id, text: None  # type: ignore[assignment]
+        elif part == "neighbours":
+            context.add_neighbours = (  # type: ignore[assignment]
+                lambda store, user_id, scores, messages, filters: (scores, messages))
+        else:
+            raise SystemExit(f"--without: unknown part {part!r} (dates, speakers, neighbours)")
+
+
+def run(store: Any, modes: list[str], show_misses: int, split: str | None) -> None:
+    import json
+
+    from _chitchat import sessions
+    from _recall_questions import QUESTIONS
+
+    from core.search import embed
+    from core.sessions.transfer import import_sessions, read_lines
+    lines = [json.dumps(s) for s in sessions()]
+    started = time.perf_counter()
+    report = import_sessions(store, read_lines(lines))
+    print(f"imported {report.sessions} sessions ({report.skipped} already there), "
+          f"{report.messages} messages for {len(report.users)} users "
+          f"in {time.perf_counter() - started:.1f} s")
+    print(f"{len(QUESTIONS)} questions over real chats (chitchat-dataset), "
+          f"{sum(q.split == 'dev' for q in QUESTIONS)} dev / "
+          f"{sum(q.split == 'held-out' for q in QUESTIONS)} held-out")
+    users = report.users
+    for mode in modes:
+        if mode != "lexical":
+            model = embed.FULL if mode == "full" else embed.STATIC
+            started = time.perf_counter()
+            count = sum(embed.backfill(store, uid, model=model) for uid in users.values())
+            took = time.perf_counter() - started
+            print(f"\n{mode}: embedded {count} messages in {took:.1f} s")
+        print(f"[{'words only' if mode == 'lexical' else 'hybrid, ' + mode + ' vectors'}]")
+        evaluate(store, users, QUESTIONS, semantic=mode != "lexical",
+                 show_misses=show_misses, split=split)
