@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from core.answer_text import cut_short_note, end_cleanly, strip_tool_syntax
+from core.clarify import settle
 from core.commands import CommandContext, run_command
 from core.context import PromptInputs, PromptSection, build_system_prompt
 from core.documents import has_documents, take_documents
@@ -76,6 +77,7 @@ class TurnOutcome:
     tool_calls: int = 0
     model: str | None = None
     command: str | None = None
+    target_extras: dict[str, Any] = field(default_factory=dict)  # for the sender: buttons
 
 
 def count_tool_calls(messages: Sequence[Message]) -> int:
@@ -143,6 +145,10 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
         if intake.reply is not None:
             return TurnOutcome(session_id=session.id, messages=[], reply=intake.reply)
         text, images = intake.text, intake.images
+    settled = settle(store, deps.settings, entry, text)
+    if settled.stale:  # a button pressed for a question answered meanwhile
+        return TurnOutcome(session_id=session.id, messages=[], reply="", command="clarify")
+    text = settled.text
     extra: str | None = None
     if text.lstrip().startswith("/"):
         ctx = CommandContext(
@@ -224,6 +230,7 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
     return TurnOutcome(
         session_id=session.id, messages=new, reply=reply, usage=merge_usage(usages),
         tool_calls=count_tool_calls(new), model=model.name,
+        target_extras=tool_ctx.asked.target() if tool_ctx.asked is not None else {},
     )
 
 
@@ -269,6 +276,10 @@ async def _loop(
         deps.checkpoint("after_tools")
         convo.extend(results)
         new.extend(results)
+        if tool_ctx.asked is not None:  # clarify: the question is this turn's answer
+            question = Message(role="assistant", content=tool_ctx.asked.text())
+            new.append(question)
+            return question.content
     reply = (
         f"I stopped after {deps.settings.max_iterations} steps without a final answer. "
         "Say 'continue' to let me go on."
