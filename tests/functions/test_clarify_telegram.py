@@ -60,7 +60,8 @@ def test_a_question_is_answered_by_a_button(scripted, iris_home):
         assert user_turns(llm)[-1] == '[answer to "Which size?"] 2. Large'
         stack.wait(lambda: "reply_markup" not in question_message(stack))
 
-        again = stack.telegram_post(stack.telegram.make_press(message, keyboard[0][0]["callback_data"]))
+        first = keyboard[0][0]["callback_data"]
+        again = stack.telegram_post(stack.telegram.make_press(message, first))
         assert again.json()["status"] in ("ignored", "duplicate")
         stack.wait(lambda: len(stack.telegram.answered_callbacks()) == 3)
         answers = sorted(stack.telegram.answered_callbacks().values(),
