@@ -68,6 +68,7 @@ def test_a_question_is_answered_by_a_button(scripted, iris_home):
                          key=lambda a: a["callback_query_id"])
         assert [a.get("text") for a in answers] == [
             "This question is closed.", None, "This question is closed."]
+        assert stack.rt.store.db.scalar("SELECT count(*) FROM inbox") == 2
         assert len(llm.requests) == 2  # the question and the answer: no other turn
         assert len(stack.telegram.sent_messages(4242)) == 2
 
@@ -85,6 +86,7 @@ def test_a_typed_number_answers_and_a_later_press_is_stale(scripted, iris_home):
         assert user_turns(llm)[-1] == '[answer to "Which size?"] 1. Small'
         stale = stack.telegram_post(stack.telegram.make_press(message, data))
         assert stale.json()["status"] == "ignored"
+        assert stack.rt.store.db.scalar("SELECT count(*) FROM inbox") == 2
         assert len(llm.requests) == 2
 
 
