@@ -30,7 +30,7 @@ def last_user(llm) -> str:
 
 
 def test_a_typed_number_answers_the_question(stack):
-    llm, client, rt = stack
+    llm, client, _ = stack
     llm.tool_call("clarify", {"question": "Which file format?",
                               "choices": ["CSV", "JSON", "Parquet"]})
     question = ask(client, "export my notes")
@@ -50,7 +50,7 @@ def test_a_typed_number_answers_the_question(stack):
 
 
 def test_the_choice_text_answers_and_other_words_close_the_question(stack):
-    llm, client, rt = stack
+    llm, client, _ = stack
     llm.tool_call("clarify", {"question": "Tea or coffee?", "choices": ["Tea", "Coffee"]})
     ask(client, "make me a drink")
     llm.reply("Coffee coming.")
@@ -68,7 +68,7 @@ def test_the_choice_text_answers_and_other_words_close_the_question(stack):
 
 
 def test_duplicate_choices_go_back_to_the_model(stack):
-    llm, client, rt = stack
+    llm, client, _ = stack
     from core.clarify import Asked
 
     assert Asked("q_1", "Sure?", ()).text() == "Sure?"
