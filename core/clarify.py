@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 MAX_CHOICES = 4
 DATA_PREFIX = "clarify:"
-_DATA = re.compile(r"^clarify:([A-Za-z0-9_]{1,40}):([1-9])$")
+_DATA = re.compile(rf"^clarify:([A-Za-z0-9_]{{1,40}}):([1-{MAX_CHOICES}])$")
 
 
 @dataclass(frozen=True)
