@@ -145,12 +145,9 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
         if intake.reply is not None:
             return TurnOutcome(session_id=session.id, messages=[], reply=intake.reply)
         text, images = intake.text, intake.images
-    settled = settle(store, deps.settings, entry, text)
-    if settled.stale:  # a button pressed for a question answered meanwhile
-        return TurnOutcome(session_id=session.id, messages=[], reply="", command="clarify")
-    text = settled.text
     extra: str | None = None
-    if text.lstrip().startswith("/"):
+    commanded = text.lstrip().startswith("/")  # commands leave a clarify question open
+    if commanded:
         ctx = CommandContext(
             store=store, settings=deps.settings, services=deps.services, user_id=entry.user_id,
             account=message.account, chat_key=entry.chat_key, platform=message.platform,
@@ -189,7 +186,16 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
             job_model = message.cron.model if message.cron is not None else None
             model = deps.services.router.main(job_model or user.model)
             store.drains.prefetch_context(entry.user_id, session.id, entry.id,
-                                          history=deps.settings.history_messages)
+                                          history=deps.settings.history_messages,
+                                          chat_key=None if commanded else entry.chat_key)
+            if not commanded:
+                settled = settle(store, deps.settings, entry, text)
+                if settled.stale:  # a button pressed for a question answered meanwhile
+                    return TurnOutcome(session_id=session.id, messages=[], reply="",
+                                       command="clarify")
+                if settled.text != text:
+                    user_message = Message(role="user", content=settled.text, images=images)
+                    new[0] = user_message
             tool_ctx.loaded_tools = store.session_tools.loaded(entry.user_id, session.id)
             if message.platform == "cron" and deps.priority is not None and (
                 model.name == deps.settings.model

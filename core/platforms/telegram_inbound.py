@@ -84,10 +84,10 @@ class TgMessage(_Model):
 class TgCallbackQuery(_Model):
     """A press of an inline keyboard button (``clarify`` choices)."""
 
-    id: str = Field(min_length=1, max_length=128)
+    id: str = Field(min_length=1, max_length=1024)
     from_user: TgUser = Field(alias="from")
     message: TgMessage | None = None
-    data: str | None = Field(default=None, max_length=64)
+    data: str | None = None  # any button's; ``core.clarify.parse_button`` picks Iris' own
 
 
 class TgUpdate(_Model):

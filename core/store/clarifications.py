@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.store.db import Database, Row
+from core.store.db import Database, Row, Statement
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,11 @@ class Question:
         )
 
 
+def latest_question(user_id: str, chat_key: str) -> Statement:
+    return ("SELECT * FROM clarifications WHERE user_id = ? AND chat_key = ?"
+            " ORDER BY created_at DESC, rowid DESC LIMIT 1", (user_id, chat_key))
+
+
 class Clarifications:
     def __init__(self, db: Database):
         self.db = db
@@ -46,9 +51,7 @@ class Clarifications:
 
     def latest(self, user_id: str, chat_key: str) -> Question | None:
         """The chat's most recent question, answered or not."""
-        row = self.db.one(
-            "SELECT * FROM clarifications WHERE user_id = ? AND chat_key = ?"
-            " ORDER BY created_at DESC, rowid DESC LIMIT 1", (user_id, chat_key))
+        row = self.db.one(*latest_question(user_id, chat_key))
         return Question.from_row(row) if row else None
 
     def get(self, user_id: str, question_id: str) -> Question | None:
