@@ -142,6 +142,12 @@ class Settings(BaseModel):
     transcription_model: str | None = None
     transcription_api_base: str | None = None
     transcription_api_key: SecretStr | None = None
+    voice_replies: bool = False  # spoken answers to voice notes; each person's /voice overrides
+    tts_model: str | None = None  # e.g. openai/tts-1; without it there are no voice replies
+    tts_voice: str = "alloy"
+    tts_api_base: str | None = None
+    tts_api_key: SecretStr | None = None
+    clarify_hours: float = Field(default=24.0, gt=0)  # a clarify question stays answerable
 
     mcp_servers: dict[str, Any] = Field(default_factory=dict)
 
@@ -171,7 +177,8 @@ class Settings(BaseModel):
     def _vision(cls, value: Any) -> Any:
         return None if isinstance(value, str) and value.strip().lower() in ("", "auto") else value
 
-    @field_validator("model", "cheap_model", "transcription_model", "vision_model")
+    @field_validator("model", "cheap_model", "transcription_model", "vision_model",
+                     "tts_model")
     @classmethod
     def _model_string(cls, value: str | None) -> str | None:
         if value is None or value == "":
@@ -181,7 +188,7 @@ class Settings(BaseModel):
         return value
 
     @field_validator("model_api_base", "public_url", "s3_endpoint_url", "telegram_api_base",
-                     "slack_api_base", "transcription_api_base", "web_search_url",
+                     "slack_api_base", "transcription_api_base", "tts_api_base", "web_search_url",
                      "whatsapp_api_base", "discord_api_base")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:

@@ -4,7 +4,7 @@ they are waiting on (HTTP, CLI)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from core.platforms.registry import PLATFORMS
 from core.turn_commit import OutboundReply
@@ -13,7 +13,8 @@ if TYPE_CHECKING:
     from core.store.inbox import InboxEntry
 
 
-def outbound_for(entry: InboxEntry, reply: str, status: str = "done") -> OutboundReply | None:
+def outbound_for(entry: InboxEntry, reply: str, status: str = "done",
+                 extras: dict[str, Any] | None = None) -> OutboundReply | None:
     message = entry.message
     if message.cron is not None:
         from core.scheduler.outbound import cron_outbound
@@ -22,4 +23,5 @@ def outbound_for(entry: InboxEntry, reply: str, status: str = "done") -> Outboun
     spec = PLATFORMS[message.platform]
     if not spec.push or not reply:
         return None
-    return OutboundReply(platform=spec.name, target=spec.reply_address(message), text=reply)
+    target = {**spec.reply_address(message), **(extras or {})}
+    return OutboundReply(platform=spec.name, target=target, text=reply)

@@ -19,6 +19,7 @@ from core.llm import ToolSpec
 from core.messages import Message, ToolCall
 
 if TYPE_CHECKING:
+    from core.clarify import Asked
     from core.config import Settings
     from core.services import Services
     from core.store import Store
@@ -51,6 +52,8 @@ class ToolContext:
     # The toolset running this turn's calls: a tool that calls other tools (execute_code)
     # dispatches through it, so every check of a direct call applies. None: not offered here.
     toolset: Toolset | None = None
+    # A question the ``clarify`` tool asked: the turn ends with it as its answer.
+    asked: Asked | None = None
 
 
 @dataclass(frozen=True)

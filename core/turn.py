@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from core.answer_text import cut_short_note, end_cleanly, strip_tool_syntax
+from core.clarify import settle
 from core.commands import CommandContext, run_command
 from core.context import PromptInputs, PromptSection, build_system_prompt
 from core.documents import has_documents, take_documents
@@ -76,6 +77,7 @@ class TurnOutcome:
     tool_calls: int = 0
     model: str | None = None
     command: str | None = None
+    target_extras: dict[str, Any] = field(default_factory=dict)  # for the sender: buttons
 
 
 def count_tool_calls(messages: Sequence[Message]) -> int:
@@ -144,7 +146,8 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
             return TurnOutcome(session_id=session.id, messages=[], reply=intake.reply)
         text, images = intake.text, intake.images
     extra: str | None = None
-    if text.lstrip().startswith("/"):
+    commanded = text.lstrip().startswith("/")  # commands leave a clarify question open
+    if commanded:
         ctx = CommandContext(
             store=store, settings=deps.settings, services=deps.services, user_id=entry.user_id,
             account=message.account, chat_key=entry.chat_key, platform=message.platform,
@@ -183,7 +186,16 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
             job_model = message.cron.model if message.cron is not None else None
             model = deps.services.router.main(job_model or user.model)
             store.drains.prefetch_context(entry.user_id, session.id, entry.id,
-                                          history=deps.settings.history_messages)
+                                          history=deps.settings.history_messages,
+                                          chat_key=None if commanded else entry.chat_key)
+            if not commanded:
+                settled = settle(store, deps.settings, entry, text)
+                if settled.stale:  # a button pressed for a question answered meanwhile
+                    return TurnOutcome(session_id=session.id, messages=[], reply="",
+                                       command="clarify")
+                if settled.text != text:
+                    user_message = Message(role="user", content=settled.text, images=images)
+                    new[0] = user_message
             tool_ctx.loaded_tools = store.session_tools.loaded(entry.user_id, session.id)
             if message.platform == "cron" and deps.priority is not None and (
                 model.name == deps.settings.model
@@ -224,6 +236,7 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
     return TurnOutcome(
         session_id=session.id, messages=new, reply=reply, usage=merge_usage(usages),
         tool_calls=count_tool_calls(new), model=model.name,
+        target_extras=tool_ctx.asked.target() if tool_ctx.asked is not None else {},
     )
 
 
@@ -269,6 +282,10 @@ async def _loop(
         deps.checkpoint("after_tools")
         convo.extend(results)
         new.extend(results)
+        if tool_ctx.asked is not None:  # clarify: the question is this turn's answer
+            question = Message(role="assistant", content=tool_ctx.asked.text())
+            new.append(question)
+            return question.content
     reply = (
         f"I stopped after {deps.settings.max_iterations} steps without a final answer. "
         "Say 'continue' to let me go on."

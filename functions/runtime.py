@@ -49,12 +49,13 @@ def default_after_turn() -> list[AfterTurn]:
     from core.learning.memory_review import review_after_turn
     from core.learning.skill_outcomes import skill_outcomes
     from core.learning.skill_review import skill_review
+    from core.platforms.speech import speak_after_turn
     from core.search.after_turn import embed_after_turn
     from core.sessions.titles import title_session
 
     return [
-        settle_after_turn, title_session, skill_outcomes, skill_review, review_after_turn,
-        complete_links_after_turn, embed_after_turn,
+        speak_after_turn, settle_after_turn, title_session, skill_outcomes, skill_review,
+        review_after_turn, complete_links_after_turn, embed_after_turn,
     ]
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import logging
 import re
 from typing import Any
@@ -21,8 +22,10 @@ from fastapi import APIRouter, BackgroundTasks, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
 
+from core.clarify import Asked
 from core.errors import NotFound
 from core.platforms.inbound import Parsed
+from core.platforms.slack_actions import SlackActions, parse_press
 from core.platforms.slack_inbound import (
     SlackCommand,
     SlackEnvelope,
@@ -32,7 +35,7 @@ from core.platforms.slack_inbound import (
 )
 from functions.auth import ApiError
 from functions.runtime import Runtime
-from functions.webhooks import accept, read_body
+from functions.webhooks import accept, accept_press, read_body
 
 log = logging.getLogger("iris.slack")
 
@@ -48,14 +51,34 @@ def _reject(exc: ValidationError, what: str) -> ApiError:
     return ApiError(400, f"not a Slack {what}: {where}: {problem}", code="bad_slack_request")
 
 
-def validate(body: bytes, content_type: str) -> SlackEnvelope | SlackCommand | None:
-    """The request's shape; None for payloads Iris ignores (interactivity, Slack's ssl_check)."""
+def _actions(raw: str) -> SlackActions | None:
+    """An interactivity payload: button presses (``block_actions``); None for the rest."""
+    try:
+        kind = json.loads(raw).get("type")
+    except (ValueError, AttributeError):
+        raise ApiError(400, "not a Slack interactivity payload", code="bad_slack_request") from None
+    if kind != "block_actions":
+        return None
+    try:
+        return SlackActions.model_validate_json(raw)
+    except ValidationError as exc:
+        raise _reject(exc, "interactivity payload") from None
+
+
+Shape = SlackEnvelope | SlackCommand | SlackActions
+
+
+def validate(body: bytes, content_type: str) -> Shape | None:
+    """The request's shape; None for payloads Iris ignores (other interactivity, Slack's
+    ssl_check)."""
     if content_type.startswith("application/x-www-form-urlencoded"):
         try:
             form = {k: v[0] for k, v in parse_qs(body.decode(), strict_parsing=False).items()}
         except (UnicodeDecodeError, ValueError):
             raise ApiError(400, "not a Slack form body", code="bad_slack_request") from None
-        if ("payload" in form or "ssl_check" in form) and "command" not in form:
+        if "payload" in form and "command" not in form:
+            return _actions(form["payload"])
+        if "ssl_check" in form and "command" not in form:
             return None
         try:
             return SlackCommand.model_validate(form)
@@ -99,6 +122,25 @@ class SlackEndpoint:
         return parse_event(shape, bot_user_id=bot_user_of(shape), engaged=self.engaged,
                            group_mode=self.rt.settings.group_reply_mode)
 
+    async def press(self, shape: SlackActions, background: BackgroundTasks) -> str:
+        """A button press on a ``clarify`` question: recorded as the answer when it counts,
+        and then the question's buttons give way to the choice made."""
+        parsed = parse_press(shape)
+        if parsed.message is None:
+            return "ignored"
+        outcome = await accept_press(self.rt, parsed.message, background,
+                                     group_ref=parsed.group_ref)
+        sender = self.rt.senders.get("slack")
+        close = getattr(sender, "close_buttons", None)
+        if outcome.status == "recorded" and outcome.user_id and close is not None:
+            meta = parsed.message.meta
+            question = self.rt.store.clarifications.get(outcome.user_id, meta["clarify"])
+            if question is not None:
+                asked = Asked(question.id, question.question, question.choices)
+                background.add_task(close, meta["channel"], meta["question_ts"], asked.text(),
+                                    question.choices[int(meta["choice"]) - 1])
+        return outcome.status
+
     async def handle(self, request: Request, background: BackgroundTasks) -> Response:
         secret, _ = self.configured()
         body = await read_body(request, MAX_EVENT_BYTES)
@@ -106,6 +148,9 @@ class SlackEndpoint:
         shape = validate(body, request.headers.get("content-type", ""))
         if isinstance(shape, SlackEnvelope) and shape.type == "url_verification":
             return JSONResponse({"challenge": shape.challenge or ""})
+        if isinstance(shape, SlackActions):
+            await self.press(shape, background)
+            return Response(status_code=200)
         if shape is None or (isinstance(shape, SlackEnvelope) and (
                 shape.type != "event_callback" or shape.event is None
                 or shape.event.type not in MESSAGE_EVENTS)):

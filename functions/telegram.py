@@ -17,8 +17,10 @@ from typing import Any
 from fastapi import APIRouter, BackgroundTasks, Request
 from pydantic import ValidationError
 
+from core.platforms.inbound import Parsed
 from core.platforms.telegram_inbound import (
     BotIdentity,
+    TgCallbackQuery,
     TgUpdate,
     bot_id_from_token,
     needs_username,
@@ -26,7 +28,7 @@ from core.platforms.telegram_inbound import (
 )
 from functions.auth import ApiError
 from functions.runtime import Runtime
-from functions.webhooks import accept, read_body
+from functions.webhooks import Outcome, accept, accept_press, read_body
 
 log = logging.getLogger("iris.telegram")
 
@@ -104,6 +106,27 @@ def parse_body(body: bytes) -> TgUpdate:
                        code="bad_update") from None
 
 
+async def _press(rt: Runtime, press: TgCallbackQuery, parsed: Parsed,
+                 background: BackgroundTasks) -> dict[str, object]:
+    """A button press: recorded as the answer when it counts; its spinner is stopped either
+    way (after the ack), and a press that counts takes the buttons off the question."""
+    outcome = Outcome("ignored")
+    if parsed.message is not None:
+        outcome = await accept_press(rt, parsed.message, background,
+                                     group_ref=parsed.group_ref, group_title=parsed.group_title)
+    counted = outcome.status == "recorded"
+    sender = rt.senders.get("telegram")
+    answer = getattr(sender, "answer_button", None)
+    if answer is not None:
+        where = press.message
+        background.add_task(
+            answer, press.id, None if counted else "This question is closed.",
+            where.chat.id if counted and where else None,
+            where.message_id if counted and where else None)
+    return {"ok": True, "status": outcome.status,
+            "reason": parsed.reason or ("" if counted else "not an open question")}
+
+
 def build_router(rt: Runtime) -> APIRouter:
     router = APIRouter()
     names = BotNames()
@@ -114,6 +137,8 @@ def build_router(rt: Runtime) -> APIRouter:
         update = parse_body(await read_body(request, MAX_UPDATE_BYTES))
         bot = names.identity(rt, token, update, background)
         parsed = parse_update(update, bot, group_mode=rt.settings.group_reply_mode)
+        if update.callback_query is not None:
+            return await _press(rt, update.callback_query, parsed, background)
         if parsed.message is None:
             return {"ok": True, "status": "ignored", "reason": parsed.reason}
         outcome = await accept(

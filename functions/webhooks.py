@@ -79,6 +79,31 @@ async def accept(
     return Outcome(status, received.user_id, received.entry_id)
 
 
+async def accept_press(
+    rt: Runtime, message: InboundMessage, background: BackgroundTasks,
+    *, group_ref: str | None = None, group_title: str | None = None,
+) -> Outcome:
+    """Record a button press on a ``clarify`` question as the asked person's answer, or
+    ignore it (someone else's press, an answered, superseded or expired question). Pressing
+    twice records one message: the question's id is the message's idempotency key."""
+    from core.clarify import pressable
+
+    decision = access(rt, message)
+    if not decision.allowed:
+        return Outcome("ignored")
+    owner = decision.user_id
+    if message.is_group and group_ref is not None:
+        owner = group_owner(rt, message, group_ref, group_title)
+    question = pressable(rt.store, rt.settings, user_id=owner, chat_key=message.chat_key,
+                         account=message.account, question_id=str(message.meta["clarify"]),
+                         number=int(message.meta["choice"]))
+    if question is None:
+        return Outcome("ignored", owner)
+    received = await receive(rt, message, owner=owner)
+    return Outcome("duplicate" if received.duplicate else "recorded", received.user_id,
+                   received.entry_id)
+
+
 def answer(rt: Runtime, message: InboundMessage, text: str, background: BackgroundTasks) -> None:
     """Answer without a turn. With a known user the answer is a delivery row (retried, sent
     once even when the platform re-sends the event); a stranger's is sent best effort."""

@@ -68,7 +68,7 @@ async def process(rt: Runtime, entry: InboxEntry) -> TurnOutcome | None:
             entry=entry, session_id=outcome.session_id, messages=outcome.messages,
             usage=outcome.usage, reply=outcome.reply, status=outcome.status, error=outcome.error,
             # a stopped turn was already answered by /stop itself
-            outbound=(outbound_for(entry, outcome.reply, outcome.status)
+            outbound=(outbound_for(entry, outcome.reply, outcome.status, outcome.target_extras)
                       if outcome.status != "cancelled" else None),
         )
     turn_checkpoint = rt.checkpoint or (lambda step: None)

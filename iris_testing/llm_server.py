@@ -191,8 +191,13 @@ class ScriptedLLM:
                 Route("/chat/completions", self._chat, methods=["POST"]),
                 Route("/v1/models", self._models, methods=["GET"]),
                 Route("/models", self._models, methods=["GET"]),
+                Route("/v1/audio/speech", self._speech, methods=["POST"]),
             ]
         )
+        # /v1/audio/speech: the audio it answers with (OGG bytes), or an HTTP error status
+        self.speech_audio = b"OggS\x00\x02scripted-speech"
+        self.speech_status = 200
+        self.speech_requests: list[dict[str, Any]] = []
 
     # scripting
 
@@ -270,6 +275,20 @@ class ScriptedLLM:
             for name in self.models
         ]
         return JSONResponse({"object": "list", "data": data})
+
+    async def _speech(self, request: Request) -> Response:
+        """OpenAI's create-speech: JSON in (model, input, voice, response_format), the raw
+        audio bytes out."""
+        body = await request.json()
+        with self._lock:
+            self.speech_requests.append(body)
+        if self.speech_status != 200:
+            return JSONResponse(error_body(self.speech_status), self.speech_status)
+        if not body.get("input") or not body.get("voice"):
+            return JSONResponse(error_body(400, "input and voice are required"), 400)
+        media = {"opus": "audio/ogg", "mp3": "audio/mpeg"}.get(body.get("response_format"),
+                                                               "audio/mpeg")
+        return Response(self.speech_audio, media_type=media)
 
     async def _chat(self, request: Request) -> Response:
         try:

@@ -114,6 +114,14 @@ class Stack:
             headers["X-Slack-Retry-Reason"] = "http_timeout"
         return self.http.post(f"{self.url}/slack/events", content=body, headers=headers)
 
+    def slack_interact(self, payload: dict[str, Any], *, secret: str = SLACK_SECRET
+                       ) -> httpx.Response:
+        """An interactivity request as Slack sends it: the form field ``payload``."""
+        body = urlencode({"payload": json.dumps(payload)}).encode()
+        headers = {"Content-Type": "application/x-www-form-urlencoded",
+                   **FakeSlack.sign(body, secret)}
+        return self.http.post(f"{self.url}/slack/events", content=body, headers=headers)
+
     def whatsapp_post(self, payload: Any, *, secret: str | None = WHATSAPP_APP_SECRET
                       ) -> httpx.Response:
         body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()

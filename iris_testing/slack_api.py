@@ -251,6 +251,32 @@ class FakeSlack:
             return Response(page, media_type="text/html; charset=utf-8")
         return Response(found[0], media_type=found[1])
 
+    def block_actions(self, message: dict[str, Any], channel: str, value: str, *,
+                      user: str = "U123", action_id: str = "clarify_1") -> dict[str, Any]:
+        """A ``block_actions`` interactivity payload: ``user`` pressed the button with
+        ``value`` on the bot's ``message`` (as ``message()`` returns it) in ``channel``."""
+        with self._lock:
+            trigger = f"trig-{next(self._event_ids)}"
+        shown = {k: message[k] for k in ("type", "user", "bot_id", "text", "ts", "team",
+                                          "blocks", "thread_ts") if k in message}
+        container = {"type": "message", "message_ts": message["ts"], "channel_id": channel,
+                     "is_ephemeral": False}
+        if "thread_ts" in message:
+            container["thread_ts"] = message["thread_ts"]
+        return {
+            "type": "block_actions",
+            "user": {"id": user, "username": "ada", "name": "ada", "team_id": self.team_id},
+            "api_app_id": "A1", "token": "verification-token", "container": container,
+            "trigger_id": trigger, "team": {"id": self.team_id, "domain": "iris-test"},
+            "enterprise": None, "is_enterprise_install": False,
+            "channel": {"id": channel, "name": "directmessage" if channel[0] == "D" else "general"},
+            "message": shown, "state": {"values": {}},
+            "response_url": f"https://hooks.slack.com/actions/{self.team_id}/1/x",
+            "actions": [{"action_id": action_id, "block_id": "b1", "type": "button",
+                         "value": value, "action_ts": self.next_ts(),
+                         "text": {"type": "plain_text", "text": "choice", "emoji": True}}],
+        }
+
     def _event(
         self,
         kind: str,

@@ -97,7 +97,13 @@ class FakeTelegram:
             "getwebhookinfo": self._webhook_info,
             "getfile": self._get_file,
             "setmycommands": lambda params: True,
+            "answercallbackquery": self._answer_callback,
+            "editmessagereplymarkup": self._edit_reply_markup,
+            "sendvoice": lambda params: self._send_media("voice", params),
+            "sendaudio": lambda params: self._send_media("audio", params),
         }
+        self._media: list[dict[str, Any]] = []
+        self._answered: dict[str, dict[str, Any]] = {}
         self.app = Starlette(
             routes=[
                 Route("/bot{token}/{method}", self._api, methods=["GET", "POST"]),
@@ -146,6 +152,16 @@ class FakeTelegram:
         with self._lock:
             sent = list(self._sent)
         return [p for p in sent if chat_id is None or str(p.get("chat_id")) == str(chat_id)]
+
+    def sent_media(self, chat_id: int | str | None = None) -> list[dict[str, Any]]:
+        """sendVoice/sendAudio calls: ``kind``, ``chat_id`` and the uploaded ``data``."""
+        with self._lock:
+            media = list(self._media)
+        return [m for m in media if chat_id is None or str(m["chat_id"]) == str(chat_id)]
+
+    def answered_callbacks(self) -> dict[str, dict[str, Any]]:
+        with self._lock:
+            return dict(self._answered)
 
     def message(self, chat_id: int | str, message_id: int) -> dict[str, Any] | None:
         """The bot's message as it now stands (after edits), or None."""
@@ -211,6 +227,17 @@ class FakeTelegram:
                 reply_to if isinstance(reply_to, dict) else self._bot_message(chat_id, reply_to)
             )
         return {"update_id": update_id, "message": message}
+
+    def make_press(self, message: dict[str, Any], data: str, *, user_id: int = 4242,
+                   first_name: str = "Ada") -> dict[str, Any]:
+        """An Update with a ``callback_query``: a press of a button on the bot's ``message``."""
+        with self._lock:
+            update_id = next(self._update_ids)
+            query_id = f"cbq-{update_id}"
+        user = {"id": user_id, "is_bot": False, "first_name": first_name}
+        return {"update_id": update_id, "callback_query": {
+            "id": query_id, "from": user, "message": message,
+            "chat_instance": f"ci-{message['chat']['id']}", "data": data}}
 
     # HTTP
 
@@ -286,6 +313,46 @@ class FakeTelegram:
             )
         self._check_markdown(params)
         message.update(text=text, edit_date=int(time.time()))
+        return message
+
+    def _answer_callback(self, params: dict[str, Any]) -> bool:
+        query_id = str(params.get("callback_query_id") or "")
+        if not query_id.startswith("cbq-"):
+            raise TelegramApiError(400, "Bad Request: query is too old and response timeout "
+                                        "expired or query ID is invalid")
+        if query_id in self._answered:
+            raise TelegramApiError(400, "Bad Request: query ID is invalid")
+        self._answered[query_id] = params
+        return True
+
+    def _edit_reply_markup(self, params: dict[str, Any]) -> dict[str, Any]:
+        key = (str(params.get("chat_id")), _as_int(params.get("message_id")))
+        message = self._messages.get(key)
+        if message is None:
+            raise TelegramApiError(400, "Bad Request: message to edit not found")
+        markup = params.get("reply_markup")
+        if markup == message.get("reply_markup") or (not markup and "reply_markup" not in message):
+            raise TelegramApiError(400, "Bad Request: message is not modified")
+        if markup:
+            message["reply_markup"] = markup
+        else:
+            message.pop("reply_markup", None)
+        return message
+
+    def _send_media(self, kind: str, params: dict[str, Any]) -> dict[str, Any]:
+        chat_id = params.get("chat_id")
+        data = params.get(kind)
+        if chat_id in (None, ""):
+            raise TelegramApiError(400, "Bad Request: chat_id is empty")
+        if not isinstance(data, bytes) or not data:
+            raise TelegramApiError(400, f"Bad Request: there is no {kind} in the request")
+        message = self._bot_message(chat_id, next(self._message_ids))
+        del message["text"]
+        message[kind] = {"file_id": f"{kind}-{message['message_id']}", "duration": 1,
+                         "file_unique_id": f"u-{kind}-{message['message_id']}",
+                         "mime_type": "audio/ogg" if kind == "voice" else "audio/mpeg"}
+        self._media.append({"kind": kind, "chat_id": chat_id, "data": data,
+                            "message_id": message["message_id"]})
         return message
 
     def _check_markdown(self, params: dict[str, Any]) -> None:

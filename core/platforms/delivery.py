@@ -59,6 +59,13 @@ class Reopener(Sender, Protocol):
     async def reopen(self, target: dict[str, Any], text: str) -> str: ...
 
 
+@runtime_checkable
+class VoiceSender(Sender, Protocol):
+    """A sender that can send a voice note (spoken replies)."""
+
+    async def send_voice(self, target: dict[str, Any], audio: bytes, filename: str) -> str: ...
+
+
 def backoff(attempt: int) -> float:
     return min(2.0 ** attempt, 600.0)
 
@@ -160,6 +167,12 @@ class DeliveryService:
         return "pending"
 
     async def _send(self, sender: Sender, claimed: Delivery, owner: str) -> list[str]:
+        voice = claimed.target.get("voice")
+        if voice:  # a spoken reply, its audio in the user's object store (core.speech)
+            if not isinstance(sender, VoiceSender):
+                raise DeliveryFailed(f"{claimed.platform} sends no voice notes", retryable=False)
+            audio = self.store.objects.get(claimed.user_id, voice["key"]).data
+            return [await sender.send_voice(claimed.target, audio, voice["filename"])]
         if isinstance(sender, RecordSender):
             return await sender.send_record(claimed)
         if not isinstance(sender, PartSender):

@@ -9,6 +9,7 @@ at 4,000 characters (Slack's recommended maximum) on paragraph boundaries.
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -16,12 +17,15 @@ from urllib.parse import urlsplit
 from core.errors import IrisUsageError
 from core.platforms.delivery import DeliveryFailed
 from core.platforms.format_slack import render_block
+from core.platforms.slack_actions import answered_blocks, question_blocks
 from core.platforms.spec import ChatAddress, PlatformSpec
 from core.platforms.split import Part, split_message
 
 if TYPE_CHECKING:
     from core.config import Settings
     from core.messages import InboundMessage
+
+log = logging.getLogger("iris.slack")
 
 MESSAGE_LIMIT = 4000
 DEFAULT_API_BASE = "https://slack.com/api/"
@@ -55,9 +59,11 @@ class SlackSender:
         try:
             if target.get("response_url"):
                 return await asyncio.to_thread(self._respond, target["response_url"], part)
+            choices = target.get("choices") if index == 0 else None
+            blocks = question_blocks(part.rendered, choices) if choices else None
             response = await asyncio.to_thread(
                 lambda: self.client().chat_postMessage(
-                    channel=target["channel"], text=part.rendered,
+                    channel=target["channel"], text=part.rendered, blocks=blocks,
                     thread_ts=target.get("thread_ts"), mrkdwn=True, unfurl_links=False,
                 )
             )
@@ -104,6 +110,14 @@ class SlackSender:
             raise DocumentRefused("Slack sent its sign-in page instead of the file: the Slack "
                                   "app needs the files:read scope")
         return data
+
+    async def close_buttons(self, channel: str, ts: str, text: str, chosen: str) -> None:
+        """Replace an answered question's buttons with the choice made (best effort)."""
+        try:
+            await asyncio.to_thread(lambda: self.client().chat_update(
+                channel=channel, ts=ts, text=text, blocks=answered_blocks(text, chosen)))
+        except Exception as exc:
+            log.warning("could not take the buttons off a Slack question: %s", exc)
 
     async def auth_test(self) -> dict[str, Any]:
         return dict((await asyncio.to_thread(lambda: self.client().auth_test())).data)

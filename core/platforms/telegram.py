@@ -66,16 +66,18 @@ class TelegramSender:
         from telegram.error import BadRequest, ChatMigrated
 
         chat_id = target["chat_id"]
+        markup = _keyboard(target) if index == 0 else None
         try:
             try:
-                return await _post(bot, chat_id, target, part.rendered, "HTML", index)
+                return await _post(bot, chat_id, target, part.rendered, "HTML", index, markup)
             except BadRequest as exc:
                 if "can't parse entities" not in exc.message.lower():
                     raise
                 log.info("Telegram refused the formatting; sending part %d as plain text", index)
-                return await _post(bot, chat_id, target, part.markdown, None, index)
+                return await _post(bot, chat_id, target, part.markdown, None, index, markup)
             except ChatMigrated as exc:
-                return await _post(bot, exc.new_chat_id, target, part.rendered, "HTML", index)
+                return await _post(bot, exc.new_chat_id, target, part.rendered, "HTML", index,
+                                   markup)
         except Exception as exc:
             raise failure(exc) from exc
 
@@ -94,13 +96,57 @@ class TelegramSender:
         except Exception as exc:
             raise failure(exc) from exc
 
+    async def answer_button(self, callback_id: str, text: str | None,
+                            chat_id: int | None, message_id: int | None) -> None:
+        """Stop the pressed button's spinner and, for a press that counts, take the buttons
+        off the question (best effort: the answer is recorded either way)."""
+        bot = await self.bot()
+        try:
+            await bot.answer_callback_query(callback_id, text=text)
+            if chat_id is not None and message_id is not None:
+                await bot.edit_message_reply_markup(chat_id, message_id, reply_markup=None)
+        except Exception as exc:
+            log.warning("could not answer a button press: %s", exc)
+
+    async def send_voice(self, target: dict[str, Any], audio: bytes, filename: str) -> str:
+        """A spoken reply: OGG/Opus as a voice note (sendVoice), anything else (MP3...) as an
+        audio file (sendAudio), which Telegram plays all the same."""
+        bot = await self.bot()
+        thread = target.get("thread_id")
+        try:
+            if audio.startswith(b"OggS"):
+                sent = await bot.send_voice(target["chat_id"], audio, filename=filename,
+                                            message_thread_id=int(thread) if thread else None)
+            else:
+                sent = await bot.send_audio(target["chat_id"], audio, filename=filename,
+                                            message_thread_id=int(thread) if thread else None)
+        except Exception as exc:
+            raise failure(exc) from exc
+        return str(sent.message_id)
+
     async def get_me(self) -> dict[str, Any]:
         me = await (await self.bot()).get_me()
         return {"id": me.id, "username": me.username, "first_name": me.first_name}
 
 
+def _keyboard(target: dict[str, Any]) -> Any:
+    """An inline keyboard with a button per choice of a ``clarify`` question, or None."""
+    choices = target.get("choices")
+    if not choices:
+        return None
+    from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+
+    from core.clarify import button_data
+
+    return InlineKeyboardMarkup([
+        [InlineKeyboardButton(label, callback_data=button_data(choices["id"], n))]
+        for n, label in enumerate(choices["labels"], 1)
+    ])
+
+
 async def _post(
-    bot: Any, chat_id: int | str, target: dict[str, Any], text: str, mode: str | None, index: int
+    bot: Any, chat_id: int | str, target: dict[str, Any], text: str, mode: str | None, index: int,
+    markup: Any = None,
 ) -> str:
     from telegram import LinkPreviewOptions, ReplyParameters
 
@@ -111,7 +157,7 @@ async def _post(
     sent = await bot.send_message(
         chat_id, text, parse_mode=mode, reply_parameters=reply,
         message_thread_id=int(thread) if thread else None,
-        link_preview_options=LinkPreviewOptions(is_disabled=True),
+        link_preview_options=LinkPreviewOptions(is_disabled=True), reply_markup=markup,
     )
     return str(sent.message_id)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from core.clarify import parse_button
 from core.images import is_image_attachment
 from core.messages import Attachment, InboundMessage
 from core.platforms.inbound import Parsed
@@ -80,9 +81,19 @@ class TgMessage(_Model):
     reply_to_message: TgMessage | None = None
 
 
+class TgCallbackQuery(_Model):
+    """A press of an inline keyboard button (``clarify`` choices)."""
+
+    id: str = Field(min_length=1, max_length=1024)
+    from_user: TgUser = Field(alias="from")
+    message: TgMessage | None = None
+    data: str | None = None  # any button's; ``core.clarify.parse_button`` picks Iris' own
+
+
 class TgUpdate(_Model):
     update_id: int
     message: TgMessage | None = None
+    callback_query: TgCallbackQuery | None = None
 
 
 @dataclass(frozen=True)
@@ -170,7 +181,34 @@ def _area(size: dict[str, object]) -> int:
     return width * height if isinstance(width, int) and isinstance(height, int) else 0
 
 
+def parse_press(press: TgCallbackQuery) -> Parsed:
+    """A button press as the message it answers with: the chosen choice, checked against the
+    question it belongs to at the webhook (``core.clarify.pressable``)."""
+    msg, sender = press.message, press.from_user
+    chosen = parse_button(press.data or "")
+    if chosen is None or msg is None or sender.is_bot:
+        return Parsed(reason="not a button of Iris'")
+    is_group = msg.chat.type in GROUP_TYPES
+    if msg.chat.type != "private" and not is_group:
+        return Parsed(reason=f"{msg.chat.type} chats are not supported")
+    question_id, number = chosen
+    name = " ".join(p for p in (sender.first_name, sender.last_name) if p) or sender.username
+    thread = str(msg.message_thread_id) if msg.is_topic_message and msg.message_thread_id else None
+    chat_id = str(msg.chat.id)
+    message = InboundMessage(
+        platform="telegram", chat_id=chat_id, account=f"telegram:{sender.id}",
+        platform_message_id=f"{chat_id}:clarify:{question_id}", text=f"{number}",
+        thread_id=thread, is_group=is_group, display_name=name,
+        meta={"message_id": msg.message_id, "quote": False, "clarify": question_id,
+              "choice": number, "callback_id": press.id},
+    )
+    return Parsed(message=message, group_ref=chat_id if is_group else None,
+                  group_title=msg.chat.title if is_group else None)
+
+
 def parse_update(update: TgUpdate, bot: BotIdentity, *, group_mode: str = "mention") -> Parsed:
+    if update.callback_query is not None:
+        return parse_press(update.callback_query)
     msg = update.message
     if msg is None:
         return Parsed(reason="not a new message")

@@ -14,6 +14,7 @@ from core.store.access import AccountStates, PairingRequests
 from core.store.acting import HeldCommands, SandboxStates
 from core.store.bots import BotIdentities
 from core.store.cancels import TurnCancels
+from core.store.clarifications import Clarifications
 from core.store.compaction import Compaction
 from core.store.cron import CronTables
 from core.store.dashboard import DashboardAccess
@@ -82,6 +83,7 @@ class Store:
         self.held_writes = HeldWrites(db)
         self.session_tools = SessionTools(db)
         self.todos = SessionTodos(db)
+        self.clarifications = Clarifications(db)
         self.cron = CronTables(db)
         self.personas = Personas(db)
         self.imports = Imports(db)

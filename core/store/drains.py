@@ -10,6 +10,7 @@ lease free, and one recorded before it is found: nothing is stranded, no second 
 from __future__ import annotations
 
 from core.store.cancels import cancel_requested
+from core.store.clarifications import latest_question
 from core.store.compaction import latest_summary
 from core.store.db import Database
 from core.store.inbox import InboxEntry
@@ -67,11 +68,14 @@ class Drains:
         ])
 
     def prefetch_context(self, user_id: str, session_id: str, inbox_id: int | None, *,
-                         history: int) -> None:
+                         history: int, chat_key: str | None = None) -> None:
         """Read at once what a turn's prompt needs from its session (history, summary, the
-        catalogue tools it loaded) and whether it was stopped, for the queries that follow."""
+        catalogue tools it loaded), whether it was stopped, and (with ``chat_key``) the chat's
+        latest ``clarify`` question, for the queries that follow."""
         reads = [message_tail(user_id, session_id, history), latest_summary(user_id, session_id),
                  loaded_rows(user_id, session_id)]
+        if chat_key is not None:
+            reads.append(latest_question(user_id, chat_key))
         if inbox_id is not None:
             reads.append(cancel_requested(user_id, inbox_id))
         self.db.prefetch(reads)

@@ -33,6 +33,7 @@ class User:
     is_owner: bool
     created_at: float
     merged_into: str | None = None  # set when this user was folded into another (linking)
+    voice_replies: bool | None = None  # /voice; None: the deployment's default
 
     @classmethod
     def from_row(cls, row: Row) -> User:
@@ -45,6 +46,7 @@ class User:
             is_owner=bool(row["is_owner"]),
             created_at=row["created_at"],
             merged_into=row.get("merged_into"),
+            voice_replies=None if row.get("voice_replies") is None else bool(row["voice_replies"]),
         )
 
 
@@ -122,6 +124,10 @@ class Users:
 
     def set_model(self, user_id: str, model: str | None) -> None:
         self.db.execute("UPDATE users SET model = ? WHERE id = ?", (model, user_id))
+
+    def set_voice_replies(self, user_id: str, on: bool | None) -> None:
+        self.db.execute("UPDATE users SET voice_replies = ? WHERE id = ?",
+                        (None if on is None else int(on), user_id))
 
     def count_people(self) -> int:
         """People (not groups), each counted once however many accounts they have linked."""

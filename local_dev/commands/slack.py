@@ -45,6 +45,7 @@ def manifest(name: str, url: str) -> dict[str, Any]:
         "oauth_config": {"scopes": {"bot": BOT_SCOPES}},
         "settings": {
             "event_subscriptions": {"request_url": events_url, "bot_events": BOT_EVENTS},
+            "interactivity": {"is_enabled": True, "request_url": events_url},
             "org_deploy_enabled": False,
             "socket_mode_enabled": False,
             "token_rotation_enabled": False,

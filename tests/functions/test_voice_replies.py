@@ -1,0 +1,103 @@
+"""Spoken replies on Telegram through real HTTP: a voice note is transcribed (fake Whisper), the
+scripted model answers through litellm, the text is sent, and the answer comes back as a voice
+note too: litellm's speech API against the scripted server's ``/v1/audio/speech``, uploaded
+with sendVoice to the fake Bot API. A failed send is retried without doubling the note; a
+failing speech call costs only the voice note; ``/voice off`` turns it off for one person."""
+
+import pytest
+
+from core.llm import LiteLLMModel
+from iris_testing.llm_server import ScriptedLLM
+from iris_testing.platform_stack import platform_stack
+from iris_testing.server import serve
+from tests.functions.test_voice import FakeWhisper, voice_update
+
+
+@pytest.fixture
+def voiced(iris_home):
+    llm, whisper = ScriptedLLM(), FakeWhisper(text="what time is it")
+    with serve(llm.app) as model_server, serve(whisper.app) as whisper_server:
+        model = LiteLLMModel("openai/scripted-model", api_base=f"{model_server.url}/v1",
+                             api_key="sk-test")
+        env = {"IRIS_TRANSCRIPTION_MODEL": "openai/whisper-1",
+               "IRIS_TRANSCRIPTION_API_BASE": f"{whisper_server.url}/v1",
+               "IRIS_TRANSCRIPTION_API_KEY": "sk-t", "IRIS_TTS_MODEL": "openai/tts-1",
+               "IRIS_TTS_API_BASE": f"{model_server.url}/v1", "IRIS_TTS_API_KEY": "sk-s",
+               "IRIS_VOICE_REPLIES": "true"}
+
+        def stack(**extra):
+            return platform_stack(iris_home, model=model, sweep_seconds=0.2,
+                                  **{**env, **extra})
+
+        yield llm, stack
+
+
+def spoken(stack):
+    return stack.rt.store.db.one(
+        "SELECT status, attempts FROM deliveries WHERE source LIKE 'voice:%'")
+
+
+def test_a_voice_note_is_answered_in_text_and_voice(voiced):
+    llm, make = voiced
+    llm.reply("It is **noon**.")
+    with make() as stack:
+        stack.telegram.fail_next("sendVoice", error_code=502)  # the first upload fails
+        stack.telegram_post(voice_update(stack))
+        stack.wait(lambda: stack.telegram.sent_media(4242) and stack.settled())
+        (text,) = stack.telegram.sent_messages(4242)
+        assert "noon" in text["text"]
+        (note,) = stack.telegram.sent_media(4242)
+        assert note["kind"] == "voice" and note["data"] == llm.speech_audio
+        assert stack.telegram.methods_called().count("sendVoice") == 2  # retried once
+        (request,) = llm.speech_requests
+        assert request["input"] == "It is noon." and request["model"] == "tts-1"
+        assert request["response_format"] == "opus" and request["voice"] == "alloy"
+        assert dict(spoken(stack)) == {"status": "sent", "attempts": 2}
+
+        llm.reply("Noted.")
+        stack.telegram_post(stack.telegram.make_update("/voice off"))
+        stack.wait(lambda: len(stack.telegram.sent_messages(4242)) == 2)
+        assert "Voice replies are off" in stack.telegram.sent_messages(4242)[1]["text"]
+        stack.telegram_post(voice_update(stack))
+        stack.wait(lambda: len(stack.telegram.sent_messages(4242)) == 3 and stack.settled())
+        assert len(stack.telegram.sent_media(4242)) == 1  # off for this person now
+        assert len(llm.speech_requests) == 1
+
+
+def test_a_failing_speech_call_still_sends_the_text(voiced):
+    llm, make = voiced
+    llm.speech_status = 500
+    llm.reply("It is noon.")
+    with make() as stack:
+        stack.telegram_post(voice_update(stack))
+        stack.wait(lambda: stack.telegram.sent_messages(4242) and stack.settled())
+        stack.wait(lambda: llm.speech_requests)
+        assert stack.telegram.sent_messages(4242)[0]["text"] == "It is noon."
+        assert stack.telegram.sent_media(4242) == []
+        assert spoken(stack) is None
+
+
+def test_mp3_speech_goes_as_an_audio_file_and_text_messages_get_no_voice(voiced):
+    llm, make = voiced
+    llm.speech_audio = b"ID3\x04\x00mp3-bytes"
+    llm.reply("Typed answer.").reply("Spoken answer.")
+    with make() as stack:
+        stack.telegram_post(stack.telegram.make_update("what time is it"))
+        stack.wait(lambda: stack.telegram.sent_messages(4242) and stack.settled())
+        stack.telegram_post(voice_update(stack))
+        stack.wait(lambda: stack.telegram.sent_media(4242) and stack.settled())
+        (note,) = stack.telegram.sent_media(4242)
+        assert note["kind"] == "audio" and note["data"] == llm.speech_audio
+        assert [r["input"] for r in llm.speech_requests] == ["Spoken answer."]
+
+
+def test_voice_replies_are_off_by_default(voiced):
+    llm, make = voiced
+    llm.reply("It is noon.").reply("ok")
+    with make(IRIS_VOICE_REPLIES="false") as stack:
+        stack.telegram_post(voice_update(stack))
+        stack.wait(lambda: stack.telegram.sent_messages(4242) and stack.settled())
+        assert stack.telegram.sent_media(4242) == [] and llm.speech_requests == []
+        stack.telegram_post(stack.telegram.make_update("/voice on"))
+        stack.wait(lambda: len(stack.telegram.sent_messages(4242)) == 2)
+        assert "Voice replies are on" in stack.telegram.sent_messages(4242)[1]["text"]
