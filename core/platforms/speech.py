@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from core.errors import NotFound
-from core.platforms.voice import has_voice
+from core.platforms.voice import audio_call, has_voice
 
 if TYPE_CHECKING:
     from core.config import Settings
@@ -51,21 +51,8 @@ def spoken_text(reply: str) -> str:
 async def synthesize(settings: Settings, text: str) -> bytes:
     """Text → audio through litellm (OGG/Opus asked for); provider failures raise
     ProviderError."""
-    from core.llm import classify_error, load_litellm
-
-    litellm = await asyncio.to_thread(load_litellm)
-    kwargs: dict[str, Any] = {"model": settings.tts_model, "input": text,
-                              "voice": settings.tts_voice, "response_format": "opus",
-                              "timeout": settings.model_timeout}
-    if settings.tts_api_base:
-        kwargs["api_base"] = settings.tts_api_base
-    key = settings.secret("tts_api_key")
-    if key:
-        kwargs["api_key"] = key
-    try:
-        response = await litellm.aspeech(**kwargs)
-    except Exception as exc:
-        raise classify_error(exc) from exc
+    response = await audio_call(settings, "aspeech", "tts", model=settings.tts_model,
+                                input=text, voice=settings.tts_voice, response_format="opus")
     return bytes(response.content)
 
 

@@ -39,22 +39,27 @@ def has_voice(message: InboundMessage) -> bool:
     return any(a.kind in VOICE_KINDS for a in message.attachments)
 
 
-async def transcribe_audio(settings: Settings, audio: bytes, filename: str) -> str:
-    """Audio → text through litellm; provider failures raise ProviderError."""
+async def audio_call(settings: Settings, method: str, prefix: str, **kwargs: Any) -> Any:
+    """``litellm.<method>(**kwargs)`` with the ``<prefix>_api_base`` / ``<prefix>_api_key``
+    settings and the model timeout; provider failures raise ProviderError."""
     from core.llm import classify_error, load_litellm
 
     litellm = await asyncio.to_thread(load_litellm)
-    kwargs: dict[str, Any] = {"model": settings.transcription_model, "file": (filename, audio),
-                              "timeout": settings.model_timeout}
-    if settings.transcription_api_base:
-        kwargs["api_base"] = settings.transcription_api_base
-    key = settings.secret("transcription_api_key")
-    if key:
+    kwargs["timeout"] = settings.model_timeout
+    if base := getattr(settings, f"{prefix}_api_base"):
+        kwargs["api_base"] = base
+    if key := settings.secret(f"{prefix}_api_key"):
         kwargs["api_key"] = key
     try:
-        response = await litellm.atranscription(**kwargs)
+        return await getattr(litellm, method)(**kwargs)
     except Exception as exc:
         raise classify_error(exc) from exc
+
+
+async def transcribe_audio(settings: Settings, audio: bytes, filename: str) -> str:
+    """Audio → text through litellm; provider failures raise ProviderError."""
+    response = await audio_call(settings, "atranscription", "transcription",
+                                model=settings.transcription_model, file=(filename, audio))
     return str(getattr(response, "text", "") or "").strip()
 
 

@@ -4,13 +4,11 @@ with the image intake (core/images.py), through real HTTP against the platform f
 
 import pytest
 
-from core.llm import LiteLLMModel
 from iris_testing.images import as_data_url, make_png
 from iris_testing.llm_server import ScriptedLLM
 from iris_testing.mail_inbound import mailgun_files, mailgun_form
-from iris_testing.platform_stack import MAILGUN_KEY, platform_stack
-from iris_testing.server import serve
-from tests.functions.test_media_in import ADA, slack_files
+from iris_testing.platform_stack import MAILGUN_KEY
+from tests.functions.test_media_in import ADA, media_stack, slack_files
 
 PNG = make_png()
 
@@ -24,9 +22,7 @@ def llm():
 
 @pytest.fixture
 def stack(iris_home, llm):
-    with serve(llm.app) as server, platform_stack(
-        iris_home, model=LiteLLMModel("openai/scripted-model", api_base=f"{server.url}/v1",
-                                      api_key="k"), IRIS_MODEL_VISION="true") as running:
+    with media_stack(iris_home, llm, IRIS_MODEL_VISION="true") as running:
         yield running
 
 

@@ -5,6 +5,7 @@ untrusted. Images become image attachments whose bytes download; oversized files
 
 import asyncio
 import hashlib
+from contextlib import contextmanager
 
 import pytest
 
@@ -29,11 +30,18 @@ def llm():
     return scripted
 
 
+@contextmanager
+def media_stack(home, llm, **env):
+    """Every platform, the model being ``llm`` through litellm."""
+    with serve(llm.app) as server, platform_stack(
+        home, model=LiteLLMModel("openai/scripted-model", api_base=f"{server.url}/v1",
+                                 api_key="k"), **env) as running:
+        yield running
+
+
 @pytest.fixture
 def stack(iris_home, llm):
-    with serve(llm.app) as server, platform_stack(
-        iris_home, model=LiteLLMModel("openai/scripted-model", api_base=f"{server.url}/v1",
-                                      api_key="k")) as running:
+    with media_stack(iris_home, llm) as running:
         yield running
 
 
