@@ -28,7 +28,7 @@ def evaluate(store: Any, users: dict[str, str], questions: list[Any], *, semanti
         for q in chosen:
             t0 = time.perf_counter()
             hits = search_messages(store, users[q.user], q.text, limit=50, semantic=semantic,
-                                   now=parse_time(q.asked_at))
+                                   now=parse_time(q.asked_at), context=True)
             latencies.append(time.perf_counter() - t0)
             turns = [h.external_id for h in hits]
             answer_sessions = {t.split("-")[0] for t in q.turns}

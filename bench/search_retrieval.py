@@ -42,7 +42,8 @@ def evaluate(store, report, questions, *, semantic: bool, show_misses: int) -> N
     for q in questions:
         user_id = report.users[q.user]
         t0 = time.perf_counter()
-        hits = search_messages(store, user_id, q.text, limit=50, semantic=semantic)
+        hits = search_messages(store, user_id, q.text, limit=50, semantic=semantic,
+                               context=True)
         latencies.append(time.perf_counter() - t0)
         turns = [h.external_id for h in hits]
         sessions = [h.public_session_id for h in hits]

@@ -204,13 +204,16 @@ def rank(
 
 def search_messages(
     store: Store, user_id: str, text: str, *, limit: int = 10, filters: Filters | None = None,
-    semantic: bool | None = None, now: float | None = None,
+    semantic: bool | None = None, now: float | None = None, context: bool = False,
 ) -> list[Hit]:
     """The best ``limit`` messages of ``user_id`` for free-text ``text``, best first. With
     ``semantic`` (default: whenever the embedding model is installed) the words ranking is
     fused with the messages nearest in meaning (``core.search.hybrid``). Dates and relative
     times in the text ("last Tuesday", "on May 1") are resolved against ``now`` (default: the
-    store's clock): messages from those days come first."""
+    store's clock): messages from those days come first. A turn that matched nothing itself
+    but sits next to a hit (signals ``("context",)``) is a hit only with ``context``: the
+    recall benchmarks count it, the ``session_search`` tool shows it beside its hit, and a
+    list of hits (CLI, HTTP, dashboard) holds what matched."""
     if limit <= 0 or parse_query(text).empty:
         return []
     filters = filters or Filters()
@@ -236,6 +239,8 @@ def search_messages(
             ranked += [(mid, value) for mid, value in more if mid not in seen]
             messages = {**others, **messages}
             signals = {**more_signals, **signals}
+    if not context:
+        ranked = [(mid, value) for mid, value in ranked if signals.get(mid) != ("context",)]
     ranked = ranked[:limit]
     meta = store.search.session_meta(
         user_id, sorted({messages[mid].session_id for mid, _ in ranked})

@@ -85,8 +85,6 @@ class SessionSearch(Tool):
             store, ctx.user_id, args.query, limit=args.limit * HITS_PER_SESSION * 2,
             filters=filters,
         )
-        # a turn found only as the neighbour of a hit is shown next to that hit anyway
-        hits = [hit for hit in hits if hit.signals != ("context",)]
         per_session: dict[str, int] = {}
         kept = []
         for hit in hits:

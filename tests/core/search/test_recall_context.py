@@ -130,12 +130,16 @@ def test_the_answer_in_the_next_turn_joins_the_results(store):
         (None, "Cool."),
     ], at=ts("2018-04-24T14:00:00"))
     hits = search_messages(store, user, "What did I say my major was?", semantic=False,
-                           now=SUNDAY)
+                           now=SUNDAY, context=True)
     ids = [h.external_id for h in hits]
     assert "s1-1" in ids[:2]
     answer = hits[ids.index("s1-1")]
     assert answer.signals == ("context",)
+    # a list of hits (CLI, HTTP, dashboard) holds only what matched
+    listed = search_messages(store, user, "What did I say my major was?", semantic=False,
+                             now=SUNDAY)
+    assert "s1-1" not in [h.external_id for h in listed]
     # neighbours obey the filters: only the user's own turns were asked for
     mine = search_messages(store, user, "mathematics", semantic=False, now=SUNDAY,
-                           filters=Filters(role="user"))
+                           filters=Filters(role="user"), context=True)
     assert {h.role for h in mine} == {"user"}
