@@ -112,6 +112,8 @@ def test_the_emulators_ticker_runs_due_jobs(stack):
     rt.store.db.execute("UPDATE cron_jobs SET next_run_at = ? WHERE id = ?",
                         (time.time() - 1, job.id))  # as if five minutes had gone by
     wait(lambda: texts(telegram) == ["⏰ hi\n\nhi from the ticker"])
+    # the fake has the message before the sender has recorded Telegram's answer
+    wait(lambda: CronJobs(rt.store).runs(user, job.id)[0].delivery.status == "sent")
     (run,) = CronJobs(rt.store).runs(user, job.id)
     assert (run.trigger, run.status, run.delivery.status) == ("schedule", "ok", "sent")
     time.sleep(0.6)  # more ticks: the next run is minutes away, nothing runs twice
