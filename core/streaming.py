@@ -5,7 +5,9 @@ The turn sets an ``AnswerSink`` around each model call (``streaming_to``); ``Lit
 streams when one is set and hands it every text delta, and ``reset()`` when a step that had
 begun in words turns into tool calls (those words were not the answer). ``AnswerFeeds`` keeps
 each running turn's deltas in memory, so a listener that arrives late still gets them all.
-Across processes (a Modal worker) nobody listens and the waiter gets the whole answer at the end.
+Across containers (a Modal worker) the same ``Answers`` interface is served by a relay
+(``functions/answer_relay_modal.py``); whatever a relay loses, the waiter completes with the
+stored answer (``StreamedText``).
 """
 
 from __future__ import annotations
@@ -68,9 +70,31 @@ class Feed:
         self.changed.set()
 
 
+class AnswerListener(Protocol):
+    def take(self) -> list[FeedEvent]: ...
+
+    async def wait(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class Answers(Protocol):
+    """Where a turn's answer goes as it is produced and where its waiter reads it, by the
+    entry's user and id: in this process (``AnswerFeeds``) or relayed across containers."""
+
+    def sink(self, user_id: str, entry_id: int) -> AnswerSink: ...
+
+    async def end(self, user_id: str, entry_id: int) -> None: ...
+
+    def listen(self, user_id: str, entry_id: int) -> AnswerListener: ...
+
+
+_Key = tuple[str, int]
+
+
 class Listener:
-    def __init__(self, feeds: AnswerFeeds, entry_id: int, feed: Feed) -> None:
-        self._feeds, self.entry_id, self._feed, self._seen = feeds, entry_id, feed, 0
+    def __init__(self, feeds: AnswerFeeds, key: _Key, feed: Feed) -> None:
+        self._feeds, self.key, self._feed, self._seen = feeds, key, feed, 0
 
     def take(self) -> list[FeedEvent]:
         """Events not read yet."""
@@ -87,7 +111,7 @@ class Listener:
         await self._feed.changed.wait()
 
     def close(self) -> None:
-        self._feeds.leave(self.entry_id, self._feed)
+        self._feeds.leave(self.key, self._feed)
 
 
 class _FeedSink:
@@ -103,37 +127,38 @@ class _FeedSink:
 
 
 class AnswerFeeds:
-    """In-process feeds of running turns, by inbox entry id (one event loop)."""
+    """In-process feeds of running turns, by user and inbox entry id (one event loop)."""
 
     def __init__(self) -> None:
-        self._feeds: dict[int, Feed] = {}
+        self._feeds: dict[_Key, Feed] = {}
 
-    def _feed(self, entry_id: int) -> Feed:
-        return self._feeds.setdefault(entry_id, Feed())
+    def _feed(self, key: _Key) -> Feed:
+        return self._feeds.setdefault(key, Feed())
 
-    def sink(self, entry_id: int) -> AnswerSink:
+    def sink(self, user_id: str, entry_id: int) -> AnswerSink:
         """For the turn of ``entry_id``; call ``end`` when it is over."""
-        feed = self._feed(entry_id)
+        feed = self._feed((user_id, entry_id))
         feed.published = True
         return _FeedSink(feed)
 
-    def end(self, entry_id: int) -> None:
-        feed = self._feeds.pop(entry_id, None)
+    async def end(self, user_id: str, entry_id: int) -> None:
+        feed = self._feeds.pop((user_id, entry_id), None)
         if feed is not None:
             feed.closed = True
             feed.changed.set()
 
-    def listen(self, entry_id: int) -> Listener:
-        feed = self._feed(entry_id)
+    def listen(self, user_id: str, entry_id: int) -> Listener:
+        key = (user_id, entry_id)
+        feed = self._feed(key)
         feed.listeners += 1
-        return Listener(self, entry_id, feed)
+        return Listener(self, key, feed)
 
-    def leave(self, entry_id: int, feed: Feed) -> None:
+    def leave(self, key: _Key, feed: Feed) -> None:
         feed.listeners -= 1
         # A feed nobody ever wrote to (the turn ended before, or runs elsewhere) is dropped
         # with its last listener; one being written to is dropped by ``end``.
-        if feed.listeners <= 0 and not feed.published and self._feeds.get(entry_id) is feed:
-            del self._feeds[entry_id]
+        if feed.listeners <= 0 and not feed.published and self._feeds.get(key) is feed:
+            del self._feeds[key]
 
     def __len__(self) -> int:
         return len(self._feeds)

@@ -22,7 +22,7 @@ from core.messages import ImageRef, Message, Usage
 from core.platforms.voice import has_voice, transcribe_voice
 from core.priority import InteractiveFirst, Yielding
 from core.sessions.compression import fit_context
-from core.streaming import AnswerFeeds, AnswerSink, streaming_to
+from core.streaming import Answers, AnswerSink, streaming_to
 from core.toolkit import Tool, ToolContext, Toolset
 from core.vision import ImageIntake, show_images, sight_of, take_for_turn
 
@@ -59,7 +59,7 @@ class TurnDeps:
     tool_providers: Sequence[ToolProvider] = ()
     checkpoint: Callable[[str], None] = lambda step: None  # fault-injection point for tests
     priority: InteractiveFirst | None = None  # scheduled turns give way to chat turns
-    answers: AnswerFeeds | None = None  # where a streaming caller reads the answer as it comes
+    answers: Answers | None = None  # where a streaming caller reads the answer as it comes
 
 
 class TurnCancelled(Exception):
@@ -176,8 +176,8 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
         session_id=session.id, chat_key=entry.chat_key, platform=message.platform,
         account=message.account, inbox_id=entry.id,
     )
-    streams = deps.answers is not None and bool(message.meta.get("stream"))
-    sink = deps.answers.sink(entry.id) if deps.answers is not None and streams else None
+    answers = deps.answers if message.meta.get("stream") else None
+    sink = answers.sink(entry.user_id, entry.id) if answers is not None else None
     try:
         async with AsyncExitStack() as stack:
             toolset = deps.toolset.offered(deps.settings)
@@ -231,8 +231,8 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
             status="failed", error=f"config: {error}",
         )
     finally:
-        if sink is not None and deps.answers is not None:
-            deps.answers.end(entry.id)
+        if answers is not None:
+            await answers.end(entry.user_id, entry.id)
     return TurnOutcome(
         session_id=session.id, messages=new, reply=reply, usage=merge_usage(usages),
         tool_calls=count_tool_calls(new), model=model.name,

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.dispatch import ChatRef
+
+if TYPE_CHECKING:
+    from core.streaming import Answers
 
 log = logging.getLogger("iris.dispatch")
 
@@ -42,6 +45,12 @@ class ModalDispatcher:
 
             self.sdk = modal
         return self.sdk
+
+    def answer_channel(self) -> Answers:
+        """Answers as they are produced, relayed between the worker and web containers."""
+        from functions.answer_relay_modal import ModalAnswerRelay
+
+        return ModalAnswerRelay(f"{self.app_name}-answers", self._modal)
 
     def _worker_handle(self) -> Any:
         if self._worker is None:

@@ -23,7 +23,7 @@ from core.errors import NotFound
 from core.ids import USER_ID_PREFIXES, looks_like_user_id
 from core.messages import Attachment, InboundMessage
 from core.store.inbox import InboxEntry
-from core.streaming import Listener, StreamedText
+from core.streaming import AnswerListener, StreamedText
 from functions.auth import ApiError
 from functions.ingress import receive
 from functions.runtime import Runtime
@@ -239,7 +239,7 @@ def _chunk(entry_id: int, created: int, model: str, delta: dict[str, Any],
 
 
 async def stream_events(rt: Runtime, user_id: str, entry_id: int,
-                        listener: Listener | None = None) -> AsyncIterator[str]:
+                        listener: AnswerListener | None = None) -> AsyncIterator[str]:
     """The answer as server-sent events: text deltas as the model produces them when the turn
     runs in this process (``listener``), completed by the stored reply when the turn ends."""
     created, model = int(rt.store.clock.now()), rt.settings.model or "iris"
@@ -312,7 +312,7 @@ def build_router(rt: Runtime) -> APIRouter:
             raise ApiError(409, "this Idempotency-Key was used for a different request",
                            code="idempotency_conflict")
         if body.stream:
-            listener = rt.answers.listen(received.entry_id)
+            listener = rt.answers.listen(received.user_id, received.entry_id)
             try:
                 session = await wait_session(rt, received.user_id, received.entry_id,
                                              WAIT_SECONDS)

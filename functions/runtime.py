@@ -20,7 +20,7 @@ from core.platforms.delivery import DeliveryService, Sender
 from core.priority import InteractiveFirst
 from core.routing import ModelRouter, SettingsRouter
 from core.store import Store, open_store
-from core.streaming import AnswerFeeds
+from core.streaming import AnswerFeeds, Answers
 
 if TYPE_CHECKING:
     from core.clock import Clock
@@ -78,7 +78,7 @@ class Runtime:
     senders: Mapping[str, Sender]
     delivery: DeliveryService
     notifier: Notifier = field(default_factory=Notifier)
-    answers: AnswerFeeds = field(default_factory=AnswerFeeds)  # answers as they are produced
+    answers: Answers = field(default_factory=AnswerFeeds)  # answers as they are produced
     checkpoint: Callable[[str], None] | None = None  # fault-injection point for crash tests
     embedded_model: bool = False  # the emulator runs its offline demo model
     priority: InteractiveFirst = field(default_factory=InteractiveFirst)
@@ -141,6 +141,13 @@ class NeedsRuntime(Protocol):
     def bind(self, runtime: Any) -> None: ...
 
 
+@runtime_checkable
+class RelaysAnswers(Protocol):
+    """A dispatcher whose turns run in another process, so answers need relaying."""
+
+    def answer_channel(self) -> Answers: ...
+
+
 def dispatcher_for(settings: Settings) -> Dispatcher:
     """The configured dispatcher: Modal's ``.spawn()`` in the cloud, asyncio tasks locally."""
     if settings.dispatcher == "modal":
@@ -176,6 +183,8 @@ def compose(
         router=router or SettingsRouter(settings), senders=senders,
         delivery=DeliveryService(store, senders),
     )
+    if isinstance(dispatcher, RelaysAnswers):
+        rt.answers = dispatcher.answer_channel()
     if toolset is not None:
         rt.toolset = toolset
     if isinstance(dispatcher, NeedsRuntime):

@@ -85,7 +85,7 @@ async def send(request: Request) -> Response:
     if streams:
         return StreamingResponse(
             stream_events(rt, received.user_id, received.entry_id,
-                          rt.answers.listen(received.entry_id)),
+                          rt.answers.listen(received.user_id, received.entry_id)),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )

@@ -97,21 +97,24 @@ def test_streamed_text_completes_to_the_reply():
 def test_feeds_replay_to_late_listeners_and_are_dropped():
     async def scenario():
         feeds = AnswerFeeds()
-        sink = feeds.sink(7)
+        sink = feeds.sink("usr_a", 7)
         sink.text("a")
-        late = feeds.listen(7)
+        late = feeds.listen("usr_a", 7)
         sink.text("b")
         assert [e.text for e in late.take()] == ["a", "b"]
+        other = feeds.listen("usr_b", 7)  # another user's entry id: nothing
+        assert other.take() == []
+        other.close()
         waiting = asyncio.ensure_future(late.wait())
         await asyncio.sleep(0)
         assert not waiting.done()
         sink.reset()
         await asyncio.wait_for(waiting, 5)
         assert [e.kind for e in late.take()] == ["reset"]
-        feeds.end(7)
+        await feeds.end("usr_a", 7)
         late.close()
         assert len(feeds) == 0
-        never_written = feeds.listen(8)  # the turn ended before anyone listened
+        never_written = feeds.listen("usr_a", 8)  # the turn ended before anyone listened
         never_written.close()
         assert len(feeds) == 0
 
