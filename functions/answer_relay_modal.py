@@ -45,6 +45,7 @@ class _RelaySink:
         self._chars = 0
         self._closed = False
         self._wake = asyncio.Event()
+        self._ending = asyncio.Event()
         self.task = asyncio.get_running_loop().create_task(self._run(), name="answer relay")
 
     def text(self, delta: str) -> None:
@@ -64,6 +65,7 @@ class _RelaySink:
 
     def close(self) -> None:
         self._closed = True
+        self._ending.set()
         self._wake.set()
 
     async def _run(self) -> None:
@@ -71,8 +73,9 @@ class _RelaySink:
             queue = self._relay.queue()
             while True:
                 await self._wake.wait()
-                if not self._closed:
-                    await asyncio.sleep(FLUSH_SECONDS)
+                if not self._closed:  # gather more, unless the turn ends meanwhile
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._ending.wait(), FLUSH_SECONDS)
                 self._wake.clear()
                 batch, self._pending = self._pending, []
                 if self._closed:
