@@ -20,7 +20,13 @@ from html.parser import HTMLParser
 
 from core.messages import Attachment, InboundMessage
 from core.platforms.inbound import Parsed
-from core.platforms.media import MAX_ATTACHMENTS, MAX_MEDIA_BYTES, MB, kind_for, over_limit_note
+from core.platforms.media import (
+    MAX_ATTACHMENTS,
+    MAX_MEDIA_BYTES,
+    kind_for,
+    over_limit_note,
+    too_big,
+)
 
 MSG_ID = re.compile(r"<([^<>\s]{1,500})>")
 IRIS_ID = re.compile(r"^iris\.(t[0-9a-f]{20})\.")
@@ -210,8 +216,8 @@ def _attachments(mail: Mail) -> tuple[tuple[Attachment, ...], str]:
     notes: list[str] = []
     for index, part in enumerate(mail.attachments[:MAX_ATTACHMENTS], start=1):
         if part.data is None:
-            notes.append(f"[the user attached {part.name!r}, which was not saved: it is "
-                         f"{part.size / MB:.1f} MB, over the {MAX_MEDIA_BYTES // MB} MB limit]")
+            notes.append(f"[the user attached {part.name!r}, which was not saved: "
+                         f"{too_big(part.size)}]")
             continue
         found.append(Attachment(kind=kind_for(part.mime_type), ref=f"part:{index}",
                                 mime_type=part.mime_type, name=part.name))
