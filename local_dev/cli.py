@@ -70,7 +70,8 @@ def dev(host: str, port: int, tick: float) -> None:
     model_server = None
     if not settings.model:
         click.echo("No IRIS_MODEL configured: starting the embedded demo model (SmolLM2-135M)…")
-        model_server = LocalModelServer.start(settings.home / "logs" / "model.log")
+        model_server = LocalModelServer.start(settings.home / "logs" / "model.log",
+                                              settings.home / "models")
         settings = demo_settings(settings, model_server.api_base)
     import threading
 

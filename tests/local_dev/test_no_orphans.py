@@ -1,7 +1,8 @@
 """The embedded model server dies with whatever started it: `iris run` left by /exit, Ctrl-C,
 SIGTERM or SIGKILL, and `iris dev` killed outright. Real processes all the way down: the real
-`iris run` starts the real `iris dev`, whose real spawn code starts `python -m llama_cpp.server`,
-here a stand-in package (iris_testing/stand_in_model.py) so the test needs no llama.cpp build."""
+`iris run` starts the real `iris dev`, whose real spawn code starts the real model server
+(`python -m local_dev.model_server`), here on a stand-in engine (iris_testing/stand_in_model.py)
+so each case loads no model."""
 
 import codecs
 import os
