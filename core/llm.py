@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from core.errors import ProviderError
 from core.llm_stream import StreamAssembler
 from core.messages import Message, ToolCall, Usage
+from core.printed_calls import PrintedCallFilter
 from core.prompt_cache import wants_cache_control, with_cache_control
 from core.streaming import AnswerSink, answer_sink
 
@@ -246,6 +247,7 @@ class LiteLLMModel:
         """One streamed call: text deltas go to ``sink`` until the step shows a tool call.
         A call that breaks off after some text resets the sink before it is retried."""
         assembled = StreamAssembler()
+        shown = PrintedCallFilter(sink)  # a tool call printed as text is never streamed
         spoke = False
         try:
             stream = await litellm.acompletion(**kwargs)
@@ -253,16 +255,18 @@ class LiteLLMModel:
                 delta = assembled.add(chunk)
                 if assembled.has_tool_calls:
                     if spoke:
-                        sink.reset()
+                        shown.reset()
                         spoke = False
                     continue
                 if delta:
-                    sink.text(delta)
+                    shown.text(delta)
                     spoke = True
         except BaseException:
             if spoke:
-                sink.reset()
+                shown.reset()
             raise
+        if not assembled.has_tool_calls:
+            shown.finish()
         return assembled
 
     async def _streamed(self, litellm: Any, kwargs: dict[str, Any],

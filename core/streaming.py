@@ -188,10 +188,30 @@ class StreamedText:
         return piece
 
     def rest(self, reply: str) -> str:
-        """The text still to send for the whole answer to be ``reply``."""
-        if reply.startswith(self._step):
-            rest = reply[len(self._step):]
+        """The text still to send for the whole answer to be ``reply``. What was streamed may
+        differ from the stored answer in white space alone (the final cleaning trims it and
+        closes up blank lines left by a printed tool call): that counts as the same text."""
+        after = _after(reply, self._step)
+        if after is not None:
+            rest = reply[after:]
             if rest and not self._step and self._sent:
                 rest = "\n\n" + rest
             return rest
         return ("\n\n" if self._sent else "") + reply
+
+
+def _after(reply: str, sent: str) -> int | None:
+    """Where ``reply`` goes on after ``sent``, white space not counted; None if ``sent`` is
+    not how ``reply`` begins."""
+    if reply.startswith(sent):
+        return len(sent)
+    at = 0
+    for char in sent:
+        if char.isspace():
+            continue
+        while at < len(reply) and reply[at].isspace():
+            at += 1
+        if at >= len(reply) or reply[at] != char:
+            return None
+        at += 1
+    return at

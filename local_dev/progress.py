@@ -1,5 +1,5 @@
 """Run a long build step with a line before it and one every 30 s while it runs, its output in
-a log (shown in full when it fails). `make run` compiles llama.cpp through it:
+a log (shown in full when it fails). `make run` installs Iris and the demo model through it:
 
     python -m local_dev.progress --what "llama.cpp" --expect "5-15 minutes" --log build.log -- \\
         pip install ...

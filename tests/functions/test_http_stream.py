@@ -84,3 +84,23 @@ def test_a_plain_request_does_not_stream_the_model(monkeypatch):
             model="iris", messages=[{"role": "user", "content": "hi"}], user="sam")
         assert answer.choices[0].message.content == "Whole answer."
         assert "stream" not in llm.requests[0]
+
+
+def test_a_tool_call_printed_as_text_is_never_streamed(monkeypatch):
+    llm = ScriptedLLM()
+    llm.reply('Noted.\n{"name": "memory", "arguments": {"action": "add", "content": "tea"}}\n'
+              "Anything else?")
+    llm.reply('<tool_call>\n{"name": "clock", "arguments": {}}\n</tool_call>')  # only a call
+    llm.reply("It is teatime somewhere.")
+    with emulator_stack(llm, monkeypatch) as stack:
+        for question, answer in (("I like tea", "Noted.\n\nAnything else?"),
+                                 ("what time is it?", "It is teatime somewhere.")):
+            stream = stack.client.chat.completions.create(
+                model="iris", messages=[{"role": "user", "content": question}], user="sam",
+                stream=True)
+            text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+            assert '"name"' not in text and "tool_call" not in text, text
+            assert text.split() == answer.split()  # once, not the raw text then the clean one
+        replies = [r["reply"] for r in stack.runtime.store.db.query(
+            "SELECT reply FROM inbox WHERE platform_message_id LIKE 'http:sam:%' ORDER BY id")]
+        assert replies == ["Noted.\n\nAnything else?", "It is teatime somewhere."]
