@@ -123,8 +123,11 @@ class LlamaCppEngine:
             top_p=sampling.top_p, top_k=sampling.top_k, min_p=sampling.min_p,
             repeat_penalty=sampling.repeat_penalty, stream=True,
         ):
+            choice = chunk["choices"][0]
+            if choice.get("finish_reason") is not None and not choice["text"]:
+                break  # the closing chunk: no token
             made += 1
-            if not on_piece(chunk["choices"][0]["text"]):
+            if not on_piece(choice["text"]):
                 break
         return Counts(prompt_tokens=len(tokens), completion_tokens=made)
 

@@ -57,6 +57,10 @@ def test_an_imported_home_goes_on_in_iris(iris_home, tmp_path):
         # The imported "every 30m" job (last run 20 minutes before the import) runs on the
         # next tick and its answer arrives in Ada's Telegram chat.
         llm.reply("The build is green.")
+        # Telegram shows a message before the sender hears back and records it as sent: wait
+        # for the record, or the clock moved past the send's claim lets the tick's sweep send
+        # it again (it did, in the full suite: "You chose PostgreSQL." twice).
+        stack.wait(stack.settled)
         clock.advance(timedelta(minutes=11))
 
         async def tick():
@@ -82,7 +86,11 @@ def test_an_imported_home_goes_on_in_iris(iris_home, tmp_path):
 
         report = asyncio.run(tick())
         assert report.cron_ran and not report.errors
-        assert len(telegram.sent_messages(4242)) == 3  # delivered once
+        assert [m["text"] for m in telegram.sent_messages(4242)] == [
+            "Salmon treats for Miso, on Saturday.", "You chose PostgreSQL.",
+            "⏰ Check the build\n\nThe build is green."], [  # delivered once
+            (d.id, d.source, d.status, d.attempts, d.last_error, d.platform_ids)
+            for d in rt.store.deliveries.for_chat(ada, "telegram:4242")]
         delivered = telegram.sent_messages(4242)[-1]["text"]
         assert delivered == "⏰ Check the build\n\nThe build is green."
         stack.wait(stack.settled)
