@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from core.store.inbox import InboxEntry
 
 MAX_CHOICES = 4
+PRESS_REFUSED = "This question is closed, or it was not asked to you."
 DATA_PREFIX = "clarify:"
 _DATA = re.compile(rf"^clarify:([A-Za-z0-9_]{{1,40}}):([1-{MAX_CHOICES}])$")
 

@@ -4,7 +4,9 @@ The Ed25519 signature (``X-Signature-Ed25519`` over ``X-Signature-Timestamp`` + 
 with the application's public key) is checked before anything is read; requests more than five
 minutes from the runtime's clock are refused as replays. PING is answered with PONG. A command
 is recorded once (the interaction id) and its chat dispatched, and Discord gets a deferred
-response at once (type 5, "Iris is thinking…"); the answer edits it from the worker.
+response at once (type 5, "Iris is thinking…"); the answer edits it from the worker. A press
+of a ``clarify`` button (type 3) is answered at once too: the question's message updated
+(type 7) when the press counts, a note only the presser sees when it does not.
 """
 
 from __future__ import annotations
@@ -16,10 +18,17 @@ from fastapi import APIRouter, BackgroundTasks, Request
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
-from core.platforms.discord_inbound import PING, Interaction, parse_interaction
+from core.clarify import PRESS_REFUSED
+from core.platforms.discord_buttons import UPDATE_MESSAGE, answered_components, parse_press
+from core.platforms.discord_inbound import (
+    MESSAGE_COMPONENT,
+    PING,
+    Interaction,
+    parse_interaction,
+)
 from functions.auth import ApiError
 from functions.runtime import Runtime
-from functions.webhooks import accept, read_body
+from functions.webhooks import accept, accept_press, read_body
 
 MAX_INTERACTION_BYTES = 1024 * 1024
 MAX_SIGNATURE_AGE = 300
@@ -65,6 +74,25 @@ def ephemeral(text: str) -> dict[str, Any]:
                                 "allowed_mentions": {"parse": []}}}
 
 
+async def press(rt: Runtime, interaction: Interaction,
+                background: BackgroundTasks) -> dict[str, Any]:
+    """A button press on a ``clarify`` question: when it counts, recorded as the answer and
+    acknowledged by updating the question's message (its buttons disabled, the choice marked);
+    otherwise a short note only the presser sees, and nothing changes."""
+    parsed = parse_press(interaction)
+    if parsed.message is None:
+        return ephemeral("That button is not one of mine.")
+    outcome = await accept_press(rt, parsed.message, background, group_ref=parsed.group_ref)
+    meta = parsed.message.meta
+    question = None
+    if outcome.status == "recorded" and outcome.user_id is not None:
+        question = rt.store.clarifications.get(outcome.user_id, meta["clarify"])
+    if question is None:
+        return ephemeral(PRESS_REFUSED)
+    return {"type": UPDATE_MESSAGE, "data": {"components": answered_components(
+        question.id, question.choices, int(meta["choice"]))}}
+
+
 def build_router(rt: Runtime) -> APIRouter:
     router = APIRouter()
 
@@ -79,6 +107,8 @@ def build_router(rt: Runtime) -> APIRouter:
         interaction = parse_body(body)
         if interaction.type == PING:
             return JSONResponse(PONG)
+        if interaction.type == MESSAGE_COMPONENT:
+            return JSONResponse(await press(rt, interaction, background))
         parsed = parse_interaction(interaction)
         if parsed.message is None:
             return JSONResponse(ephemeral("Iris answers slash commands only: try /ask."))

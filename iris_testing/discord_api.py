@@ -11,6 +11,11 @@ Webhook, 50035 Invalid Form Body, 429 with ``retry_after``).
     with serve(discord.app) as server:  # IRIS_DISCORD_API_BASE = f"{server.url}/api/v10"
         ...
     discord.messages(channel_id)         # what Iris wrote there, in order
+
+Messages carry ``components`` (action rows of buttons, checked as Discord checks them). A press
+of a button is ``press(message, custom_id)`` (an interaction of type 3), and ``respond``
+applies Iris' answer to it as Discord would (type 7 edits the pressed message; type 4 with
+flags 64 is a note only the presser sees, kept in ``ephemerals``).
 """
 
 from __future__ import annotations
@@ -38,6 +43,35 @@ def error(status: int, message: str, code: int, **extra: Any) -> JSONResponse:
     return JSONResponse({"message": message, "code": code, **extra}, status_code=status)
 
 
+def components_problem(components: Any) -> str | None:
+    """What Discord's form validation says about a message's ``components`` (action rows of
+    buttons), or None when they are valid."""
+    if not isinstance(components, list) or len(components) > 5:
+        return "components: Must be 5 or fewer in length."
+    seen: set[str] = set()
+    for row in components:
+        if not isinstance(row, dict) or row.get("type") != 1:
+            return "components: top-level components must be action rows (type 1)"
+        buttons = row.get("components")
+        if not isinstance(buttons, list) or not 1 <= len(buttons) <= 5:
+            return "components.components: Must be between 1 and 5 in length."
+        for button in buttons:
+            if not isinstance(button, dict) or button.get("type") != 2:
+                return "components.components: only buttons (type 2) are modelled"
+            style, custom_id = button.get("style"), button.get("custom_id")
+            if style not in (1, 2, 3, 4):
+                return "components.components.style: Value must be one of (1, 2, 3, 4)."
+            if not isinstance(custom_id, str) or not 1 <= len(custom_id) <= 100:
+                return "components.components.custom_id: Must be between 1 and 100 in length."
+            if custom_id in seen:
+                return "components.components.custom_id: Component custom id cannot be duplicated"
+            seen.add(custom_id)
+            label = button.get("label")
+            if label is not None and (not isinstance(label, str) or len(label) > 80):
+                return "components.components.label: Must be 80 or fewer in length."
+    return None
+
+
 class FakeDiscord:
     def __init__(self, *, bot_token: str = "discord-bot-token",
                  application_id: str = APPLICATION_ID) -> None:
@@ -50,6 +84,7 @@ class FakeDiscord:
         self._ids = itertools.count(1)
         self._tokens: dict[str, dict[str, Any]] = {}  # interaction token → its state
         self._messages: list[dict[str, Any]] = []
+        self.ephemerals: list[dict[str, Any]] = []  # type 4 responses with flags 64, by user
         self._rate_limited = 0
         self.commands: list[dict[str, Any]] = []
         prefix = "/api/v10"
@@ -99,6 +134,57 @@ class FakeDiscord:
             self._tokens[token] = {"channel_id": channel_id, "original": None, "expired": False}
         return payload
 
+    def press(self, message: dict[str, Any], custom_id: str, *,
+              user_id: str = "80351110224678912", username: str = "ada",
+              guild: bool = False) -> dict[str, Any]:
+        """A MESSAGE_COMPONENT interaction (type 3): a press of the button ``custom_id`` on the
+        bot's ``message``. Its token's original response is that message, as on Discord."""
+        channel_id = message["channel_id"]
+        payload = self.interaction(user_id=user_id, username=username, channel_id=channel_id,
+                                   guild=guild, kind=3)
+        payload["data"] = {"custom_id": custom_id, "component_type": 2}
+        payload["message"] = self.message(channel_id, message["id"]) or dict(message)
+        with self._lock:
+            state = self._tokens[payload["token"]]
+            state["original"] = next((m for m in self._messages if m["id"] == message["id"]),
+                                     None)
+            state["component"] = True
+        return payload
+
+    def respond(self, interaction: dict[str, Any], response: dict[str, Any]) -> None:
+        """Apply Iris' answer to an interaction as Discord does: type 7 edits the message the
+        pressed component is on, type 6 acknowledges, type 4 with flags 64 is a note only the
+        presser sees. Raises ValueError for a response Discord would refuse ("This
+        interaction failed")."""
+        kind, data = response.get("type"), response.get("data") or {}
+        with self._lock:
+            state = self._tokens[interaction["token"]]
+        component = state.get("component", False)
+        if kind in (6, 7) and not component:
+            raise ValueError(f"response type {kind} is only for component interactions")
+        if kind == 7:
+            problem = components_problem(data["components"]) if "components" in data else None
+            if problem is not None:
+                raise ValueError(problem)
+            with self._lock:
+                original = state["original"]
+                for key in ("content", "components"):
+                    if key in data:
+                        original[key] = data[key]
+                original["edited_timestamp"] = datetime.now(UTC).isoformat()
+        elif kind == 4:
+            person = interaction.get("member", {}).get("user") or interaction.get("user") or {}
+            note = {"user_id": person.get("id"), "content": data.get("content"),
+                    "flags": data.get("flags", 0)}
+            with self._lock:
+                if note["flags"] & 64:
+                    self.ephemerals.append(note)
+                else:
+                    self._messages.append(self._message(state["channel_id"],
+                                                        str(note["content"]), "response", True))
+        elif kind not in (1, 5, 6):
+            raise ValueError(f"unknown interaction response type {kind}")
+
     def ping(self) -> dict[str, Any]:
         return {"id": self._snowflake(), "application_id": self.application_id, "type": 1,
                 "token": "ping-token", "version": 1}
@@ -123,13 +209,19 @@ class FakeDiscord:
             return [dict(m) for m in self._messages
                     if channel_id is None or m["channel_id"] == channel_id]
 
+    def message(self, channel_id: str, message_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            return next((dict(m) for m in self._messages if m["channel_id"] == channel_id
+                         and m["id"] == message_id), None)
+
     def texts(self, channel_id: str | None = None) -> list[str]:
         return [m["content"] for m in self.messages(channel_id)]
 
     # the REST API
 
     def _message(self, channel_id: str, content: str, via: str,
-                 webhook: bool) -> dict[str, Any]:
+                 webhook: bool, components: list[dict[str, Any]] | None = None
+                 ) -> dict[str, Any]:
         message = {
             "id": self._snowflake(), "type": 0 if via == "channel" else 20, "content": content,
             "channel_id": channel_id,
@@ -137,7 +229,7 @@ class FakeDiscord:
             "attachments": [], "embeds": [], "mentions": [], "mention_roles": [],
             "pinned": False, "mention_everyone": False, "tts": False,
             "timestamp": datetime.now(UTC).isoformat(), "edited_timestamp": None, "flags": 0,
-            "components": [], "via": via,
+            "components": list(components or []), "via": via,
         }
         if webhook:
             message["webhook_id"] = self.application_id
@@ -162,6 +254,10 @@ class FakeDiscord:
                  "message": "Must be 2000 or fewer in length."}]}})
         if not isinstance(content, str) or not content:
             return None, error(400, "Cannot send an empty message", 50006)
+        problem = components_problem(body["components"]) if "components" in body else None
+        if problem is not None:
+            return None, error(400, "Invalid Form Body", 50035, errors={"components": {
+                "_errors": [{"code": "COMPONENT_INVALID", "message": problem}]}})
         return body, None
 
     def _interaction(self, request: Request) -> dict[str, Any] | None:
@@ -180,11 +276,14 @@ class FakeDiscord:
             return refused or error(400, "400: Bad Request", 0)
         with self._lock:
             if state["original"] is None:
-                message = self._message(state["channel_id"], body["content"], "original", True)
+                message = self._message(state["channel_id"], body["content"], "original", True,
+                                        body.get("components"))
                 state["original"] = message
                 self._messages.append(message)
             else:
                 state["original"]["content"] = body["content"]
+                if "components" in body:
+                    state["original"]["components"] = body["components"]
                 state["original"]["edited_timestamp"] = datetime.now(UTC).isoformat()
             return JSONResponse(dict(state["original"]))
 
@@ -195,7 +294,8 @@ class FakeDiscord:
         body, refused = await self._body(request)
         if refused is not None or body is None:
             return refused or error(400, "400: Bad Request", 0)
-        message = self._message(state["channel_id"], body["content"], "followup", True)
+        message = self._message(state["channel_id"], body["content"], "followup", True,
+                                body.get("components"))
         with self._lock:
             self._messages.append(message)
         if request.query_params.get("wait") == "true":
@@ -212,7 +312,7 @@ class FakeDiscord:
         if refused is not None or body is None:
             return refused or error(400, "400: Bad Request", 0)
         message = self._message(request.path_params["channel"], body["content"], "channel",
-                                False)
+                                False, body.get("components"))
         with self._lock:
             self._messages.append(message)
         return JSONResponse(message)

@@ -138,6 +138,14 @@ class Stack:
                    **(signer or self.discord).sign(body, timestamp)}
         return self.http.post(f"{self.url}/discord/interactions", content=body, headers=headers)
 
+    def discord_interact(self, interaction: dict[str, Any], **sign: Any) -> httpx.Response:
+        """Post an interaction as Discord does and apply Iris' response to the fake, as Discord
+        applies it (a press's type 7 updates the pressed message)."""
+        response = self.discord_post(interaction, **sign)
+        if response.status_code == 200:
+            self.discord.respond(interaction, response.json())
+        return response
+
     def email_post(self, raw: bytes, *, secret: str | None = EMAIL_SECRET) -> httpx.Response:
         headers = {"Content-Type": "message/rfc822"}
         if secret is not None:

@@ -3,6 +3,9 @@
 An answer to an interaction edits the deferred response (``PATCH /webhooks/{application_id}/
 {token}/messages/@original``) with its first part and sends the rest as follow-ups
 (``POST /webhooks/{application_id}/{token}?wait=true``); parts are at most 2,000 characters.
+The answer to a button press (``followup`` in the target) is all follow-ups: that interaction's
+original response is the question it pressed. A ``clarify`` question carries its choices as
+buttons (``core.platforms.discord_buttons``) on its first part.
 The interaction token lives 15 minutes: past that, or for scheduled results, the bot posts to
 the channel (``POST /channels/{channel_id}/messages`` with ``Authorization: Bot …``). Replies
 never ping anyone (``allowed_mentions`` parses nothing).
@@ -15,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.errors import IrisUsageError
 from core.platforms.delivery import DeliveryFailed
+from core.platforms.discord_buttons import question_components
 from core.platforms.format_discord import render_block
 from core.platforms.spec import ChatAddress, PlatformSpec
 from core.platforms.split import Part, split_message
@@ -43,12 +47,15 @@ class DiscordSender:
         return [await self.send_part(target, part, i) for i, part in enumerate(self.parts(text))]
 
     async def send_part(self, target: dict[str, Any], part: Part, index: int) -> str:
-        body = {"content": part.rendered, "allowed_mentions": NO_MENTIONS}
+        body: dict[str, Any] = {"content": part.rendered, "allowed_mentions": NO_MENTIONS}
+        choices = target.get("choices") if index == 0 else None
+        if choices:
+            body["components"] = question_components(choices)
         token = target.get("interaction_token")
         app = target.get("application_id") or self.application_id
         if token and app:
             hook = f"{self.api_base}/webhooks/{app}/{token}"
-            if index == 0:
+            if index == 0 and not target.get("followup"):
                 status, data = await self._call("PATCH", f"{hook}/messages/@original", body)
             else:
                 status, data = await self._call("POST", f"{hook}?wait=true", body)

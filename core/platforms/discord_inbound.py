@@ -17,6 +17,8 @@ from core.platforms.inbound import Parsed
 
 PING = 1
 APPLICATION_COMMAND = 2
+MESSAGE_COMPONENT = 3
+BUTTON = 2  # a component's type
 SNOWFLAKE = r"^\d{1,32}$"
 ASK = "ask"
 
@@ -50,13 +52,25 @@ class DiscordCommandData(_Model):
     options: list[DiscordOption] = Field(default_factory=list, max_length=25)
 
 
+class ComponentData(_Model):
+    """A press on a message component (an interaction of type 3)."""
+
+    custom_id: str = Field(max_length=100)
+    component_type: int
+
+
+class DiscordMessageRef(_Model):
+    id: str = Field(pattern=SNOWFLAKE)
+
+
 class Interaction(_Model):
     id: str = Field(pattern=SNOWFLAKE)
     application_id: str = Field(pattern=SNOWFLAKE)
     type: int
     token: str = Field(min_length=1, max_length=1000)
     version: int = 1
-    data: DiscordCommandData | None = None
+    data: DiscordCommandData | ComponentData | None = None
+    message: DiscordMessageRef | None = None  # a component's message
     guild_id: str | None = Field(default=None, pattern=SNOWFLAKE)
     channel_id: str | None = Field(default=None, pattern=SNOWFLAKE)
     member: DiscordMember | None = None
@@ -72,7 +86,8 @@ def command_text(data: DiscordCommandData) -> str:
 
 
 def parse_interaction(interaction: Interaction) -> Parsed:
-    if interaction.type != APPLICATION_COMMAND or interaction.data is None:
+    if interaction.type != APPLICATION_COMMAND or not isinstance(interaction.data,
+                                                                 DiscordCommandData):
         return Parsed(reason=f"interaction type {interaction.type} is not a command")
     person = interaction.member.user if interaction.member else interaction.user
     if person is None or person.bot or interaction.channel_id is None:
