@@ -5,23 +5,27 @@
 (HMAC-SHA256 of the raw body with the app secret) before reading anything, parses the payload,
 records each message once and dispatches its chat, and answers 200; the turn runs after the ack,
 in a worker. Meta re-sends a webhook until it gets a 200, so status callbacks and messages Iris
-does not act on are acknowledged too.
+does not act on are acknowledged too. A press of a ``clarify`` button takes the same path as a
+Telegram or Slack press (``functions.webhooks.accept_press``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+from dataclasses import replace
 from typing import Any
 
 from fastapi import APIRouter, BackgroundTasks, Request
 from fastapi.responses import PlainTextResponse
 from pydantic import ValidationError
 
+from core.clarify import PRESS_REFUSED
+from core.messages import InboundMessage
 from core.platforms.whatsapp_inbound import WaPayload, parse_payload
 from functions.auth import ApiError
 from functions.runtime import Runtime
-from functions.webhooks import accept, read_body
+from functions.webhooks import Outcome, accept, accept_press, answer, read_body
 
 MAX_PAYLOAD_BYTES = 3 * 1024 * 1024
 SIGNATURE_HEADER = "x-hub-signature-256"
@@ -73,6 +77,20 @@ def release_held(rt: Runtime, user_id: str, chat_key: str, background: Backgroun
         background.add_task(rt.delivery.attempt, user_id, delivery_id)
 
 
+async def press(rt: Runtime, message: InboundMessage, background: BackgroundTasks) -> Outcome:
+    """A press of a ``clarify`` button: recorded as the answer when it counts. When it does not
+    (the question was answered, superseded or expired, or is not this person's), the person is
+    told so in a short message, unless this is Meta re-sending the press that did count."""
+    outcome = await accept_press(rt, message, background)
+    if outcome.status != "ignored" or outcome.user_id is None:
+        return outcome
+    wamid = str(message.meta["message_id"])
+    counted = rt.store.inbox.find(outcome.user_id, "whatsapp", message.platform_message_id)
+    if counted is None or counted.message.meta.get("message_id") != wamid:
+        answer(rt, replace(message, platform_message_id=wamid), PRESS_REFUSED, background)
+    return outcome
+
+
 def build_router(rt: Runtime) -> APIRouter:
     router = APIRouter()
 
@@ -103,7 +121,10 @@ def build_router(rt: Runtime) -> APIRouter:
             if parsed.message is None:
                 statuses.append("ignored")
                 continue
-            outcome = await accept(rt, parsed.message, background, instead=parsed.reply)
+            if "clarify" in parsed.message.meta:
+                outcome = await press(rt, parsed.message, background)
+            else:
+                outcome = await accept(rt, parsed.message, background, instead=parsed.reply)
             statuses.append(outcome.status)
             if outcome.status == "recorded" and outcome.user_id is not None:
                 release_held(rt, outcome.user_id, parsed.message.chat_key, background)

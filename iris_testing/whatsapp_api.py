@@ -14,7 +14,10 @@ bytes behind the same bearer token. It also builds and signs webhook payloads as
 
 Media people send: ``media_message`` registers the bytes and builds the webhook's ``image`` or
 ``document`` object (``id``, ``mime_type``, ``sha256`` base64, ``filename``, ``caption``).
-Template messages (``type: template``) are checked against ``approve_template`` as Meta checks
+Interactive messages (``type: interactive``: reply buttons or a list) are checked against the
+Cloud API's limits (``interactive_problem``) and, like text, refused outside the window;
+``press_payload`` builds the webhook of a person pressing one. Template messages
+(``type: template``) are checked against ``approve_template`` as Meta checks
 them (name and language known, body parameter count, no newlines or tabs in a parameter) and are
 the one kind of message that goes out while a number's window is closed.
 """
@@ -40,6 +43,56 @@ PHONE_NUMBER_ID = "106540352242922"
 DISPLAY_NUMBER = "15550783881"
 WABA_ID = "102290129340398"
 TEXT_LIMIT = 4096
+
+
+def _length(value: object, limit: int) -> bool:
+    return isinstance(value, str) and 1 <= len(value) <= limit
+
+
+def interactive_problem(interactive: Any) -> str | None:
+    """What the Cloud API says about an ``interactive`` object of type ``button`` (1-3 reply
+    buttons: id up to 256 characters, title up to 20, both distinct) or ``list`` (a button text
+    up to 20 characters, 1-10 sections, at most 10 rows in all: id up to 200 characters, title
+    up to 24, description up to 72); None when it is valid. Body text: 1-1024 characters."""
+    if not isinstance(interactive, dict):
+        return "interactive is required"
+    if not _length((interactive.get("body") or {}).get("text"), 1024):
+        return "interactive.body.text is required and must be at most 1024 characters"
+    action = interactive.get("action") or {}
+    if interactive.get("type") == "button":
+        buttons = action.get("buttons")
+        if not isinstance(buttons, list) or not 1 <= len(buttons) <= 3:
+            return "interactive.action.buttons must have 1 to 3 buttons"
+        replies = [b.get("reply") or {} for b in buttons if b.get("type") == "reply"]
+        if len(replies) != len(buttons):
+            return "interactive.action.buttons[].type must be reply"
+        for reply in replies:
+            if not _length(reply.get("id"), 256) or not _length(reply.get("title"), 20):
+                return "button id (max 256) and title (max 20 characters) are required"
+        for key in ("id", "title"):
+            if len({r[key] for r in replies}) != len(replies):
+                return f"button {key}s must be unique"
+        return None
+    if interactive.get("type") == "list":
+        sections = action.get("sections")
+        if not _length(action.get("button"), 20):
+            return "interactive.action.button is required and must be at most 20 characters"
+        if not isinstance(sections, list) or not 1 <= len(sections) <= 10:
+            return "interactive.action.sections must have 1 to 10 sections"
+        if len(sections) > 1 and not all(_length(x.get("title"), 24) for x in sections):
+            return "every section needs a title when there are several"
+        rows = [row for section in sections for row in section.get("rows") or []]
+        if not 1 <= len(rows) <= 10:
+            return "a list has 1 to 10 rows in all"
+        for row in rows:
+            if not _length(row.get("id"), 200) or not _length(row.get("title"), 24):
+                return "row id (max 200) and title (max 24 characters) are required"
+            if "description" in row and not _length(row["description"], 72):
+                return "row description must be at most 72 characters"
+        if len({row["id"] for row in rows}) != len(rows):
+            return "row ids must be unique"
+        return None
+    return f"interactive.type {interactive.get('type')!r} is not modelled by this fake"
 
 
 def graph_error(status: int, code: int, message: str, details: str | None = None,
@@ -106,6 +159,12 @@ class FakeWhatsApp:
             return [m["text"]["body"] for m in self._sent
                     if m.get("type") == "text" and (to is None or m["to"] == to)]
 
+    def interactive_sent(self, to: str | None = None) -> list[dict[str, Any]]:
+        """Interactive messages sent (buttons and lists), with their ``id`` (wamid)."""
+        with self._lock:
+            return [{**m["interactive"], "id": m["id"]} for m in self._sent
+                    if m.get("type") == "interactive" and (to is None or m["to"] == to)]
+
     def templates_sent(self, to: str | None = None) -> list[dict[str, Any]]:
         with self._lock:
             return [m["template"] for m in self._sent
@@ -132,6 +191,29 @@ class FakeWhatsApp:
         return self._envelope({
             "contacts": [{"profile": {"name": name}, "wa_id": wa_id}], "messages": [msg],
         }, phone_number_id)
+
+    def press_payload(self, sent: dict[str, Any], reply_id: str, *,
+                      wa_id: str = "4915112345678", name: str = "Ada",
+                      message_id: str | None = None) -> dict[str, Any]:
+        """A person's press of the button or list row ``reply_id`` of the interactive message
+        ``sent`` (from ``interactive_sent``): a message of type ``interactive`` whose
+        ``context`` names the message pressed."""
+        if sent["type"] == "button":
+            options = [b["reply"] for b in sent["action"]["buttons"]]
+            kind = "button_reply"
+        else:
+            options = [r for s in sent["action"]["sections"] for r in s["rows"]]
+            kind = "list_reply"
+        chosen = next((o for o in options if o["id"] == reply_id), {"id": reply_id,
+                                                                    "title": "?"})
+        reply = {"id": chosen["id"], "title": chosen["title"]}
+        if kind == "list_reply" and chosen.get("description"):
+            reply["description"] = chosen["description"]
+        msg = {"context": {"from": DISPLAY_NUMBER, "id": sent["id"]}, "from": wa_id,
+               "id": message_id or self.next_wamid(), "timestamp": str(int(time.time())),
+               "type": "interactive", "interactive": {"type": kind, kind: reply}}
+        return self._envelope({"contacts": [{"profile": {"name": name}, "wa_id": wa_id}],
+                               "messages": [msg]}, None)
 
     def media_message(self, kind: str, media_id: str, data: bytes, mime_type: str, *,
                       filename: str | None = None, caption: str | None = None,
@@ -195,12 +277,18 @@ class FakeWhatsApp:
         to = str(body.get("to") or "")
         if body.get("type") == "template":
             return self._template(to, body)
-        text = (body.get("text") or {}).get("body")
-        if body.get("type") != "text" or not isinstance(text, str) or not text:
-            return graph_error(400, 100, "(#100) Param text['body'] is required")
-        if len(text) > TEXT_LIMIT:
-            return graph_error(400, 100, "(#100) Param text['body'] must be at most 4096 "
-                               "characters long.")
+        if body.get("type") == "interactive":
+            problem = interactive_problem(body.get("interactive"))
+            if problem is not None:
+                return graph_error(400, 131009, "(#131009) Parameter value is not valid",
+                                   details=problem)
+        else:
+            text = (body.get("text") or {}).get("body")
+            if body.get("type") != "text" or not isinstance(text, str) or not text:
+                return graph_error(400, 100, "(#100) Param text['body'] is required")
+            if len(text) > TEXT_LIMIT:
+                return graph_error(400, 100, "(#100) Param text['body'] must be at most 4096 "
+                                   "characters long.")
         with self._lock:
             failure = self._failures[0] if self._failures else None
             if failure is not None:

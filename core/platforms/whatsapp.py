@@ -8,6 +8,8 @@ record a later delivery (a cron result) as undeliverable, with the reason, inste
 With a template configured (``IRIS_WHATSAPP_TEMPLATE=name:language``, an approved template with
 one body parameter) such a delivery is held instead: the template goes out with a short preview
 of the reply as its parameter (``reopen``), and the reply is sent when the person writes back.
+A ``clarify`` question goes as an interactive message, its choices as reply buttons or a list
+(``core.platforms.whatsapp_buttons``); within the same window rules as any reply.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from core.platforms.delivery import DeliveryFailed
 from core.platforms.format_whatsapp import render_block
 from core.platforms.spec import ChatAddress, PlatformSpec
 from core.platforms.split import Part, split_message
+from core.platforms.whatsapp_buttons import question_interactive
 
 if TYPE_CHECKING:
     from core.config import Settings
@@ -85,11 +88,16 @@ class WhatsAppSender:
         return [await self.send_part(target, part, i) for i, part in enumerate(self.parts(text))]
 
     async def send_part(self, target: dict[str, Any], part: Part, index: int) -> str:
+        choices = target.get("choices") if index == 0 else None
+        buttons = question_interactive(part.rendered, choices) if choices else None
         body: dict[str, Any] = {
             "messaging_product": "whatsapp", "recipient_type": "individual",
             "to": str(target["chat_id"]), "type": "text",
             "text": {"preview_url": False, "body": part.rendered},
         }
+        if buttons is not None:
+            del body["text"]
+            body.update(type="interactive", interactive=buttons)
         return await self._post(body)
 
     async def _post(self, body: dict[str, Any]) -> str:

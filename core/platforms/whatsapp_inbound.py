@@ -4,7 +4,8 @@ acknowledged and ignored).
 
 Every WhatsApp chat with a business number is one person's: the chat is the sender's ``wa_id``
 and the message id (``wamid…``) is the inbox's idempotency key, so Meta's re-sends are no-ops.
-Text, button replies and captions are read; voice notes and audio go through transcription,
+Text, button replies and captions are read (a press of a ``clarify`` button or list row is
+the answer to its question); voice notes and audio go through transcription,
 images become image attachments and documents file attachments (the documents path saves
 them under ``inbox/``); the sender downloads each by its media id. Videos and stickers without
 a caption get a short answer without a turn.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from core.clarify import parse_button
 from core.messages import Attachment, InboundMessage
 from core.platforms.inbound import Parsed
 from core.platforms.media import kind_for
@@ -145,7 +147,32 @@ def _files(msg: WaMessage) -> tuple[Attachment, ...]:
     return ()
 
 
+def parse_press(msg: WaMessage, names: dict[str, str]) -> Parsed | None:
+    """A press of one of Iris' ``clarify`` buttons or list rows (a message of type
+    ``interactive``) as the message it answers with, checked against its question at the
+    webhook (``core.clarify.pressable``); None when the message is anything else. The message
+    id is ``<wa_id>:clarify:<question>``, so pressing twice records one answer."""
+    if msg.type != "interactive" or msg.interactive is None:
+        return None
+    reply = msg.interactive.button_reply or msg.interactive.list_reply
+    chosen = parse_button(reply.id or "") if reply is not None else None
+    if chosen is None:
+        return None
+    question_id, number = chosen
+    wa_id = msg.from_
+    message = InboundMessage(
+        platform="whatsapp", chat_id=wa_id, account=f"whatsapp:{wa_id}",
+        platform_message_id=f"{wa_id}:clarify:{question_id}", text=str(number),
+        display_name=names.get(wa_id),
+        meta={"message_id": msg.id, "clarify": question_id, "choice": number},
+    )
+    return Parsed(message=message)
+
+
 def parse_message(msg: WaMessage, names: dict[str, str]) -> Parsed:
+    pressed = parse_press(msg, names)
+    if pressed is not None:
+        return pressed
     if msg.type in ("reaction", "unsupported", "system", "request_welcome", "order"):
         return Parsed(reason=f"{msg.type} messages are not read")
     attachments = _voice(msg) + _files(msg)
