@@ -59,10 +59,6 @@ class ComponentData(_Model):
     component_type: int
 
 
-class DiscordMessageRef(_Model):
-    id: str = Field(pattern=SNOWFLAKE)
-
-
 class Interaction(_Model):
     id: str = Field(pattern=SNOWFLAKE)
     application_id: str = Field(pattern=SNOWFLAKE)
@@ -70,7 +66,6 @@ class Interaction(_Model):
     token: str = Field(min_length=1, max_length=1000)
     version: int = 1
     data: DiscordCommandData | ComponentData | None = None
-    message: DiscordMessageRef | None = None  # a component's message
     guild_id: str | None = Field(default=None, pattern=SNOWFLAKE)
     channel_id: str | None = Field(default=None, pattern=SNOWFLAKE)
     member: DiscordMember | None = None
