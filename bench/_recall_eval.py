@@ -21,21 +21,30 @@ def evaluate(store: Any, users: dict[str, str], questions: list[Any], *, semanti
     latencies: list[float] = []
     misses = []
     kinds: dict[str, list[int]] = {}
-    for part in ("dev", "held-out"):
-        chosen = [q for q in questions if q.split == part]
+    searched: dict[str, list[Any]] = {}
+    parts = {"dev": lambda q: q.split == "dev",
+             "dev-first": lambda q: q.split == "dev" and not q.pinned,
+             "held-out": lambda q: q.split == "held-out"}
+    for part, keep in parts.items():
+        chosen = [q for q in questions if keep(q)]
         turn = dict.fromkeys(KS, 0)
         sess = dict.fromkeys(KS, 0)
         for q in chosen:
-            t0 = time.perf_counter()
-            hits = search_messages(store, users[q.user], q.text, limit=50, semantic=semantic,
-                                   now=parse_time(q.asked_at), context=True)
-            latencies.append(time.perf_counter() - t0)
+            if q.text not in searched:
+                t0 = time.perf_counter()
+                searched[q.text] = search_messages(
+                    store, users[q.user], q.text, limit=50, semantic=semantic,
+                    now=parse_time(q.asked_at), context=True)
+                latencies.append(time.perf_counter() - t0)
+            hits = searched[q.text]
             turns = [h.external_id for h in hits]
             answer_sessions = {t.split("-")[0] for t in q.turns}
             for k in KS:
                 turn[k] += any(t in q.turns for t in turns[:k])
                 sess[k] += any(h.public_session_id in answer_sessions for h in hits[:k])
             found = any(t in q.turns for t in turns[:5])
+            if part == "dev-first":
+                continue
             kinds.setdefault(f"{q.kind} ({part})", []).append(int(found))
             if not found and (split is None or split == part):
                 misses.append((q, hits[:3]))
@@ -43,7 +52,7 @@ def evaluate(store: Any, users: dict[str, str], questions: list[Any], *, semanti
         table[part] = {f"turn@{k}": turn[k] / n for k in KS}
         table[part].update({f"session@{k}": sess[k] / n for k in KS})
         table[part]["n"] = len(chosen)
-    for part in ("dev", "held-out"):
+    for part in parts:
         row = table[part]
         print(f"  {part:9} n={int(row['n']):3}  turn " +
               " ".join(f"R@{k} {row[f'turn@{k}']:.3f}" for k in KS) + "   session " +
@@ -74,23 +83,27 @@ def switch_off(parts: list[str]) -> None:
             raise SystemExit(f"--without: unknown part {part!r} (dates, speakers, neighbours)")
 
 
-def run(store: Any, modes: list[str], show_misses: int, split: str | None) -> None:
+def run(store: Any, modes: list[str], show_misses: int, split: str | None,
+        extra: bool = True) -> None:
     import json
 
     from _chitchat import sessions
+    from _recall_dev_extra import DEV_EXTRA
     from _recall_questions import QUESTIONS
 
     from core.search import embed
     from core.sessions.transfer import import_sessions, read_lines
+
+    questions = [*QUESTIONS, *DEV_EXTRA] if extra else QUESTIONS
     lines = [json.dumps(s) for s in sessions()]
     started = time.perf_counter()
     report = import_sessions(store, read_lines(lines))
     print(f"imported {report.sessions} sessions ({report.skipped} already there), "
           f"{report.messages} messages for {len(report.users)} users "
           f"in {time.perf_counter() - started:.1f} s")
-    print(f"{len(QUESTIONS)} questions over real chats (chitchat-dataset), "
-          f"{sum(q.split == 'dev' for q in QUESTIONS)} dev / "
-          f"{sum(q.split == 'held-out' for q in QUESTIONS)} held-out")
+    print(f"{len(questions)} questions over real chats (chitchat-dataset), "
+          f"{sum(q.split == 'dev' for q in questions)} dev / "
+          f"{sum(q.split == 'held-out' for q in questions)} held-out")
     users = report.users
     for mode in modes:
         if mode != "lexical":
@@ -100,5 +113,5 @@ def run(store: Any, modes: list[str], show_misses: int, split: str | None) -> No
             took = time.perf_counter() - started
             print(f"\n{mode}: embedded {count} messages in {took:.1f} s")
         print(f"[{'words only' if mode == 'lexical' else 'hybrid, ' + mode + ' vectors'}]")
-        evaluate(store, users, QUESTIONS, semantic=mode != "lexical",
+        evaluate(store, users, questions, semantic=mode != "lexical",
                  show_misses=show_misses, split=split)
