@@ -79,11 +79,8 @@ def switch_off(parts: list[str]) -> None:
         elif part == "neighbours":
             context.add_neighbours = (  # type: ignore[assignment]
                 lambda store, user_id, scores, messages, filters: (scores, messages))
-        elif part == "replies":
-            context.ANSWER_WEIGHT = context.FOLLOW_UP_WEIGHT = 0.0
         else:
-            raise SystemExit(f"--without: unknown part {part!r} "
-                             "(dates, speakers, neighbours, replies)")
+            raise SystemExit(f"--without: unknown part {part!r} (dates, speakers, neighbours)")
 
 
 def run(store: Any, modes: list[str], show_misses: int, split: str | None,

@@ -9,10 +9,6 @@
   of their score to the turns next to them in their session, which join the candidates; a turn
   keeps the larger of its own score and what it is passed, so context never outranks the
   match it came from.
-- Replies: a turn that ends in a question is seldom what was asked about; the other speaker's
-  reply to it is. A question among the best messages passes ``ANSWER_WEIGHT`` of its score to
-  the reply after it, and when the turn after a match is the other speaker asking back ("What
-  subject?", "Oh that sucks, why?") the reply to that question gets ``FOLLOW_UP_WEIGHT``.
 """
 
 from __future__ import annotations
@@ -32,12 +28,7 @@ SPEAKER_WEIGHT = 0.3
 NEXT_WEIGHT = 0.5       # a turn after a strong match gets this share of its score
 PREVIOUS_WEIGHT = 0.3   # a turn before it
 NEIGHBOUR_SOURCES = 30  # how many of the best messages pass score to their neighbours
-ANSWER_WEIGHT = 0.9     # the other speaker's reply to a question among the best messages
-FOLLOW_UP_WEIGHT = 0.6  # the reply to a question asked back just after a match
 _WORD = re.compile(r"[\w']+")
-_ASKING = re.compile(
-    r"^(?:what|what's|whats|where|who|whose|why|how|when|which|do|does|did|are|is|was|were|"
-    r"have|has|can|could|would|will|should)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -79,23 +70,6 @@ def _within(stored: Any, filters: Filters) -> bool:
     )
 
 
-def asks(text: str) -> bool:
-    """Whether a turn ends by asking something: its last line ends with a question mark, or
-    opens with a question word (chats often drop the mark)."""
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    if not lines:
-        return False
-    last = lines[-1]
-    return last.endswith("?") or bool(_ASKING.match(last))
-
-
-def _replies(first: Any, asked_back: Any) -> bool:
-    """Whether ``asked_back`` is another speaker's turn answering ``first``."""
-    a, b = first.message, asked_back.message
-    return (a.role, a.name) != (b.role, b.name) and b.role in ("user", "assistant") \
-        and asks(a.content)
-
-
 def add_neighbours(
     store: Store, user_id: str, scores: dict[int, float], messages: dict[int, Any],
     filters: Filters, *, sources: int = NEIGHBOUR_SOURCES,
@@ -113,34 +87,12 @@ def add_neighbours(
             lift[after] = max(lift[after], NEXT_WEIGHT * value)
         if before is not None:
             lift[before] = max(lift[before], PREVIOUS_WEIGHT * value)
-    messages = _load(store, user_id, messages, list(lift), filters)
-    asked_back: dict[int, float] = {}  # a question just after a match: its share
-    for mid, value in best:
-        after = adjacency.get(mid, (None, None))[1]
-        if after is None or mid not in messages or after not in messages:
-            continue
-        if _replies(messages[mid], messages[after]):
-            lift[after] = max(lift[after], ANSWER_WEIGHT * value)
-        if FOLLOW_UP_WEIGHT and _replies(messages[after], messages[mid]):
-            asked_back[after] = max(asked_back.get(after, 0.0), FOLLOW_UP_WEIGHT * value)
-    if asked_back:
-        follow = store.search.adjacent(user_id, list(asked_back))
-        further = {nxt: asked_back[m] for m, (_, nxt) in follow.items() if nxt is not None}
-        messages = _load(store, user_id, messages, list(further), filters)
-        for mid, value in further.items():
-            lift[mid] = max(lift[mid], value)
+    missing = [mid for mid in lift if mid not in messages]
+    if missing:
+        found = store.search.messages(user_id, missing)
+        messages = {**messages, **{m: st for m, st in found.items() if _within(st, filters)}}
     out = dict(scores)
     for mid, value in lift.items():
         if mid in messages:
             out[mid] = max(out.get(mid, 0.0), value)
     return out, messages
-
-
-def _load(store: Store, user_id: str, messages: dict[int, Any], ids: list[int],
-          filters: Filters) -> dict[int, Any]:
-    """``messages`` with those of ``ids`` it lacks (the ones that pass ``filters``)."""
-    missing = [mid for mid in ids if mid not in messages]
-    if not missing:
-        return messages
-    found = store.search.messages(user_id, missing)
-    return {**messages, **{m: st for m, st in found.items() if _within(st, filters)}}
