@@ -34,7 +34,7 @@ def evaluate(store: Any, users: dict[str, str], questions: list[Any], *, semanti
                 t0 = time.perf_counter()
                 searched[q.text] = search_messages(
                     store, users[q.user], q.text, limit=50, semantic=semantic,
-                    now=parse_time(q.asked_at), context=True)
+                    now=parse_time(q.asked_at))
                 latencies.append(time.perf_counter() - t0)
             hits = searched[q.text]
             turns = [h.external_id for h in hits]
@@ -67,20 +67,31 @@ def evaluate(store: Any, users: dict[str, str], questions: list[Any], *, semanti
     return table
 
 
+SWITCHES = ("dates", "speakers", "person", "session", "recency",
+            "coverage", "trigram")
+
+
 def switch_off(parts: list[str]) -> None:
-    """Run without some of the recall fixes, to see what each is worth."""
-    from core.search import context, dates
+    """Run without some ranking ingredients, to see what each is worth on held-out."""
+    from core.search import context, dates, engine, hybrid
 
     for part in parts:
         if part == "dates":
             dates.resolve = lambda text, now: None  # type: ignore[assignment]
         elif part == "speakers":
             context.named_speaker = lambda store, user_id, text: None  # type: ignore[assignment]
-        elif part == "neighbours":
-            context.add_neighbours = (  # type: ignore[assignment]
-                lambda store, user_id, scores, messages, filters: (scores, messages))
+        elif part == "person":  # "what did I say…" lifts the user's turns (words and meaning)
+            engine.PERSON_WEIGHT = hybrid.PERSON_WEIGHT = 0.0  # type: ignore[misc]
+        elif part == "session":  # a session with several matches lifts its messages
+            engine.SESSION_WEIGHT = 0.0
+        elif part == "recency":
+            engine.RECENCY_WEIGHT = 0.0
+        elif part == "coverage":  # a message with more of the query's words goes first
+            engine.COVERAGE_WEIGHT = 0.0
+        elif part == "trigram":  # substrings (BM25 on the trigram table)
+            engine.TRIGRAM_WEIGHT = 0.0
         else:
-            raise SystemExit(f"--without: unknown part {part!r} (dates, speakers, neighbours)")
+            raise SystemExit(f"--without: unknown part {part!r} ({', '.join(SWITCHES)})")
 
 
 def run(store: Any, modes: list[str], show_misses: int, split: str | None,

@@ -42,8 +42,7 @@ def evaluate(store, report, questions, *, semantic: bool, show_misses: int) -> N
     for q in questions:
         user_id = report.users[q.user]
         t0 = time.perf_counter()
-        hits = search_messages(store, user_id, q.text, limit=50, semantic=semantic,
-                               context=True)
+        hits = search_messages(store, user_id, q.text, limit=50, semantic=semantic)
         latencies.append(time.perf_counter() - t0)
         turns = [h.external_id for h in hits]
         sessions = [h.public_session_id for h in hits]
@@ -79,7 +78,8 @@ def main() -> None:
                         choices=["generated", "handwritten", "chitchat"], default="generated")
     parser.add_argument("--home", help="keep the database (and vectors) here between runs")
     parser.add_argument("--without", default="",
-                        help="chitchat: switch off recall fixes (dates,speakers,neighbours)")
+                        help="chitchat: switch off ranking ingredients (dates, speakers, person, "
+                             "session, recency, coverage, trigram)")
     parser.add_argument("--split", choices=["dev", "held-out"],
                         help="chitchat: show misses of this split only")
     parser.add_argument("--show-misses", type=int, default=0)

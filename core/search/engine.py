@@ -16,7 +16,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from core.search import bm25, context, dates
-from core.search.hybrid import names_identifier
 from core.search.query import (
     MAX_QUERY_CHARS,
     PERSON_WEIGHT,
@@ -204,16 +203,14 @@ def rank(
 
 def search_messages(
     store: Store, user_id: str, text: str, *, limit: int = 10, filters: Filters | None = None,
-    semantic: bool | None = None, now: float | None = None, context: bool = False,
+    semantic: bool | None = None, now: float | None = None,
 ) -> list[Hit]:
     """The best ``limit`` messages of ``user_id`` for free-text ``text``, best first. With
     ``semantic`` (default: whenever the embedding model is installed) the words ranking is
     fused with the messages nearest in meaning (``core.search.hybrid``). Dates and relative
     times in the text ("last Tuesday", "on May 1") are resolved against ``now`` (default: the
-    store's clock): messages from those days come first. A turn that matched nothing itself
-    but sits next to a hit (signals ``("context",)``) is a hit only with ``context``: the
-    recall benchmarks count it, the ``session_search`` tool shows it beside its hit, and a
-    list of hits (CLI, HTTP, dashboard) holds what matched."""
+    store's clock): messages from those days come first. A speaker the query names has their
+    turns lifted (``core.search.context``)."""
     if limit <= 0 or parse_query(text).empty:
         return []
     filters = filters or Filters()
@@ -239,8 +236,6 @@ def search_messages(
             ranked += [(mid, value) for mid, value in more if mid not in seen]
             messages = {**others, **messages}
             signals = {**more_signals, **signals}
-    if not context:
-        ranked = [(mid, value) for mid, value in ranked if signals.get(mid) != ("context",)]
     ranked = ranked[:limit]
     meta = store.search.session_meta(
         user_id, sorted({messages[mid].session_id for mid, _ in ranked})
@@ -282,10 +277,6 @@ def _ranked(
             )
         except Exception:
             log.exception("semantic search failed for %s; ranking by words only", user_id)
-    if not names_identifier(text):  # an exact identifier wants its own messages only
-        scores, messages = context.add_neighbours(store, user_id, scores, messages, filters)
-    for mid in scores:
-        signals.setdefault(mid, ("context",))
     if speaker is not None and speaker.name is not None:
         scores = context.lift_speaker(scores, messages, speaker.name)
     return rank(scores, messages, store.search.newest(user_id)), messages, signals, query

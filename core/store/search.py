@@ -113,23 +113,6 @@ class SearchIndex:
         )
         return [row["name"] for row in rows if row["name"]]
 
-    def adjacent(self, user_id: str, ids: list[int]) -> dict[int, tuple[int | None, int | None]]:
-        """For each message, the ids of the messages just before and just after it in its
-        session (None at either end)."""
-        if not ids:
-            return {}
-        marks = ",".join("?" * len(ids))
-        rows = self.db.query(
-            "SELECT m.id AS id,"
-            " (SELECT max(p.id) FROM messages p WHERE p.user_id = m.user_id"
-            "  AND p.session_id = m.session_id AND p.id < m.id) AS prev,"
-            " (SELECT min(n.id) FROM messages n WHERE n.user_id = m.user_id"
-            "  AND n.session_id = m.session_id AND n.id > m.id) AS next"
-            f" FROM messages m WHERE m.user_id = ? AND m.id IN ({marks})",
-            (user_id, *ids),
-        )
-        return {row["id"]: (row["prev"], row["next"]) for row in rows}
-
     def around(
         self, user_id: str, session_id: str, message_id: int, *, before: int, after: int
     ) -> list[StoredMessage]:

@@ -97,3 +97,34 @@ def test_search_without_user_searches_as_iris_chat_does(tmp_path, monkeypatch):
     monkeypatch.setenv("USER", "nobody")
     missing = iris("sessions", "search", "acetone")
     assert missing.exit_code == 1 and "no user or account 'http:nobody'" in missing.output
+
+
+def test_search_lists_what_the_ranking_and_the_recall_bench_list(tmp_path):
+    """`iris sessions search` returns search_messages' hits, in its order (what
+    bench/search_retrieval.py measures): the matched question, not the answer next to it."""
+    from core.config import load_settings
+    from core.search.engine import search_messages
+    from core.store import open_store
+
+    history = tmp_path / "chat.jsonl"
+    history.write_text(json.dumps(
+        {"user": "cleo", "session_id": "c1", "started_at": "2018-04-24T14:00:00Z", "messages": [
+            {"role": "assistant", "name": "Marcus", "content": "So what is your major again?",
+             "id": "c1-0"},
+            {"role": "user", "content": "Applied and computational mathematics.", "id": "c1-1"},
+            {"role": "assistant", "name": "Marcus", "content": "Mine is IT, a major pain.",
+             "id": "c1-2"}]}) + "\n")
+    assert iris("sessions", "import", str(history), "--embed", "none").exit_code == 0
+    found = iris("sessions", "search", "what did I say my major was", "--user", "cleo",
+                 "--json")
+    assert found.exit_code == 0, found.output
+    listed = [(h["external_id"], h["matched"]) for h in json.loads(found.output)]
+    store = open_store(load_settings())
+    try:
+        user_id = store.users.resolve("http:cleo")
+        ranked = search_messages(store, user_id, "what did I say my major was")
+    finally:
+        store.close()
+    assert listed == [(h.external_id, list(h.signals)) for h in ranked]
+    assert {"c1-0", "c1-2"} <= {external for external, _ in listed}
+    assert "c1-1" not in {external for external, _ in listed}
