@@ -67,7 +67,7 @@ def evaluate(store: Any, users: dict[str, str], questions: list[Any], *, semanti
     return table
 
 
-SWITCHES = ("dates", "speakers", "meaning-words", "person", "session", "recency",
+SWITCHES = ("dates", "speakers", "person", "session", "recency",
             "coverage", "trigram")
 
 
@@ -80,8 +80,6 @@ def switch_off(parts: list[str]) -> None:
             dates.resolve = lambda text, now: None  # type: ignore[assignment]
         elif part == "speakers":
             context.named_speaker = lambda store, user_id, text: None  # type: ignore[assignment]
-        elif part == "meaning-words":  # the meaning signal embeds the whole question
-            hybrid.MEANING_WORDS = False
         elif part == "person":  # "what did I say…" lifts the user's turns (words and meaning)
             engine.PERSON_WEIGHT = hybrid.PERSON_WEIGHT = 0.0  # type: ignore[misc]
         elif part == "session":  # a session with several matches lifts its messages

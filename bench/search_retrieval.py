@@ -78,8 +78,8 @@ def main() -> None:
                         choices=["generated", "handwritten", "chitchat"], default="generated")
     parser.add_argument("--home", help="keep the database (and vectors) here between runs")
     parser.add_argument("--without", default="",
-                        help="chitchat: switch off ranking ingredients (dates, speakers, "
-                             "meaning-words, person, session, recency, coverage, trigram)")
+                        help="chitchat: switch off ranking ingredients (dates, speakers, person, "
+                             "session, recency, coverage, trigram)")
     parser.add_argument("--split", choices=["dev", "held-out"],
                         help="chitchat: show misses of this split only")
     parser.add_argument("--show-misses", type=int, default=0)

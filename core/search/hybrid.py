@@ -25,7 +25,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from core.retrieval.fusion import above_floor, by_top, mix
-from core.search.query import MAX_QUERY_CHARS, PERSON_WEIGHT, ParsedQuery, parse_query
+from core.search.query import MAX_QUERY_CHARS, PERSON_WEIGHT, ParsedQuery
 from core.store.search import Filters
 
 if TYPE_CHECKING:
@@ -39,22 +39,6 @@ MIN_SPREAD = 0.35
 ADMIT = ((1, 0.45), (3, 0.30))  # (most words in the query, least cosine); longer: ADMIT_LONG
 ADMIT_LONG = 0.20
 _WORD = re.compile(r"\w+")
-MEANING_WORDS = True  # the meaning signal reads the query's content words (see meaning_text)
-
-
-def meaning_text(text: str) -> str:
-    """What the meaning signal embeds: the query's content words. A question ("What is Rowan's
-    favourite smell?") embeds near the turns that asked something like it; its content words
-    ("rowan's favourite smell") near the turns that answer it. Text with CJK, or with no stop
-    words to drop, is embedded as written."""
-    if not MEANING_WORDS:
-        return text
-    query = parse_query(text)
-    if query.empty or any(term.cjk for term in query.terms):
-        return text
-    terms = [term.text for term in query.terms]
-    return " ".join(terms) if len(terms) < len(_WORD.findall(text)) else text
-
 
 _IDENTIFIER = re.compile(
     r"\b0x[0-9a-fA-F]+\b"                       # hex codes
@@ -116,7 +100,7 @@ def add_semantic(
 
     text = text[:MAX_QUERY_CHARS]
     embed.lazy_backfill(store, user_id, filters)
-    found = embed.neighbours(store, user_id, meaning_text(text), filters)
+    found = embed.neighbours(store, user_id, text, filters)
     close = found.best(semantic_scale)
     bar = admission(text)
     cosines = found.best(lambda scores: scores)
