@@ -67,7 +67,7 @@ def evaluate(store: Any, users: dict[str, str], questions: list[Any], *, semanti
     return table
 
 
-SWITCHES = ("dates", "speakers", "person", "session", "recency",
+SWITCHES = ("dates", "speakers", "person", "recency",
             "coverage", "trigram")
 
 
@@ -82,8 +82,6 @@ def switch_off(parts: list[str]) -> None:
             context.named_speaker = lambda store, user_id, text: None  # type: ignore[assignment]
         elif part == "person":  # "what did I say…" lifts the user's turns (words and meaning)
             engine.PERSON_WEIGHT = hybrid.PERSON_WEIGHT = 0.0  # type: ignore[misc]
-        elif part == "session":  # a session with several matches lifts its messages
-            engine.SESSION_WEIGHT = 0.0
         elif part == "recency":
             engine.RECENCY_WEIGHT = 0.0
         elif part == "coverage":  # a message with more of the query's words goes first

@@ -79,7 +79,7 @@ def main() -> None:
     parser.add_argument("--home", help="keep the database (and vectors) here between runs")
     parser.add_argument("--without", default="",
                         help="chitchat: switch off ranking ingredients (dates, speakers, person, "
-                             "session, recency, coverage, trigram)")
+                             "recency, coverage, trigram)")
     parser.add_argument("--split", choices=["dev", "held-out"],
                         help="chitchat: show misses of this split only")
     parser.add_argument("--show-misses", type=int, default=0)

@@ -113,7 +113,7 @@ def test_index_follows_updates_and_deletes(store):
                            " 'replacement'") == 0
 
 
-def test_recency_breaks_ties_and_a_session_with_more_matches_wins(store):
+def test_the_best_match_leads_and_recency_breaks_ties(store):
     user = seed(store, "http:alice", "early", ["we talked about the garden fence"])
     seed(store, "http:alice", "late", ["we talked about the garden fence"],
          at=1_700_000_000.0 + 200 * DAY)
@@ -124,6 +124,25 @@ def test_recency_breaks_ties_and_a_session_with_more_matches_wins(store):
     order = [h.public_session_id for h in hits]
     assert order[0] == "rich"
     assert order.index("late") < order.index("early")
+
+
+def test_a_session_with_many_matches_does_not_outrank_a_better_single_match():
+    """No lift for a session's number of matches (it earned nothing on any recall set): the
+    order is the messages' own scores, whichever sessions they sit in."""
+    from types import SimpleNamespace
+
+    from core.search.engine import rank
+
+    at = 1_700_000_000.0
+    messages = {
+        1: SimpleNamespace(session_id="one-good-match", created_at=at),
+        2: SimpleNamespace(session_id="chatty", created_at=at),
+        3: SimpleNamespace(session_id="chatty", created_at=at),
+        4: SimpleNamespace(session_id="chatty", created_at=at),
+    }
+    ranked = rank({1: 0.80, 2: 0.75, 3: 0.74, 4: 0.73}, messages, newest=at)
+    assert [mid for mid, _ in ranked] == [1, 2, 3, 4]
+    assert ranked[0][1] > ranked[1][1]
 
 
 def test_snippet_centres_on_the_match(store):
