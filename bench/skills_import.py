@@ -3,9 +3,17 @@
     .venv/bin/python bench/skills_import.py [SOURCE ...]
 
 Default source: ../shared/corpora/hermes-skills (Hermes Agent's 191 skills, MIT), read in place
-(never copied into the repository). Also imports the scanner's corpora made into skills
-(tests/core/security/corpus: malicious and hostile documents, benign) and counts how many of
-the hostile ones would be usable without review (the target is none).
+(never copied into the repository). A SOURCE is a directory, an archive, a git URL, or a package
+fetched at run time into a temporary directory with the registry's own client:
+
+    npm:NAME@VERSION#SUBDIR     e.g. npm:ecc-universal@2.0.0#package/skills (npm pack)
+    pypi:NAME==VERSION#SUBDIR   (pip download --no-deps; a wheel or an sdist)
+
+SUBDIR (optional) is the folder inside the unpacked package that holds the skills.
+
+Also imports the scanner's corpora made into skills (tests/core/security/corpus: malicious and
+hostile documents, benign) and counts how many of the hostile ones would be usable without
+review (the target is none).
 """
 
 from __future__ import annotations
@@ -19,12 +27,15 @@ from pathlib import Path
 
 from _common import ROOT
 
-HERMES = ROOT.parent.parent / "shared" / "corpora" / "hermes-skills"
+# shared/ sits beside the checkout (and two levels up from a worktree under wt/).
+HERMES = next((p for p in (ROOT.parent / "shared" / "corpora" / "hermes-skills",
+                           ROOT.parent.parent / "shared" / "corpora" / "hermes-skills")
+               if p.is_dir()), ROOT.parent / "shared" / "corpora" / "hermes-skills")
 SCANNER = ROOT / "tests" / "core" / "security" / "corpus"
 DESCRIPTION = "Tidies a project's notes. Use when the user asks to tidy their notes."
 
 
-def report_on(library, user: str, source: str) -> None:
+def report_on(library, user: str, source: str, label: str) -> None:
     from core.skills.importer import import_skills
 
     started = time.perf_counter()
@@ -33,7 +44,9 @@ def report_on(library, user: str, source: str) -> None:
     counts = collections.Counter(i.status for i in report.items)
     total = len(report.items)
     usable = counts["loaded"] + counts["unchanged"]
-    print(f"\n{source}: {total} skills in {took:.1f} s")
+    print(f"\n{label}: {total} skills in {took:.1f} s")
+    if not total:
+        return
     print(f"  loaded {counts['loaded']}, warned {len(report.warned)}, quarantined "
           f"{counts['quarantined']}, refused {counts['refused']}; importable (loaded or "
           f"quarantined) {(usable + counts['quarantined']) / total:.1%}")
@@ -46,6 +59,39 @@ def report_on(library, user: str, source: str) -> None:
               + (f" (+{len(kinds) - 3})" if len(kinds) > 3 else ""))
     for item in report.refused:
         print(f"  refused {item.name or item.path}: {'; '.join(item.reasons)}")
+
+
+def fetch_package(source: str, into: Path) -> str:
+    """``npm:`` / ``pypi:`` sources fetched and unpacked under ``into``; others unchanged."""
+    import subprocess
+    import tarfile
+    import zipfile
+
+    kind, _, spec = source.partition(":")
+    if kind not in ("npm", "pypi") or not spec:
+        return source
+    spec, _, subdir = spec.partition("#")
+    download = into / "download"
+    download.mkdir(parents=True)
+    if kind == "npm":
+        command = ["npm", "pack", spec, "--silent", "--pack-destination", str(download)]
+    else:
+        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
+                   "--dest", str(download), spec]
+    subprocess.run(command, check=True, timeout=600, stdout=subprocess.DEVNULL)
+    (archive,) = download.iterdir()
+    unpacked = into / "unpacked"
+    if archive.suffix in (".whl", ".zip"):
+        with zipfile.ZipFile(archive) as zipped:
+            zipped.extractall(unpacked)
+    else:
+        with tarfile.open(archive) as tarred:
+            tarred.extractall(unpacked, filter="data")
+    root = unpacked / subdir if subdir else unpacked
+    if not root.is_dir():
+        raise SystemExit(f"{source}: no folder {subdir!r} in {archive.name}")
+    print(f"fetched {archive.name} ({archive.stat().st_size // 1024} KiB) into {root}")
+    return str(root)
 
 
 def corpus_as_skills(root: Path, name: str) -> int:
@@ -83,7 +129,9 @@ def main() -> None:
     library = SkillLibrary(store, settings)
     sources = sys.argv[1:] or [str(HERMES)]
     for n, source in enumerate(sources):
-        report_on(library, store.users.for_account(f"http:bench{n}"), source)
+        with tempfile.TemporaryDirectory(prefix="iris-bench-package-") as tmp:
+            where = fetch_package(source, Path(tmp))
+            report_on(library, store.users.for_account(f"http:bench{n}"), where, source)
     for label, names in (("hostile", ("malicious.jsonl", "hostile_documents.jsonl")),
                          ("benign", ("benign.jsonl",))):
         with tempfile.TemporaryDirectory() as tmp:

@@ -105,7 +105,9 @@ DEFAULT_DANGEROUS_PATTERNS: tuple[DangerousPattern, ...] = (
     ),
     _danger(
         "shuts down or reboots the machine",
-        rf"{_START}(?:shutdown|reboot|halt|poweroff)\b",
+        # The word as a command: alone, or with an option, a time or `now` after it; not a
+        # function call (`shutdown()`) nor a word in a message (`log("Shutdown requested")`).
+        rf"{_START}(?:shutdown|reboot|halt|poweroff)(?:\s+(?:[-/+]|now\b|\d)|\s*(?:$|[;&|)`]))",
         r"\b(?:systemctl|loginctl)\s+(?:poweroff|reboot|halt|kexec)\b",
         rf"{_START}(?:init|telinit)\s+[06]\b",
     ),

@@ -64,6 +64,21 @@ def _secret_value(match: Match) -> bool:
     return looks_random(value, 2.5 if symbols else 3.0) and not value.isalpha()
 
 
+_EXAMPLE_WORDS = linear.compile(
+    r"(?i:password|passwd|passphrase|pass|secret|admin|test|demo|fake|mock|qwerty|letmein|abc|xyz)"
+)
+
+
+def example_password(value: str) -> bool:
+    """A value spelt from the words documentation uses for made-up passwords (``password123``,
+    ``adminpass123``, ``mySecretPassword123``, ``abc123XYZ``): with those words taken out, at
+    most a few letters, digits and symbols are left. A generated key or a passphrase is not."""
+    rest = _EXAMPLE_WORDS.sub("", value)
+    if rest == value:
+        return False
+    return sum(c.isalpha() for c in rest) <= 4 and len(rest) <= 8
+
+
 SECRETS = (
     _secret(
         "contains an OpenAI/Anthropic-style API key",

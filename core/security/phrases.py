@@ -73,7 +73,8 @@ PHRASES = (
         "announces new instructions",
         r"\b(?:new|updated|revised|real|actual|hidden|secret|true) (?:system )?(?:instructions?"
         r"|prompt|directives?|orders) ?:",
-        r"\b(?:system|admin|developer|security) override\b",
+        # Not the tail of a compound naming a role (`super-admin override` in a permissions guide).
+        r"(?:^|[^\w-])(?:system|admin|developer|security) override\b",
         r"\byour (?:new|real|actual|true) (?:goal|task|objective|instructions|role|purpose|mission"
         r"|job)\b(?: is|:)",
         r"\b(?:whatever|everything|anything) you (?:were|have been) told (?:before|previously"

@@ -12,7 +12,7 @@ import unicodedata
 from collections.abc import Iterable
 
 from core.security import commands, linear
-from core.security.credentials import SECRETS
+from core.security.credentials import SECRETS, example_password
 from core.security.findings import Finding, clip
 from core.security.phrases import COMMENT_HINT, LINE_PHRASES, PHRASES, SQUASHED, Rule
 from core.security.phrases_intl import INTL_PHRASES
@@ -29,9 +29,9 @@ def scan_text(text: str, *, docs: bool = False) -> list[Finding]:
     if hidden := decode_tags(text):
         findings += scan_text(hidden, docs=docs)
     plain = unicodedata.normalize("NFKC", INVISIBLE.sub("", text))
-    findings += _secrets(plain)
+    findings += _secrets(plain, docs=docs)
     folded = fold(plain)
-    findings += _phrases(folded)
+    findings += _phrases(folded, docs=docs)
     # Other scripts as written: the look-alike folding would turn Cyrillic into Latin.
     findings += _match(INTL_PHRASES, " ".join(plain.casefold().split()))
     findings += _encoded(plain, docs=docs)
@@ -109,7 +109,7 @@ _HIDDEN_OPEN = linear.compile(
 )
 _CLOSE = linear.compile(r"</(\w+)>")
 
-def _phrases(folded: str) -> list[Finding]:
+def _phrases(folded: str, *, docs: bool = False) -> list[Finding]:
     flat = " ".join(folded.split())
     joined = " ".join(_join_spaced(folded).split())
     found = []
@@ -117,8 +117,11 @@ def _phrases(folded: str) -> list[Finding]:
         found += _match(PHRASES, view)
     found += _match(LINE_PHRASES, folded)
     found += _match(SQUASHED, re.sub(r"[^a-z]", "", flat.translate(_LEET)))
+    # Documentation shows markup inside a fenced code block as written: a comment there is
+    # example code (an XML config's comment, say), in plain view of the reader, not hidden.
+    fences = _fenced_blocks(folded) if docs else []
     for start, end, inner in _hidden_markup(folded):
-        if COMMENT_HINT.search(inner):
+        if COMMENT_HINT.search(inner) and not _inside(fences, start):
             reason = "hides instructions in an HTML comment or hidden element"
             found.append(Finding("prompt_injection", reason, clip(folded, start, end)))
     return found
@@ -152,6 +155,35 @@ def _encoded(text: str, *, docs: bool) -> list[Finding]:
     return found
 
 
+_FENCE = linear.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def _fenced_blocks(text: str) -> list[tuple[int, int]]:
+    """The (start, end) offsets of Markdown's fenced code blocks: from a line opening with
+    three or more backticks or tildes to the next line opening with as many of the same (or
+    the end of the text, as Markdown renders an unclosed fence)."""
+    blocks: list[tuple[int, int]] = []
+    opened: tuple[int, str] | None = None
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        if fence := _FENCE.search(line):
+            mark = fence[1]
+            if opened is None:
+                opened = (offset, mark)
+            elif mark[0] == opened[1][0] and len(mark) >= len(opened[1]):
+                blocks.append((opened[0], offset + len(line)))
+                opened = None
+        offset += len(line)
+    if opened is not None:
+        blocks.append((opened[0], len(text)))
+    return blocks
+
+
+def _inside(blocks: list[tuple[int, int]], position: int) -> bool:
+    k = bisect.bisect_right(blocks, (position, 1 << 62)) - 1
+    return k >= 0 and blocks[k][0] <= position < blocks[k][1]
+
+
 def _hidden_markup(text: str) -> Iterable[tuple[int, int, str]]:
     """HTML comments, and elements styled invisible up to their closing tag: (start, end,
     inner text). Closing tags are indexed once, so many unclosed elements stay linear."""
@@ -180,12 +212,15 @@ def _match(rules: Iterable[Rule], view: str) -> list[Finding]:
 # -- secrets, hidden characters, masking ---------------------------------------------------
 
 
-def _secrets(text: str) -> list[Finding]:
+def _secrets(text: str, *, docs: bool = False) -> list[Finding]:
     found: list[Finding] = []
     for secret in SECRETS:
         if found and secret is SECRETS[-1]:
             break
-        if match := next((m for m in secret.strict.finditer(text) if secret.valid(m)), None):
+        # Documentation's code samples log in with made-up passwords (`password='adminpass123'`):
+        # the generic password rule lets those through there; known key formats still count.
+        if match := next((m for m in secret.strict.finditer(text) if secret.valid(m) and not (
+                docs and secret is SECRETS[-1] and example_password(m["value"]))), None):
             found.append(Finding("secret", secret.reason, clip(text, *match.span())))
     return found
 
