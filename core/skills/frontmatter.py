@@ -74,12 +74,15 @@ def split_frontmatter(text: str) -> tuple[str, str]:
 
 def load_frontmatter(source: str) -> tuple[Any, str | None]:
     """Read front matter YAML. Returns (data, repaired): ``repaired`` describes the YAML error
-    when plain values holding ``": "`` had to be quoted before the YAML could be read."""
+    when plain values holding ``": "`` or opening with ``@`` or a backtick (characters YAML
+    reserves, as in ``description: @Observable state…``) had to be quoted before the YAML
+    could be read."""
     try:
         return yaml.load(source, Loader=_Loader), None
     except yaml.YAMLError as error:
         original = error
-    if "mapping values are not allowed" in str(getattr(original, "problem", "")):
+    problem = str(getattr(original, "problem", ""))
+    if "mapping values are not allowed" in problem or "cannot start any token" in problem:
         repaired = _quote_colon_values(source)
         if repaired != source:
             try:
@@ -109,8 +112,9 @@ def _describe(error: yaml.YAMLError) -> str:
 
 
 def _quote_colon_values(source: str) -> str:
-    """Quote plain ``key: value`` values (with their continuation lines) that contain ``": "``.
-    Block scalars and values already quoted or in flow style are left alone."""
+    """Quote plain ``key: value`` values (with their continuation lines) that contain ``": "``
+    or open with ``@`` or a backtick, which no plain YAML value may. Block scalars and values
+    already quoted or in flow style are left alone."""
     lines = source.split("\n")
     out: list[str] = []
     block_indent: int | None = None
@@ -125,7 +129,7 @@ def _quote_colon_values(source: str) -> str:
         block_indent = None
         match = _KEY_LINE.fullmatch(line)
         value = _strip_comment(match["value"] or "") if match else ""
-        if not match or not value or value[0] in "\"'[{&*!%@`|>":
+        if not match or not value or value[0] in "\"'[{&*!%|>":
             block_indent = indent if value[:1] in ("|", ">") else None
             out.append(line)
             i += 1
@@ -134,7 +138,7 @@ def _quote_colon_values(source: str) -> str:
         while j < len(lines) and lines[j].strip() and lines[j].startswith(" " * (indent + 1)):
             j += 1
         text = " ".join(p for p in [value, *(_strip_comment(x) for x in lines[i + 1 : j])] if p)
-        if ": " in text or text.endswith(":"):
+        if ": " in text or text.endswith(":") or text[0] in "@`":
             out.append(f"{match['indent']}{match['key']}: {json.dumps(text, ensure_ascii=False)}")
         else:
             out.extend(lines[i:j])

@@ -127,6 +127,19 @@ def test_fallback_leaves_quoted_flow_and_block_values_untouched():
         "Use when: X", "MIT: yes", "a: b\nc", {"k": "v"})
 
 
+def test_fallback_quotes_values_opening_with_a_character_yaml_reserves():
+    """`@Observable…` (a translated SwiftUI skill) and a backtick-led description are plain
+    text to their authors; YAML reserves both characters. Read with a warning, not refused."""
+    text = ("---\nname: demo\ndescription: @Observable state, views and navigation\n"
+            "compatibility: `swift` 5.9 or later\nmetadata: {k: '@v'}\n---\n")
+    skill = parse_skill(text, dir_name="demo")
+    assert rules(skill) == ["yaml-fallback"]
+    assert (skill.description, skill.compatibility, skill.metadata) == (
+        "@Observable state, views and navigation", "`swift` 5.9 or later", {"k": "@v"})
+    with pytest.raises(SkillParseError):  # an alias to nothing is still an error
+        parse_skill("---\nname: demo\ndescription: *nothing\n---\n", dir_name="demo")
+
+
 def test_huge_body_loads_quickly(tmp_path):
     body = "# Huge\n\n" + "".join(f"Line {i}: 日本語 text with `code` and ---\n"
                                   for i in range(150_000))
