@@ -38,8 +38,14 @@ DESCRIPTION = "Tidies a project's notes. Use when the user asks to tidy their no
 def report_on(library, user: str, source: str, label: str) -> None:
     from core.skills.importer import import_skills
 
+    from core.errors import IrisUsageError
+
     started = time.perf_counter()
-    report = import_skills(library, user, source)
+    try:
+        report = import_skills(library, user, source)
+    except IrisUsageError as error:
+        print(f"\n{label}: {error}")
+        return
     took = time.perf_counter() - started
     counts = collections.Counter(i.status for i in report.items)
     total = len(report.items)
