@@ -36,9 +36,8 @@ DESCRIPTION = "Tidies a project's notes. Use when the user asks to tidy their no
 
 
 def report_on(library, user: str, source: str, label: str) -> None:
-    from core.skills.importer import import_skills
-
     from core.errors import IrisUsageError
+    from core.skills.importer import import_skills
 
     started = time.perf_counter()
     try:
