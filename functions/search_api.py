@@ -50,7 +50,8 @@ def build_search_router(rt: Runtime) -> APIRouter:
                                code="session_not_found")
         filters = Filters(session_id=scoped, role=role, since=start, until=end)
         hits = await asyncio.to_thread(
-            search_messages, rt.store, user_id, q, limit=limit, filters=filters
+            search_messages, rt.store, user_id, q, limit=limit, filters=filters,
+            timezone=rt.settings.timezone,
         )
         return [hit.to_json(rank) for rank, hit in enumerate(hits, 1)]
 

@@ -2,15 +2,16 @@
 
 "What did I do last Tuesday?", "on May 1", "yesterday", "three days ago", "last week": the
 words name a span of days, not something the messages say. ``resolve`` finds such phrases,
-returns the span they mean as of ``now`` (whole days in UTC) and the query with the phrases
-taken out, so the words ranking does not look for "Tuesday" in the messages.
+returns the span they mean as of ``now`` (whole days in the user's time zone: "yesterday"
+at 00:30 in Berlin is the Berlin day before) and the query with the phrases taken out, so the
+words ranking does not look for "Tuesday" in the messages.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta, tzinfo
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
@@ -29,12 +30,12 @@ class Window:
     text: str  # the query without the date phrases
 
 
-def _day_start(day: date) -> float:
-    return datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp()
+def _day_start(day: date, zone: tzinfo) -> float:
+    return datetime(day.year, day.month, day.day, tzinfo=zone).timestamp()
 
 
-def _span(first: date, days: int) -> tuple[float, float]:
-    return _day_start(first), _day_start(first + timedelta(days=days))
+def _span(first: date, days: int, zone: tzinfo) -> tuple[float, float]:
+    return _day_start(first, zone), _day_start(first + timedelta(days=days), zone)
 
 
 def _month(name: str) -> int:
@@ -77,11 +78,12 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
-def _match_span(kind: str, m: re.Match[str], today: date) -> tuple[float, float] | None:
+def _match_span(kind: str, m: re.Match[str], today: date,
+                zone: tzinfo) -> tuple[float, float] | None:
     groups = m.groups()
     if kind == "iso":
         try:
-            return _span(date(int(groups[0]), int(groups[1]), int(groups[2])), 1)
+            return _span(date(int(groups[0]), int(groups[1]), int(groups[2])), 1, zone)
         except ValueError:
             return None
     if kind in ("month_day", "day_month"):
@@ -92,51 +94,51 @@ def _match_span(kind: str, m: re.Match[str], today: date) -> tuple[float, float]
             year = groups[2] if len(groups) > 2 else None
         if year:
             try:
-                return _span(date(int(year), month, day), 1)
+                return _span(date(int(year), month, day), 1, zone)
             except ValueError:
                 return None
         found = _latest(today, month, day)
-        return _span(found, 1) if found else None
+        return _span(found, 1, zone) if found else None
     if kind == "before_yesterday":
-        return _span(today - timedelta(days=2), 1)
+        return _span(today - timedelta(days=2), 1, zone)
     if kind == "near":
         word = groups[0].lower()
-        return _span(today - timedelta(days=1 if word == "yesterday" else 0), 1)
+        return _span(today - timedelta(days=1 if word == "yesterday" else 0), 1, zone)
     if kind == "ago":
         count = _NUMBERS.get(groups[0].lower()) or int(groups[0])
         days = count * (7 if groups[1].lower() == "week" else 1)
         # "three days ago" is loose: the day itself and one either side
-        return _span(today - timedelta(days=days + 1), 3)
+        return _span(today - timedelta(days=days + 1), 3, zone)
     if kind == "period":
         which, unit = groups[0].lower(), groups[1].lower()
         monday = today - timedelta(days=today.weekday())
         if unit == "week":
-            return _span(monday - timedelta(days=7 if which == "last" else 0), 7)
+            return _span(monday - timedelta(days=7 if which == "last" else 0), 7, zone)
         if unit == "weekend":
             saturday = monday + timedelta(days=5)
             if which == "last" or saturday > today:
                 saturday -= timedelta(days=7)
-            return _span(saturday, 2)
+            return _span(saturday, 2, zone)
         first = today.replace(day=1)
         if which == "last":
             first = (first - timedelta(days=1)).replace(day=1)
         following = (first + timedelta(days=32)).replace(day=1)
-        return _day_start(first), _day_start(following)
+        return _day_start(first, zone), _day_start(following, zone)
     if kind == "weekday":
         last = (groups[0] or "").lower() == "last"
-        return _span(_weekday(today, groups[1].lower(), last=last), 1)
+        return _span(_weekday(today, groups[1].lower(), last=last), 1, zone)
     return None
 
 
-def resolve(text: str, now: float) -> Window | None:
-    """The span of days the query's date phrases name as of ``now`` (the first phrase that
-    resolves; later ones are removed too), or None when it names none."""
-    today = datetime.fromtimestamp(now, UTC).date()
+def resolve(text: str, now: float, zone: tzinfo = UTC) -> Window | None:
+    """The span of days the query's date phrases name as of ``now`` in ``zone`` (the first
+    phrase that resolves; later ones are removed too), or None when it names none."""
+    today = datetime.fromtimestamp(now, zone).date()
     found: tuple[float, float] | None = None
     cleaned = text
     for pattern, kind in _PATTERNS:
         for m in list(pattern.finditer(cleaned)):
-            span = _match_span(kind, m, today)
+            span = _match_span(kind, m, today, zone)
             if span is None:
                 continue
             found = found or span

@@ -15,9 +15,11 @@ import logging
 import math
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from core.errors import NotFound
 from core.search import bm25, context, dates
 from core.search.query import (
     MAX_QUERY_CHARS,
@@ -193,16 +195,32 @@ def rank(
     return final
 
 
+def _zone(store: Store, user_id: str, default: str | None) -> tzinfo:
+    """The user's own time zone, else ``default``, else UTC (an unknown name counts as none)."""
+    try:
+        own = store.users.get(user_id).timezone
+    except NotFound:
+        own = None
+    for name in (own, default):
+        if name:
+            try:
+                return ZoneInfo(name)
+            except (ZoneInfoNotFoundError, ValueError):
+                continue
+    return UTC
+
+
 def search_messages(
     store: Store, user_id: str, text: str, *, limit: int = 10, filters: Filters | None = None,
-    semantic: bool | None = None, now: float | None = None,
+    semantic: bool | None = None, now: float | None = None, timezone: str | None = None,
 ) -> list[Hit]:
     """The best ``limit`` messages of ``user_id`` for free-text ``text``, best first. With
     ``semantic`` (default: whenever the embedding model is installed) the words ranking is
     fused with the messages nearest in meaning (``core.search.hybrid``). Dates and relative
     times in the text ("last Tuesday", "on May 1") are resolved against ``now`` (default: the
-    store's clock): messages from those days come first. A speaker the query names has their
-    turns lifted (``core.search.context``)."""
+    store's clock), as days in the user's time zone (theirs if set, else ``timezone``, the
+    deployment's, else UTC): messages from those days come first. A speaker the query names
+    has their turns lifted (``core.search.context``)."""
     if limit <= 0 or parse_query(text).empty:
         return []
     filters = filters or Filters()
@@ -211,7 +229,8 @@ def search_messages(
 
         semantic = available()
     text = text[:MAX_QUERY_CHARS]
-    window = dates.resolve(text, store.clock.now() if now is None else now)
+    window = dates.resolve(text, store.clock.now() if now is None else now,
+                           _zone(store, user_id, timezone))
     if window is None:
         ranked, messages, signals, query = _ranked(store, user_id, text, filters, semantic)
     else:

@@ -83,7 +83,7 @@ class SessionSearch(Tool):
         )
         hits = search_messages(
             store, ctx.user_id, args.query, limit=args.limit * HITS_PER_SESSION * 2,
-            filters=filters,
+            filters=filters, timezone=ctx.settings.timezone,
         )
         per_session: dict[str, int] = {}
         kept = []

@@ -18,14 +18,16 @@ from functions.dashboard.web import page, render
 
 def sessions_page(request: Request, form: FormData | None) -> Response:
     seen = own(request)
-    store = runtime(request).store
+    rt = runtime(request)
+    store = rt.store
     query = request.query_params.get("q", "").strip()[:500]
     hits = []
     if query:
         from core.search.engine import search_messages
 
         hits = [(hit, pieces(hit.snippet, query))
-                for hit in search_messages(store, seen.user_id, query, limit=20)]
+                for hit in search_messages(store, seen.user_id, query, limit=20,
+                                           timezone=rt.settings.timezone)]
     return render(request, "sessions.html", viewer=seen, query=query, hits=hits,
                   sessions=store.sessions.list(seen.user_id, limit=100))
 

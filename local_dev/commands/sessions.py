@@ -153,7 +153,7 @@ def sessions_search(query: str, user_ref: str | None, limit: int, session_ref: s
 
     if not query.strip():
         raise click.BadParameter("give some words to search for", param_hint="QUERY")
-    with _open() as store:
+    with opened() as (settings, store):
         user_id = resolve_user(store, user_ref)
         scoped = None
         if session_ref:
@@ -161,7 +161,8 @@ def sessions_search(query: str, user_ref: str | None, limit: int, session_ref: s
             if scoped is None:
                 raise NotFound(f"no session {session_ref!r} for this user")
         filters = Filters(session_id=scoped, role=role, since=_since(since), until=_since(until))
-        hits = search_messages(store, user_id, query, limit=limit, filters=filters)
+        hits = search_messages(store, user_id, query, limit=limit, filters=filters,
+                               timezone=settings.timezone)
         if as_json:
             click.echo(json.dumps([h.to_json(i) for i, h in enumerate(hits, 1)],
                                   ensure_ascii=False))

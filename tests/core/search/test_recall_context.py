@@ -91,6 +91,32 @@ def test_a_day_in_the_query_puts_that_days_messages_first(store):
     assert later[0].external_id == "fri-0"
 
 
+def test_days_are_the_users_days_in_their_time_zone():
+    """Tuesday evening in Chicago is Wednesday in UTC: asked in Chicago, "on Tuesday" is the
+    Chicago day; an unknown zone counts as UTC."""
+    from zoneinfo import ZoneInfo
+
+    window = dates.resolve("on Tuesday", SUNDAY, ZoneInfo("America/Chicago"))
+    assert window is not None
+    assert (window.since, window.until) == (ts("2018-05-15T05:00:00"), ts("2018-05-16T05:00:00"))
+
+
+def test_a_search_reads_dates_in_the_deployments_time_zone(store):
+    # 21:30 on Tuesday in Chicago is 02:30 on Wednesday in UTC
+    user = chat(store, "http:alice", "tue", [(None, "Dinner was a burrito.")],
+                at=ts("2018-05-16T02:30:00"))
+    chat(store, "http:alice", "wed", [(None, "Dinner was noodles again.")],
+         at=ts("2018-05-17T02:30:00"))
+    ask = "What did I have for dinner on Wednesday?"
+    local = search_messages(store, user, ask, semantic=False, now=SUNDAY,
+                            timezone="America/Chicago")
+    assert local[0].external_id == "wed-0"
+    in_utc = search_messages(store, user, ask, semantic=False, now=SUNDAY)
+    assert in_utc[0].external_id == "tue-0"  # Tuesday night in Chicago is Wednesday in UTC
+    unknown = search_messages(store, user, ask, semantic=False, now=SUNDAY, timezone="Mars/Base")
+    assert unknown[0].external_id == "tue-0"
+
+
 def test_the_store_clock_is_the_default_now(store, clock):
     user = chat(store, "http:alice", "tue", [(None, "Lunch today was a burrito.")],
                 at=ts("2018-05-15T13:00:00"))
