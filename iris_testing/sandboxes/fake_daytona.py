@@ -134,8 +134,10 @@ class FakeDaytona:
         return [r for r in self.records.values() if r.labels.get("iris-user") == user_id]
 
     def purge(self, sandbox_id: str) -> None:
-        """Daytona forgets a destroyed sandbox entirely."""
-        del self.records[sandbox_id]
+        """Daytona forgets a destroyed sandbox entirely (and nothing runs in it any more)."""
+        sessions = self.records.pop(sandbox_id).sessions
+        if sessions is not None:
+            sessions.end_all()
 
     def _data(self, name: str, kwargs: dict[str, Any]) -> Any:
         self.recorder.record(name, **kwargs)
