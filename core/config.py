@@ -138,6 +138,7 @@ class Settings(BaseModel):
     email_mailgun_signing_key: SecretStr | None = None
     email_smtp_url: SecretStr | None = None  # smtp://user:pass@host:587 or smtps://…:465
     email_from: str | None = Field(default=None, pattern=r"^[^@\s<>]+@[^@\s<>]+$")
+    email_attachment_days: float = Field(default=30.0, gt=0, le=3650)  # then the sweep deletes
     group_reply_mode: Literal["mention", "all"] = "mention"
     transcription_model: str | None = None
     transcription_api_base: str | None = None

@@ -144,7 +144,8 @@ def _mailgun_files(form: dict[str, Any]) -> list[MailFile]:
 
 def keep_attachments(rt: Runtime, mail: Mail) -> Any:
     """``prepare`` for ``accept``: store each attachment the message reads under its owner and
-    point the attachment at it (``<owner>/<key>``, read back by ``EmailSender.download``)."""
+    point the attachment at it (``<owner>/<key>``, read back by ``EmailSender.download``). Each
+    is noted with its time; the sweep deletes it after ``email_attachment_days``."""
 
     async def prepare(owner: str, message: InboundMessage) -> InboundMessage:
         def store() -> tuple[Attachment, ...]:
@@ -155,6 +156,7 @@ def keep_attachments(rt: Runtime, mail: Mail) -> Any:
                 key = attachment_key(mail.message_id, index)
                 if data is None:
                     continue
+                rt.store.kept_attachments.keep(owner, key)  # noted first: never an untimed object
                 if rt.store.objects.head(owner, key) is None:
                     rt.store.objects.put(owner, key, data)
                 kept.append(replace(attachment, ref=f"{owner}/{key}"))

@@ -1,12 +1,15 @@
-"""The sweeper: resume chats whose worker died and send replies whose delivery is due.
-Runs on every cron tick and when the emulator starts."""
+"""The sweeper: resume chats whose worker died, send replies whose delivery is due, and delete
+email attachments kept longer than ``email_attachment_days``. Runs on every cron tick and when
+the emulator starts."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 
 from core.dispatch import ChatRef
+from core.platforms.email_retention import expire_attachments
 from functions.runtime import Runtime
 from functions.worker import lease_name
 
@@ -20,6 +23,7 @@ class SweepReport:
     chats_resumed: int
     deliveries_attempted: int
     leases_expired: int
+    attachments_expired: int = 0
 
 
 async def sweep(rt: Runtime) -> SweepReport:
@@ -33,6 +37,14 @@ async def sweep(rt: Runtime) -> SweepReport:
             await rt.dispatcher.drain(chat)
             resumed += 1
     attempted = await rt.delivery.sweep()
-    if resumed or attempted:
-        log.info("sweep: resumed %d chats, attempted %d deliveries", resumed, attempted)
-    return SweepReport(resumed, attempted, expired)
+    try:
+        attachments = await asyncio.to_thread(
+            expire_attachments, store, rt.settings.email_attachment_days
+        )
+    except Exception:  # a broken object store must not stop the rest of the tick
+        log.exception("sweep: expiring email attachments failed")
+        attachments = 0
+    if resumed or attempted or attachments:
+        log.info("sweep: resumed %d chats, attempted %d deliveries, deleted %d expired email "
+                 "attachments", resumed, attempted, attachments)
+    return SweepReport(resumed, attempted, expired, attachments)

@@ -1,8 +1,8 @@
 """One Daytona sandbox per user, labelled ``iris-user=<user_id>``; Daytona keeps its disk.
 
-Commands run as ``bash --noprofile --norc -c <command>`` (HOME outside the workspace) through
-``process.exec``, which returns stdout and stderr combined: ``ExecResult.stdout`` holds both and
-``stderr`` is always empty.
+Commands run as ``bash --noprofile --norc -c <command>`` (HOME outside the workspace) as an
+asynchronous command in a session of their own (``sandboxes.daytona_exec``): stdout and stderr
+come back separately, and a command that outlives its timeout keeps what it printed.
 
 Daytona states, and what a call does with each: ``started`` is used; ``stopped``, ``archived``
 and ``paused`` are started; transitional states (creating, starting, restoring, stopping,
@@ -36,8 +36,8 @@ from contextlib import contextmanager, suppress
 from pathlib import PurePosixPath
 from typing import Any, TypeVar
 
+from sandboxes import daytona_exec
 from sandboxes.base import (
-    COMMAND_HOME,
     TIMEOUT_EXIT_CODE,
     DirEntry,
     ExecResult,
@@ -49,7 +49,6 @@ from sandboxes.base import (
     WorkspaceLost,
     cap_output,
     resolve_in_workspace,
-    shell_argv,
     validate_user_id,
 )
 from sandboxes.options import SandboxOptions
@@ -154,33 +153,41 @@ class DaytonaSandbox:
         timeout: float | None = None,
         env: dict[str, str] | None = None,
     ) -> ExecResult:
+        """Run ``command`` in a session of its own (``sandboxes.daytona_exec``), so a command
+        that outlives ``timeout`` still returns what it printed."""
         timeout = self._options.default_timeout if timeout is None else timeout
-        line = shlex.join(shell_argv(command))
         seconds = max(1, math.ceil(timeout))
         started = time.monotonic()
 
-        def run(sandbox: Any, root: PurePosixPath) -> Any:
+        def begin(sandbox: Any, root: PurePosixPath) -> tuple[Any, daytona_exec.Started]:
             workdir = resolve_in_workspace(root, cwd or ".")
-            return sandbox.process.exec(
-                line, cwd=str(workdir), env={**(env or {}), "HOME": COMMAND_HOME},
-                timeout=seconds,
-            )
+            line = daytona_exec.command_line(command, PurePosixPath(workdir), env or {}, seconds)
+            return sandbox, daytona_exec.start(self._sdk, sandbox, line)
 
+        sandbox, run = await self._call("run the command", begin, idempotent=False)
         try:
-            response = await self._call("run the command", run, idempotent=False)
-        except _TimedOut:
-            output, exit_code = "", TIMEOUT_EXIT_CODE
-        else:
-            output = response.result or ""
-            exit_code = TIMEOUT_EXIT_CODE if response.exit_code is None else response.exit_code
-        output, truncated = cap_output(output, self._options.output_limit)
+            done = await asyncio.to_thread(
+                daytona_exec.finish, self._sdk, sandbox, run, seconds, self._transient
+            )
+        except self._sdk.DaytonaError as exc:
+            self._handle.set(None)
+            raise SandboxError(
+                f"the command was cut off: {self._describe(exc)}. It may have run in part; "
+                "check its effects before running it again. Your files are kept in the sandbox."
+            ) from exc
+        exit_code = done.exit_code
+        if done.timed_out or exit_code is None:
+            exit_code = TIMEOUT_EXIT_CODE
+        limit = self._options.output_limit
+        stdout, cut_out = cap_output(done.stdout, limit)
+        stderr, cut_err = cap_output(done.stderr, limit)
         return ExecResult(
             exit_code=exit_code,
-            stdout=output,
-            stderr="",
-            truncated=truncated,
+            stdout=stdout,
+            stderr=stderr,
+            truncated=cut_out or cut_err,
             duration=time.monotonic() - started,
-            timed_out=exit_code == TIMEOUT_EXIT_CODE,
+            timed_out=done.timed_out,
         )
 
     async def read_file(self, path: str) -> bytes:
@@ -376,8 +383,6 @@ class DaytonaSandbox:
             return await asyncio.to_thread(op, sandbox, root)
         except self._sdk.DaytonaError as exc:
             first = exc
-        if self._timed_out(first) and not idempotent:
-            raise _TimedOut() from first
         if self._file_level(first):
             raise first
         if not await self._unusable(sandbox, first) and not (
@@ -389,8 +394,6 @@ class DaytonaSandbox:
         try:
             return await asyncio.to_thread(op, sandbox, root)
         except self._sdk.DaytonaError as exc:
-            if self._timed_out(exc) and not idempotent:
-                raise _TimedOut() from exc
             if self._file_level(exc):
                 raise
             raise self._failure(action, exc) from exc
@@ -413,9 +416,6 @@ class DaytonaSandbox:
         return isinstance(exc, sdk.DaytonaFileNotFoundError) or (
             isinstance(exc, sdk.DaytonaNotFoundError) and exc.source == DAEMON
         )
-
-    def _timed_out(self, exc: BaseException) -> bool:
-        return isinstance(exc, self._sdk.DaytonaTimeoutError)
 
     def _transient(self, exc: BaseException) -> bool:
         sdk = self._sdk
@@ -467,6 +467,3 @@ class DaytonaSandbox:
         except self._sdk.DaytonaError as exc:
             raise SandboxError(f"file operation on {shown!r} failed: {exc}") from exc
 
-
-class _TimedOut(Exception):
-    """A command outlived its timeout (Daytona raises instead of returning an exit code)."""

@@ -139,12 +139,12 @@ def test_not_images_and_oversized_images_are_refused_and_nothing_is_stored(
         assert rt.store.db.scalar("SELECT count(*) FROM messages") == 0
 
 
-def vision_script(llm, answers):
+def vision_script(llm, answers, model="scripted-vision"):
     """The main model (no vision) asks vision_analyze about the image id its prompt names; the
-    vision model (``scripted-vision``) answers ``answers``."""
+    vision model (``model``) answers ``answers``."""
 
     def handler(body):
-        if body["model"] == "scripted-vision":
+        if body["model"] == model:
             return answers
         last = body["messages"][-1]
         if last["role"] == "tool":
@@ -193,3 +193,28 @@ def test_with_no_way_to_see_the_user_is_told_plainly(llm, monkeypatch):
             "see and which was not kept; tell the user so plainly]")
         assert "vision_analyze" not in json.dumps(llm.requests[0].get("tools", []))
         assert stored_images(rt, "http:alice") == {}
+
+
+def test_the_vision_models_calls_are_counted_in_usage(llm, monkeypatch):
+    """vision_analyze's model call is recorded like any other: its tokens and cost, under the
+    vision model's name, for the user and the message that asked, and in /usage."""
+    vision_model = "openai/gpt-4o-mini"  # priced in litellm's cost map: the cost is known
+    with emulator_stack(llm, monkeypatch, IRIS_MODEL_VISION="false",
+                        IRIS_VISION_MODEL=vision_model) as stack:
+        rt = stack.runtime
+        vision_script(llm, "A red rectangle on white.", model="gpt-4o-mini")
+        assert "A red rectangle on white." in ask(stack, "What is this?", as_data_url(PNG))
+        alice = rt.store.users.resolve("http:alice")
+        (entry,) = rt.store.db.query("SELECT id FROM inbox WHERE user_id = ?", (alice,))
+        rows = {u.model: u for u in rt.store.usage.for_inbox(alice, entry["id"])}
+        assert set(rows) == {"openai/scripted-model", vision_model}
+        vision = rows[vision_model]
+        assert vision.calls == 1 and vision.prompt_tokens > 0 and vision.completion_tokens > 0
+        assert vision.cost_usd is not None and vision.cost_usd > 0
+        assert rows["openai/scripted-model"].calls == 2
+        assert rt.store.usage.by_model(alice)[vision_model].calls == 1
+
+        shown = ask(stack, "/usage")
+        assert shown.startswith("This session: 3 model calls")
+        bob_usage = ask(stack, "/usage", user="bob")
+        assert "All time: 0 model calls" in bob_usage

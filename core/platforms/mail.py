@@ -89,8 +89,14 @@ class EmailSender:
         owner, _, key = ref.partition("/")
         if self._objects is None or not ATTACHMENT_KEY.match(key):
             raise DocumentRefused("not an attachment Iris kept")
+        from core.store.objects_base import ObjectNotFound
+
         objects = self._objects()
-        return (await asyncio.to_thread(objects.get, owner, key)).data
+        try:
+            return (await asyncio.to_thread(objects.get, owner, key)).data
+        except ObjectNotFound:
+            raise DocumentRefused("the attachment is no longer kept: email attachments are "
+                                  "deleted after email_attachment_days") from None
 
     def compose(self, target: dict[str, Any], text: str) -> EmailMessage:
         from email.message import EmailMessage

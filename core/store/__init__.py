@@ -24,6 +24,7 @@ from core.store.drains import Drains
 from core.store.held_writes import HeldWrites
 from core.store.imports import Imports
 from core.store.inbox import Inbox
+from core.store.kept_attachments import KeptAttachments
 from core.store.leases import Leases
 from core.store.links import LinkCodes
 from core.store.memory import MemoryRows
@@ -89,6 +90,7 @@ class Store:
         self.imports = Imports(db)
         self.webhooks = UserWebhooks(db)
         self.dashboard = DashboardAccess(db)
+        self.kept_attachments = KeptAttachments(db)
         self._objects_args = (objects_url, s3_endpoint_url, s3_region, s3_timeout)
         self._objects: ObjectStore | None = None
 

@@ -1,6 +1,7 @@
 """``vision_analyze``: ask the configured vision model (``IRIS_VISION_MODEL``) about one of the
 user's stored images, for a main model that cannot see. Offered only with a vision model; the
-image is looked up in the calling user's own images, so another user's id is simply unknown."""
+image is looked up in the calling user's own images, so another user's id is simply unknown.
+The call's tokens and cost are recorded as the user's usage (``store.usage``), like the turn's."""
 
 from __future__ import annotations
 
@@ -55,5 +56,8 @@ class VisionAnalyze(Tool):
             ])
         except ProviderError as exc:
             return f"The vision model could not answer: {exc.user_message()}"
+        # Counted like the turn's own calls: per user, session and message, under this model.
+        ctx.store.usage.record(ctx.user_id, response.usage, session_id=ctx.session_id,
+                               inbox_id=ctx.inbox_id)
         answer = response.message.content.strip() or "(the vision model gave no answer)"
         return f"{args.image_id}: {answer}"

@@ -21,6 +21,13 @@ What the source cannot show (the server decides), the fake assumes and says so h
 - ``start()`` refuses ``error`` and ``build_failed`` sandboxes (``DaytonaBadRequestError``).
 - A command past its timeout fails with ``DaytonaProcessExecutionTimeoutError`` and returns no
   output; ``process.exec`` runs the command with ``sh -c``.
+- Sessions (``create_session`` … ``delete_session``) follow the daemon's source
+  (apps/daemon/pkg/session): a session is a shell in its own process group; a command's exit
+  code is unknown (``None``) until it ends, its log holds stdout and stderr as far as they got,
+  and deleting the session ends its process group (TERM, then KILL) and removes the logs. The
+  fake starts each command as ``bash -c`` in the work dir (the daemon writes it to the
+  session's shell), and, having no chroot, maps the machine paths it knows in the command text
+  (the work dir and ``/tmp/iris-home``) into the machine's directory.
 - Transitional states move one step each time the sandbox is looked at (``refresh_data``) or
   waited for; no real time passes.
 """
@@ -37,13 +44,14 @@ from typing import Any
 from daytona.common import errors
 
 from iris_testing.sandboxes.fake_common import Container, Recorder, next_id
+from iris_testing.sandboxes.fake_daytona_sessions import Sessions
 
 WORK_DIR = "/home/daytona"
 PROXY = errors.SOURCE_PROXY
 DAEMON = errors.SOURCE_DAEMON
 DATA = (
     "DaytonaConfig", "ListSandboxesQuery", "CreateSandboxFromImageParams",
-    "CreateSandboxFromSnapshotParams",
+    "CreateSandboxFromSnapshotParams", "SessionExecuteRequest",
 )
 
 
@@ -67,6 +75,11 @@ def daytona_targets() -> dict[str, Any]:
         "Sandbox.refresh_data": daytona.Sandbox.refresh_data,
         "Sandbox.get_work_dir": daytona.Sandbox.get_work_dir,
         "Process.exec": process.exec,
+        "Process.create_session": process.create_session,
+        "Process.execute_session_command": process.execute_session_command,
+        "Process.get_session_command": process.get_session_command,
+        "Process.get_session_command_logs": process.get_session_command_logs,
+        "Process.delete_session": process.delete_session,
         "FileSystem.upload_file": filesystem.upload_file,
         "FileSystem.download_file": filesystem.download_file,
         "FileSystem.list_files": filesystem.list_files,
@@ -88,6 +101,8 @@ class SandboxRecord:
     """States a transitional state goes through next, one per look."""
     params: Any = None
     history: list[str] = field(default_factory=list)
+    sessions: Sessions | None = None
+    """The toolbox's sessions, opened on first use."""
 
     def step(self) -> None:
         if self.then:
@@ -119,8 +134,10 @@ class FakeDaytona:
         return [r for r in self.records.values() if r.labels.get("iris-user") == user_id]
 
     def purge(self, sandbox_id: str) -> None:
-        """Daytona forgets a destroyed sandbox entirely."""
-        del self.records[sandbox_id]
+        """Daytona forgets a destroyed sandbox entirely (and nothing runs in it any more)."""
+        sessions = self.records.pop(sandbox_id).sessions
+        if sessions is not None:
+            sessions.end_all()
 
     def _data(self, name: str, kwargs: dict[str, Any]) -> Any:
         self.recorder.record(name, **kwargs)
@@ -137,6 +154,9 @@ class FakeDaytona:
 
     def CreateSandboxFromSnapshotParams(self, **kwargs: Any) -> Any:
         return self._data("CreateSandboxFromSnapshotParams", kwargs)
+
+    def SessionExecuteRequest(self, **kwargs: Any) -> Any:
+        return self._data("SessionExecuteRequest", kwargs)
 
     def Daytona(self, config: Any = None) -> FakeDaytonaClient:
         self.recorder.record("Daytona", config)
@@ -237,11 +257,15 @@ class FakeDaytonaSandbox:
                 f"Failed to stop sandbox: sandbox is {self._record.state}", status_code=400
             )
         self._record.state = "stopped"
+        if self._record.sessions is not None:
+            self._record.sessions.end_all()  # a stopped sandbox runs nothing
         self._sync()
 
     def delete(self, timeout: float | None = 60, wait: bool = False) -> None:
         self._fake.recorder.record("Sandbox.delete", timeout=timeout, wait=wait)
         self._record.state = "destroyed"
+        if self._record.sessions is not None:
+            self._record.sessions.end_all()
         self._sync()
 
     def _wait(self, targets: tuple[str, ...]) -> None:
@@ -325,6 +349,45 @@ class FakeProcess:
                 status_code=408, code="PROCESS_EXECUTION_TIMEOUT", source=DAEMON,
             )
         return SimpleNamespace(exit_code=code, result=output.decode())
+
+    def _sessions(self) -> Sessions:
+        _toolbox_path(self._fake, self._record, ".")
+        record = self._record
+        if record.sessions is None:
+            root = self._fake.root / "sessions" / record.id
+            record.sessions = Sessions(root, record.container, WORK_DIR)
+        return record.sessions
+
+    def create_session(self, session_id: str, request_timeout: float | None = None) -> None:
+        self._fake.recorder.record("Process.create_session", session_id,
+                                   request_timeout=request_timeout)
+        self._sessions().create(session_id)
+
+    def execute_session_command(
+        self, session_id: str, req: Any, timeout: int | None = None
+    ) -> Any:
+        self._fake.recorder.record("Process.execute_session_command", session_id, req,
+                                   timeout=timeout)
+        return self._sessions().execute(session_id, req)
+
+    def get_session_command(
+        self, session_id: str, command_id: str, request_timeout: float | None = None
+    ) -> Any:
+        self._fake.recorder.record("Process.get_session_command", session_id, command_id,
+                                   request_timeout=request_timeout)
+        return self._sessions().command(session_id, command_id)
+
+    def get_session_command_logs(
+        self, session_id: str, command_id: str, request_timeout: float | None = None
+    ) -> Any:
+        self._fake.recorder.record("Process.get_session_command_logs", session_id, command_id,
+                                   request_timeout=request_timeout)
+        return self._sessions().logs(session_id, command_id)
+
+    def delete_session(self, session_id: str, request_timeout: float | None = None) -> None:
+        self._fake.recorder.record("Process.delete_session", session_id,
+                                   request_timeout=request_timeout)
+        self._sessions().delete(session_id)
 
 
 class FakeFileSystem:

@@ -42,7 +42,7 @@ MODAL_CALL = {
     "hibernate": "Sandbox.snapshot_filesystem", "resume": "Sandbox.from_name",
 }
 DAYTONA_CALL = {
-    "create": "Daytona.create", "restore": "Sandbox.start", "exec": "Process.exec",
+    "create": "Daytona.create", "restore": "Sandbox.start", "exec": "Process.create_session",
     "read": "FileSystem.download_file", "write": "FileSystem.upload_file",
     "hibernate": "Sandbox.stop", "resume": "Daytona.list",
 }

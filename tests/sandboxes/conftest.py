@@ -57,7 +57,7 @@ def _daytona(tmp_path: Path) -> Backend:
     def make(user_id: str = "alice", options: SandboxOptions | None = None) -> Sandbox:
         return DaytonaSandbox(user_id, state=state, options=options, sdk=fake)
 
-    return Backend("daytona", make, separate_stderr=False, hibernates=True, state=state, fake=fake)
+    return Backend("daytona", make, separate_stderr=True, hibernates=True, state=state, fake=fake)
 
 
 BUILDERS = {"local": _local, "modal": _modal, "daytona": _daytona}

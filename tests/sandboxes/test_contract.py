@@ -67,6 +67,12 @@ async def test_timeout(backend: Backend) -> None:
     assert result.timed_out
     assert result.exit_code == TIMEOUT_EXIT_CODE
     assert "late" not in output(result)
+
+
+async def test_a_timed_out_command_keeps_its_output(backend: Backend) -> None:
+    result = await backend.make().exec("echo started; echo halfway >&2; sleep 60", timeout=1)
+    assert result.timed_out and result.exit_code == TIMEOUT_EXIT_CODE
+    assert result.stdout == "started\n" and result.stderr == "halfway\n"
     assert result.duration < 4
 
 

@@ -10,7 +10,7 @@ from daytona.common import errors
 
 from iris_testing.sandboxes.fake_daytona import FakeDaytona
 from sandboxes import SandboxError, SandboxFileNotFound, SandboxOptions, WorkspaceLost
-from sandboxes.base import COMMAND_HOME
+from sandboxes.base import COMMAND_HOME, TIMEOUT_EXIT_CODE
 from sandboxes.daytona_backend import DaytonaSandbox
 from tests.sandboxes.conftest import Backend
 
@@ -41,7 +41,14 @@ async def test_first_use_looks_up_by_label_then_creates(fake_daytona: Backend) -
         "CreateSandboxFromSnapshotParams",
         "Daytona.create",
         "Sandbox.get_work_dir",
-        "Process.exec",
+        "Process.create_session",
+        "SessionExecuteRequest",
+        "Process.execute_session_command",
+        "Process.get_session_command",
+        *["Process.get_session_command"] * (fake.recorder.names().count(
+            "Process.get_session_command") - 1),
+        "Process.get_session_command_logs",
+        "Process.delete_session",
     ]
     config, query, params = (
         fake.recorder.named(name)[0].kwargs
@@ -55,11 +62,17 @@ async def test_first_use_looks_up_by_label_then_creates(fake_daytona: Backend) -
         "auto_stop_interval": 5,
         "auto_archive_interval": 60,
     }
-    exec_call = fake.recorder.named("Process.exec")[0]
-    assert exec_call.args[0].startswith("bash --noprofile --norc -c ")
-    assert exec_call.kwargs == {
-        "cwd": "/home/daytona", "env": {"HOME": COMMAND_HOME}, "timeout": 3,
-    }
+    (request,) = fake.recorder.named("SessionExecuteRequest")
+    assert request.kwargs["run_async"] is True
+    assert request.kwargs["command"] == (
+        "cd /home/daytona && if command -v timeout >/dev/null 2>&1; then timeout -k 5 3 "
+        f"env HOME={COMMAND_HOME} bash --noprofile --norc -c "
+        "'mkdir -p \"$HOME\" 2>/dev/null; echo hi'; else "
+        f"env HOME={COMMAND_HOME} bash --noprofile --norc -c "
+        "'mkdir -p \"$HOME\" 2>/dev/null; echo hi'; fi"
+    )
+    (session,) = {c.args[0] for c in fake.recorder.calls if c.name.startswith("Process.")}
+    assert [c.args[0] for c in fake.recorder.named("Process.delete_session")] == [session]
     (record,) = fake.for_user("alice")
     assert fake_daytona.state.get_sandbox_state("alice", "daytona") == {"sandbox_id": record.id}
 
@@ -112,7 +125,7 @@ async def test_hibernate_stops_once(fake_daytona: Backend) -> None:
 async def test_env_and_quoting_reach_the_command(fake_daytona: Backend) -> None:
     sandbox = fake_daytona.make()
     result = await sandbox.exec("echo \"$A\" 'it''s' && echo err >&2", env={"A": "x y"})
-    assert result.stdout == "x y its\nerr\n"
+    assert (result.stdout, result.stderr) == ("x y its\n", "err\n")
 
 
 async def test_client_errors_become_sandbox_errors(tmp_path) -> None:
@@ -283,10 +296,47 @@ async def test_13_4_a_profile_in_the_workspace_never_runs(fake_daytona: Backend)
     assert home.endswith(COMMAND_HOME) and "/home/daytona" not in home
 
 
-async def test_exec_timeouts_report_timed_out(fake_daytona: Backend) -> None:
+async def test_a_timed_out_command_keeps_what_it_printed(fake_daytona: Backend) -> None:
+    """Daytona's process.exec drops the output of a command it timed out; the session keeps
+    it, the command is stopped at its timeout, and its session is deleted."""
+    fake = fake_of(fake_daytona)
+    sandbox = fake_daytona.make()
+    result = await sandbox.exec(
+        "echo started; echo warming >&2; printf 'no newline'; sleep 60; echo late", timeout=1
+    )
+    assert result.timed_out and result.exit_code == TIMEOUT_EXIT_CODE
+    assert result.stdout == "started\nno newline" and result.stderr == "warming\n"
+    assert 1 <= result.duration < 30
+    assert "late" not in result.stdout
+    (record,) = fake.for_user("alice")
+    assert record.sessions is not None and record.sessions.open == {}
+    assert "Process.exec" not in fake.recorder.names()
+
+
+async def test_a_command_exiting_124_by_itself_is_not_a_timeout(fake_daytona: Backend) -> None:
+    result = await fake_daytona.make().exec("echo quick; exit 124", timeout=30)
+    assert (result.exit_code, result.timed_out, result.stdout) == (124, False, "quick\n")
+
+
+async def test_a_sandbox_stopped_while_the_command_runs_is_a_clear_error(
+    fake_daytona: Backend,
+) -> None:
     fake = fake_of(fake_daytona)
     sandbox = fake_daytona.make()
     await sandbox.exec("true")
-    fake.recorder.fail("Process.exec", errors.DaytonaProcessExecutionTimeoutError("slow"))
-    result = await sandbox.exec("sleep 100")
-    assert result.timed_out and fake.recorder.names().count("Process.exec") == 2
+    (record,) = fake.for_user("alice")
+    fake.recorder.fail("Process.get_session_command", errors.DaytonaBadRequestError(
+        "sandbox is stopped; the toolbox is unreachable", status_code=400, source="proxy"))
+    with pytest.raises(SandboxError, match=r"the command was cut off.*may have run in part"):
+        await sandbox.exec("sleep 60", timeout=30)
+    assert fake.recorder.names().count("Process.execute_session_command") == 2  # not rerun
+    assert record.sessions is not None and record.sessions.open == {}
+
+
+async def test_a_bad_environment_name_is_refused_before_anything_runs(
+    fake_daytona: Backend,
+) -> None:
+    fake = fake_of(fake_daytona)
+    with pytest.raises(SandboxError, match="invalid environment variable name"):
+        await fake_daytona.make().exec("true", env={"A=B": "x"})
+    assert "Process.execute_session_command" not in fake.recorder.names()

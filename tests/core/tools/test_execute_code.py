@@ -95,7 +95,7 @@ def test_the_same_script_on_the_modal_and_daytona_fakes(store, settings, tmp_pat
     assert [p.read_text() for p in plans] == ["tides at dawn\nboats at noon\n"]
     assert not list((tmp_path / backend).rglob(".iris-exec"))
     names = fake.recorder.names()
-    assert ("Sandbox.exec" if backend == "modal" else "Process.exec") in names
+    assert ("Sandbox.exec" if backend == "modal" else "Process.execute_session_command") in names
     assert not (workspace(settings, ctx)).exists()  # nothing ran on the local backend
 
 

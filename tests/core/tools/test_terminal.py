@@ -106,3 +106,26 @@ def test_users_have_separate_workspaces(store, settings):
     assert "secret-plan" in call(alice, "terminal", command="cat plan.txt")
     out = call(bob, "terminal", command="cat plan.txt")
     assert "secret-plan" not in out and "No such file" in out
+
+
+def test_a_timed_out_daytona_command_returns_its_output_with_the_note(ctx, tmp_path):
+    """On Daytona as locally: what the command printed before its timeout reaches the model,
+    after a "timed out after N s" line."""
+    from dataclasses import replace
+
+    from core.acting.workspaces import Workspaces, sandbox_options
+    from sandboxes.daytona_backend import DaytonaSandbox
+    from tests.sandboxes.fakes import FakeDaytona
+
+    settings = ctx.settings.model_copy(update={"sandbox_backend": "daytona"})
+    spaces = Workspaces(settings, ctx.store)
+    fake = FakeDaytona(tmp_path / "daytona")
+    spaces._opener = lambda user: DaytonaSandbox(
+        user, state=spaces.state, options=sandbox_options(settings), sdk=fake)
+    ctx.settings = settings
+    ctx.services = replace(ctx.services, workspaces=spaces)
+
+    out = call(ctx, "terminal", command="echo started; echo warming >&2; sleep 60", timeout=1)
+    assert "timed out after" in out and "the command was stopped" in out
+    assert "stdout:\nstarted" in out and "stderr:\nwarming" in out
+    assert "Process.execute_session_command" in fake.recorder.names()

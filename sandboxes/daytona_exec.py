@@ -1,0 +1,123 @@
+"""Commands in a Daytona sandbox, run so that what they printed survives a timeout.
+
+``process.exec`` answers a command that outlives its timeout with an error and none of its
+output, so a command runs instead as an asynchronous command in a session of its own:
+
+1. ``create_session`` then ``execute_session_command(run_async=True)``: the command line
+   changes to the working directory, sets the environment, and runs ``bash --noprofile --norc
+   -c <command>`` under the sandbox's ``timeout`` (coreutils or busybox), which stops the whole
+   process group after the timeout so the command's last lines reach the session's log.
+2. ``get_session_command`` is polled (50 ms, doubling to 1 s) until the exit code is known, or
+   for at most the timeout plus ``BACKSTOP_GRACE`` seconds when the sandbox has no ``timeout``.
+3. ``get_session_command_logs`` returns stdout and stderr, separately, as far as they got.
+4. ``delete_session`` ends whatever still runs (the session's whole process group) and removes
+   the logs. It is always called, also after a failure.
+
+A command is reported as timed out when ``timeout`` stopped it (exit 124, or 137 after the
+kill grace) at or after its timeout, or when the backstop was reached.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import time
+import uuid
+from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+from sandboxes.base import COMMAND_HOME, SandboxError, shell_argv
+
+POLL_FIRST = 0.05
+POLL_MAX = 1.0
+KILL_AFTER = 5
+"""Seconds ``timeout`` waits after its TERM before it sends KILL."""
+BACKSTOP_GRACE = 10.0
+STOPPED_BY_TIMEOUT = frozenset({124, 137})
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class Started:
+    session_id: str
+    command_id: str
+    at: float
+
+
+@dataclass(frozen=True)
+class Finished:
+    stdout: str
+    stderr: str
+    exit_code: int | None
+    timed_out: bool
+
+
+def command_line(command: str, workdir: PurePosixPath, env: dict[str, str], seconds: int) -> str:
+    """The line the session's shell runs. It never ends that shell (no ``exit``, no ``exec``):
+    the session writes the command's exit code after it."""
+    for name in env:
+        if not _ENV_NAME.fullmatch(name):
+            raise SandboxError(f"invalid environment variable name for a command: {name!r}")
+    variables = {**env, "HOME": COMMAND_HOME}
+    assignments = " ".join(shlex.quote(f"{k}={v}") for k, v in variables.items())
+    run = f"env {assignments} {shlex.join(shell_argv(command))}"
+    return (
+        f"cd {shlex.quote(str(workdir))} && if command -v timeout >/dev/null 2>&1; "
+        f"then timeout -k {KILL_AFTER} {seconds} {run}; else {run}; fi"
+    )
+
+
+def start(sdk: Any, sandbox: Any, line: str) -> Started:
+    """Open a session and start ``line`` in it; a failed start leaves no session behind."""
+    process = sandbox.process
+    session_id = f"iris-{uuid.uuid4().hex}"
+    process.create_session(session_id)
+    try:
+        at = time.monotonic()
+        response = process.execute_session_command(
+            session_id, sdk.SessionExecuteRequest(command=line, run_async=True)
+        )
+    except BaseException:
+        with suppress(sdk.DaytonaError):
+            process.delete_session(session_id)
+        raise
+    return Started(session_id, response.cmd_id, at)
+
+
+def finish(
+    sdk: Any,
+    sandbox: Any,
+    run: Started,
+    seconds: int,
+    transient: Callable[[BaseException], bool],
+) -> Finished:
+    """Wait for the command, read its output, and delete its session (always)."""
+    process = sandbox.process
+    deadline = run.at + seconds + BACKSTOP_GRACE
+    delay = POLL_FIRST
+    exit_code: int | None = None
+    try:
+        while True:
+            try:
+                exit_code = process.get_session_command(run.session_id, run.command_id).exit_code
+            except sdk.DaytonaError as exc:
+                if not transient(exc):
+                    raise
+            if exit_code is not None:
+                break
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            time.sleep(min(delay, left))
+            delay = min(delay * 2, POLL_MAX)
+        logs = process.get_session_command_logs(run.session_id, run.command_id)
+    finally:
+        with suppress(sdk.DaytonaError):
+            process.delete_session(run.session_id)
+    elapsed = time.monotonic() - run.at
+    stdout = logs.stdout if logs.stdout is not None else (logs.output or "")
+    timed_out = exit_code is None or (exit_code in STOPPED_BY_TIMEOUT and elapsed >= seconds)
+    return Finished(stdout, logs.stderr or "", exit_code, timed_out)
