@@ -5,31 +5,14 @@ message; Iris' type 7 response disables the buttons and marks the choice. Anothe
 a second press, a stale press, a forged signature and a custom id naming someone else's question
 change nothing."""
 
-import pytest
 
 from core.clarify import PRESS_REFUSED
-from core.llm import LiteLLMModel
 from iris_testing.discord_api import FakeDiscord
-from iris_testing.llm_server import ScriptedLLM
 from iris_testing.platform_stack import platform_stack
-from iris_testing.server import serve
+from tests.functions.clarify_common import ASK, user_turns
 
 DM = "1187262000000000042"
 ADA = "80351110224678912"
-ASK = {"question": "Which size?", "choices": ["Small", "Large"]}
-
-
-@pytest.fixture
-def scripted():
-    llm = ScriptedLLM()
-    with serve(llm.app) as server:
-        yield llm, LiteLLMModel("openai/scripted-model", api_base=f"{server.url}/v1",
-                                api_key="sk-test")
-
-
-def user_turns(llm):
-    return [r["messages"][-1]["content"] for r in llm.requests
-            if r["messages"][-1]["role"] == "user"]
 
 
 def buttons(message):
@@ -47,8 +30,8 @@ def count(stack, table="inbox"):
     return stack.rt.store.db.scalar(f"SELECT count(*) FROM {table}")
 
 
-def test_a_question_is_answered_by_a_discord_button(scripted, iris_home):
-    llm, model = scripted
+def test_a_question_is_answered_by_a_discord_button(scripted_llm, iris_home):
+    llm, model = scripted_llm
     llm.tool_call("clarify", ASK)
     with platform_stack(iris_home, model=model) as stack:
         discord = stack.discord
@@ -80,8 +63,8 @@ def test_a_question_is_answered_by_a_discord_button(scripted, iris_home):
         assert len(discord.messages(DM)) == 2
 
 
-def test_a_typed_answer_closes_the_question_and_a_later_press_is_stale(scripted, iris_home):
-    llm, model = scripted
+def test_a_typed_answer_closes_the_question_and_a_later_press_is_stale(scripted_llm, iris_home):
+    llm, model = scripted_llm
     llm.tool_call("clarify", ASK).reply("Small then.")
     with platform_stack(iris_home, model=model) as stack:
         question = ask(stack)
@@ -94,8 +77,8 @@ def test_a_typed_answer_closes_the_question_and_a_later_press_is_stale(scripted,
         assert count(stack) == 2 and len(llm.requests) == 2
 
 
-def test_in_a_server_channel_only_the_person_asked_can_press(scripted, iris_home):
-    llm, model = scripted
+def test_in_a_server_channel_only_the_person_asked_can_press(scripted_llm, iris_home):
+    llm, model = scripted_llm
     llm.tool_call("clarify", ASK)
     channel = "1187262000000000077"
     with platform_stack(iris_home, model=model) as stack:
@@ -115,8 +98,8 @@ def test_in_a_server_channel_only_the_person_asked_can_press(scripted, iris_home
         assert discord.messages(channel)[1]["content"] == "Small it is."
 
 
-def test_a_forged_press_and_someone_elses_question_change_nothing(scripted, iris_home):
-    llm, model = scripted
+def test_a_forged_press_and_someone_elses_question_change_nothing(scripted_llm, iris_home):
+    llm, model = scripted_llm
     llm.tool_call("clarify", ASK)
     with platform_stack(iris_home, model=model) as stack:
         discord = stack.discord

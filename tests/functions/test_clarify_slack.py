@@ -4,24 +4,11 @@ someone else's press, and a press after the answer, start no turn."""
 
 import json
 
-import pytest
-
-from core.llm import LiteLLMModel
-from iris_testing.llm_server import ScriptedLLM
 from iris_testing.platform_stack import platform_stack
-from iris_testing.server import serve
 
 
-@pytest.fixture
-def scripted():
-    llm = ScriptedLLM()
-    with serve(llm.app) as server:
-        yield llm, LiteLLMModel("openai/scripted-model", api_base=f"{server.url}/v1",
-                                api_key="sk-test")
-
-
-def test_a_question_is_answered_by_a_slack_button(scripted, iris_home):
-    llm, model = scripted
+def test_a_question_is_answered_by_a_slack_button(scripted_llm, iris_home):
+    llm, model = scripted_llm
     llm.tool_call("clarify", {"question": "Where?", "choices": ["Indoors", "Outdoors"]})
     with platform_stack(iris_home, model=model) as stack:
         slack = stack.slack

@@ -5,22 +5,8 @@ a second press and a press on an answered question start no turn."""
 
 import json
 
-import pytest
-
-from core.llm import LiteLLMModel
-from iris_testing.llm_server import ScriptedLLM
 from iris_testing.platform_stack import platform_stack
-from iris_testing.server import serve
-
-ASK = {"question": "Which size?", "choices": ["Small", "Large"]}
-
-
-@pytest.fixture
-def scripted():
-    llm = ScriptedLLM()
-    with serve(llm.app) as server:
-        yield llm, LiteLLMModel("openai/scripted-model", api_base=f"{server.url}/v1",
-                                api_key="sk-test")
+from tests.functions.clarify_common import ASK, user_turns
 
 
 def question_message(stack, chat_id=4242):
@@ -30,13 +16,8 @@ def question_message(stack, chat_id=4242):
     return stack.telegram.message(chat_id, int(json.loads(row["platform_ids"])[0]))
 
 
-def user_turns(llm):
-    return [r["messages"][-1]["content"] for r in llm.requests
-            if r["messages"][-1]["role"] == "user"]
-
-
-def test_a_question_is_answered_by_a_button(scripted, iris_home):
-    llm, model = scripted
+def test_a_question_is_answered_by_a_button(scripted_llm, iris_home):
+    llm, model = scripted_llm
     llm.tool_call("clarify", ASK)
     with platform_stack(iris_home, model=model) as stack:
         stack.telegram_post(stack.telegram.make_update("order me a coffee"))
@@ -73,8 +54,8 @@ def test_a_question_is_answered_by_a_button(scripted, iris_home):
         assert len(stack.telegram.sent_messages(4242)) == 2
 
 
-def test_a_typed_number_answers_and_a_later_press_is_stale(scripted, iris_home):
-    llm, model = scripted
+def test_a_typed_number_answers_and_a_later_press_is_stale(scripted_llm, iris_home):
+    llm, model = scripted_llm
     llm.tool_call("clarify", ASK).reply("Small then.")
     with platform_stack(iris_home, model=model) as stack:
         stack.telegram_post(stack.telegram.make_update("order me a coffee"))
@@ -90,8 +71,8 @@ def test_a_typed_number_answers_and_a_later_press_is_stale(scripted, iris_home):
         assert len(llm.requests) == 2
 
 
-def test_in_a_group_only_the_person_asked_can_press(scripted, iris_home):
-    llm, model = scripted
+def test_in_a_group_only_the_person_asked_can_press(scripted_llm, iris_home):
+    llm, model = scripted_llm
     llm.tool_call("clarify", ASK)
     group = -1001000000001
     with platform_stack(iris_home, model=model, IRIS_GROUP_REPLY_MODE="all") as stack:

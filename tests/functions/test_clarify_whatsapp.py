@@ -7,32 +7,14 @@ that counted gets no note."""
 
 from datetime import timedelta
 
-import pytest
-
 from core.clarify import PRESS_REFUSED
 from core.clock import ManualClock
-from core.llm import LiteLLMModel
-from iris_testing.llm_server import ScriptedLLM
 from iris_testing.platform_stack import platform_stack
-from iris_testing.server import serve
 from tests.clocks import NOW
+from tests.functions.clarify_common import ASK, user_turns
 
 ADA = "4915112345678"
 BOB = "4915187654321"
-ASK = {"question": "Which size?", "choices": ["Small", "Large"]}
-
-
-@pytest.fixture
-def scripted():
-    llm = ScriptedLLM()
-    with serve(llm.app) as server:
-        yield llm, LiteLLMModel("openai/scripted-model", api_base=f"{server.url}/v1",
-                                api_key="sk-test")
-
-
-def user_turns(llm):
-    return [r["messages"][-1]["content"] for r in llm.requests
-            if r["messages"][-1]["role"] == "user"]
 
 
 def ask(stack, wa_id=ADA, text="order me a coffee"):
@@ -52,8 +34,8 @@ def count(stack, table="inbox"):
     return stack.rt.store.db.scalar(f"SELECT count(*) FROM {table}")
 
 
-def test_a_question_is_answered_by_a_reply_button(scripted, iris_home):
-    llm, model = scripted
+def test_a_question_is_answered_by_a_reply_button(scripted_llm, iris_home):
+    llm, model = scripted_llm
     llm.tool_call("clarify", ASK)
     with platform_stack(iris_home, model=model) as stack:
         wa = stack.whatsapp
@@ -81,8 +63,8 @@ def test_a_question_is_answered_by_a_reply_button(scripted, iris_home):
         assert count(stack) == 2 and len(llm.requests) == 2
 
 
-def test_four_choices_are_a_list_and_a_row_answers(scripted, iris_home):
-    llm, model = scripted
+def test_four_choices_are_a_list_and_a_row_answers(scripted_llm, iris_home):
+    llm, model = scripted_llm
     choices = ["Espresso", "Flat white", "Cappuccino with oat milk and cinnamon", "Tea"]
     llm.tool_call("clarify", {"question": "Which drink?", "choices": choices})
     with platform_stack(iris_home, model=model) as stack:
@@ -103,9 +85,9 @@ def test_four_choices_are_a_list_and_a_row_answers(scripted, iris_home):
         assert user_turns(llm)[-1] == f'[answer to "Which drink?"] 3. {choices[2]}'
 
 
-def test_a_typed_answer_closes_it_and_forged_or_stale_presses_change_nothing(scripted,
+def test_a_typed_answer_closes_it_and_forged_or_stale_presses_change_nothing(scripted_llm,
                                                                             iris_home):
-    llm, model = scripted
+    llm, model = scripted_llm
     llm.tool_call("clarify", ASK).reply("Small then.")
     with platform_stack(iris_home, model=model) as stack:
         wa = stack.whatsapp
@@ -124,8 +106,8 @@ def test_a_typed_answer_closes_it_and_forged_or_stale_presses_change_nothing(scr
         assert count(stack) == 2 and len(llm.requests) == 2
 
 
-def test_a_press_naming_someone_elses_question_does_nothing(scripted, iris_home):
-    llm, model = scripted
+def test_a_press_naming_someone_elses_question_does_nothing(scripted_llm, iris_home):
+    llm, model = scripted_llm
     llm.tool_call("clarify", ASK)
     with platform_stack(iris_home, model=model) as stack:
         wa = stack.whatsapp
@@ -144,10 +126,10 @@ def test_a_press_naming_someone_elses_question_does_nothing(scripted, iris_home)
         assert wa.sent(ADA) == ["Large it is."] and wa.sent(BOB) == [PRESS_REFUSED]
 
 
-def test_a_question_refused_outside_the_window_waits_behind_the_template(scripted, iris_home):
+def test_a_question_refused_outside_the_window_waits_behind_the_template(scripted_llm, iris_home):
     """Meta refuses the interactive question (131047): with a template configured it is held
     like any reply, and goes out with its buttons when the person writes back."""
-    llm, model = scripted
+    llm, model = scripted_llm
     llm.tool_call("clarify", ASK)
     clock = ManualClock(NOW)
     with platform_stack(iris_home, model=model, clock=clock,
