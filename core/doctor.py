@@ -87,10 +87,10 @@ def _check_dotenv_mode(report: Report, path: os.PathLike[str]) -> None:
 
 
 def _check_store(report: Report, settings: Settings, running: Store | None = None) -> None:
-    from core.store import open_store
+    from core.store import CHECK_RETRY_SECONDS, open_store
 
     try:
-        store = running or open_store(settings)
+        store = running or open_store(settings, retry_for=CHECK_RETRY_SECONDS)
     except Exception as exc:
         fix = ("check db_url and IRIS_DB_AUTH_TOKEN (`turso db tokens create NAME`)"
                if settings.db_is_remote else "check that the directory of db_url is writable")
@@ -224,12 +224,12 @@ def _check_sandbox(report: Report, settings: Settings, environ: Mapping[str, str
             report.add("ok", "sandbox", "daytona")
     else:
         from core.acting.isolation import FIX, describe
-        from core.store import open_store
+        from core.store import CHECK_RETRY_SECONDS, open_store
 
         opened = None
         if store is None:
             try:
-                opened = open_store(settings)
+                opened = open_store(settings, retry_for=CHECK_RETRY_SECONDS)
             except Exception:
                 opened = None  # the database check reports why; count nobody
         try:

@@ -154,9 +154,9 @@ def check_local(settings: Settings, environ: Mapping[str, str], report: Prefligh
 
 def open_database(settings: Settings) -> None:
     """Open the database as a container will (applying migrations), then close it."""
-    from core.store import open_store
+    from core.store import CHECK_RETRY_SECONDS, open_store
 
-    open_store(settings).close()
+    open_store(settings, retry_for=CHECK_RETRY_SECONDS).close()
 
 
 def check_reachable(

@@ -129,12 +129,21 @@ class Store:
         self.db.close()
 
 
-def open_store(settings: Settings, *, clock: Clock | None = None) -> Store:
+# A check asks whether the database answers now: a few seconds of retries, not the 30 s a
+# running deployment rides out a blip with (`iris doctor`, `iris deploy`'s preflight, saving a
+# bot's name while registering its webhook).
+CHECK_RETRY_SECONDS = 5.0
+
+
+def open_store(settings: Settings, *, clock: Clock | None = None,
+               retry_for: float = 30.0) -> Store:
     """Open the configured database (applying migrations) and object store. ``clock``: the
-    time source for everything stored (default: the system clock)."""
+    time source for everything stored (default: the system clock); ``retry_for``: how long a
+    remote database that cannot be reached is tried again before it is an error."""
     from core.clock import SYSTEM_CLOCK
 
-    db = Database(settings.db_url, settings.secret("db_auth_token"), clock=clock or SYSTEM_CLOCK)
+    db = Database(settings.db_url, settings.secret("db_auth_token"), clock=clock or SYSTEM_CLOCK,
+                  retry_for=retry_for)
     migrate(db)
     return Store(
         db, objects_url=settings.objects_url, s3_endpoint_url=settings.s3_endpoint_url,

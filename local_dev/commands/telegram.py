@@ -68,10 +68,10 @@ def _remember_bot(settings: Settings, me: Any) -> str | None:
     instead), so a database this machine cannot reach, such as a cloud database seen from a
     laptop without its network, is a warning, not a failure. Returns the warning.
     """
-    from core.store import open_store
+    from core.store import CHECK_RETRY_SECONDS, open_store
 
     try:
-        store = open_store(settings)
+        store = open_store(settings, retry_for=CHECK_RETRY_SECONDS)
     except Exception as exc:
         return (f"Could not save @{me.username} in the database ({exc}); Iris will ask "
                 "Telegram for it after its first group message.")
