@@ -156,7 +156,9 @@ def test_batons_chain_a_stream_and_are_refused_when_reused_forged_or_closed(db):
     assert second["baton"] not in (None, baton)
     reused = db.post({"baton": baton, "requests": [execute("SELECT 1")]})
     assert reused.status_code == 400 and reused.json()["code"] == "BATON_REUSED"
-    forged = db.post({"baton": baton[:-2] + "xx", "requests": []})
+    middle = len(baton) // 2  # a middle character carries six whole bits (the last may not)
+    tampered = baton[:middle] + ("A" if baton[middle] != "A" else "B") + baton[middle + 1:]
+    forged = db.post({"baton": tampered, "requests": []})
     assert forged.status_code == 400 and forged.json()["code"] == "BATON_INVALID"
     closed = db.pipeline({"type": "close"}, execute("SELECT 1"), baton=second["baton"])
     assert closed["baton"] is None
