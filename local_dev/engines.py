@@ -80,25 +80,26 @@ class GPT4AllEngine:
             made += 1
             return on_piece(text)
 
-        def call(text: str, predict: int, callback: Any, *, reset: bool) -> None:
+        def call(text: str, predict: int, callback: Any) -> None:
             # The binding's public generate() reads special tokens as text outside its own
             # chat session; this lower call with special=True reads the markers as markers.
+            # The context position is set here, never reset by the binding.
             raw.prompt_model(
                 text, "%1", callback, n_predict=predict, temp=sampling.temperature,
                 top_k=sampling.top_k, top_p=sampling.top_p, min_p=sampling.min_p,
                 repeat_penalty=sampling.repeat_penalty, repeat_last_n=64, n_batch=128,
-                reset_context=reset, special=True,
+                reset_context=False, special=True,
             )
 
-        raw._prompt_callback = on_prompt_token  # the binding's per-prompt-token hook
         if raw.context is not None:
             raw.context.n_past = self._read[-1][1] if self._read else 0
         for turn in turns[kept:-1]:  # read each turn alone, to know where it ends
-            call(turn, 0, lambda token_id, text: False, reset=False)
+            call(turn, 0, lambda token_id, text: False)
             self._read.append((turn, raw.context.n_past))
         start = raw.context.n_past if raw.context is not None else 0
-        read = 0
-        call(turns[-1], sampling.max_tokens, on_token, reset=False)
+        # the binding's per-prompt-token hook: counts the last turn's tokens, read after ``start``
+        raw._prompt_callback = on_prompt_token
+        call(turns[-1], sampling.max_tokens, on_token)
         if raw.context.n_past < start + read:  # the engine made room by forgetting: start over
             self._read = []
         return Counts(prompt_tokens=start + read, completion_tokens=made)
