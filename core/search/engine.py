@@ -229,8 +229,11 @@ def search_messages(
 
         semantic = available()
     text = text[:MAX_QUERY_CHARS]
-    window = dates.resolve(text, store.clock.now() if now is None else now,
-                           _zone(store, user_id, timezone))
+    at = store.clock.now() if now is None else now
+    window = dates.resolve(text, at)
+    if window is not None:  # the user's zone is read only for a query that names a day
+        zone = _zone(store, user_id, timezone)
+        window = dates.resolve(text, at, zone) if zone is not UTC else window
     if window is None:
         ranked, messages, signals, query = _ranked(store, user_id, text, filters, semantic)
     else:
