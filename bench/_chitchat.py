@@ -19,6 +19,11 @@ PAIRS = [
     ("cc-ben", "31267496", "60576dcf", "Tessa"),
     ("cc-cleo", "31267496", "549cc1d1", "Marcus"),
     ("cc-dev", "720840be", "31267496", "Rowan"),
+    # added for the fresh held-out questions (bench/_recall_fresh.py)
+    ("cc-eli", "31267496", "3863a74c", "Nora"),
+    ("cc-fay", "720840be", "549cc1d1", "Jonah"),
+    ("cc-gus", "31267496", "70501b84", "Priya"),
+    ("cc-hal", "549cc1d1", "6dd41fff", "Lena"),
 ]
 
 

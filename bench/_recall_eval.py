@@ -1,6 +1,8 @@
 """Recall on the real chats (bench/_chitchat.py, bench/_recall_questions.py): turn-level and
-session-level recall@k, dev next to held-out, words only next to hybrid. Each question is
-searched as of its own clock (``asked_at``), as the session_search tool would be."""
+session-level recall@k, dev next to held-out and the fresh held-out set (bench/_recall_fresh.py,
+written blind; its misses are shown only with ``--split fresh``), words only next to hybrid.
+Each question is searched as of its own clock (``asked_at``), as the session_search tool would
+be."""
 
 from __future__ import annotations
 
@@ -21,22 +23,24 @@ def evaluate(store: Any, users: dict[str, str], questions: list[Any], *, semanti
     latencies: list[float] = []
     misses = []
     kinds: dict[str, list[int]] = {}
-    searched: dict[str, list[Any]] = {}
+    searched: dict[tuple[str, str, str], list[Any]] = {}
     parts = {"dev": lambda q: q.split == "dev",
              "dev-first": lambda q: q.split == "dev" and not q.pinned,
-             "held-out": lambda q: q.split == "held-out"}
+             "held-out": lambda q: q.split == "held-out",
+             "fresh": lambda q: q.split == "fresh"}
     for part, keep in parts.items():
         chosen = [q for q in questions if keep(q)]
         turn = dict.fromkeys(KS, 0)
         sess = dict.fromkeys(KS, 0)
         for q in chosen:
-            if q.text not in searched:
+            key = (q.user, q.text, q.asked_at)
+            if key not in searched:
                 t0 = time.perf_counter()
-                searched[q.text] = search_messages(
+                searched[key] = search_messages(
                     store, users[q.user], q.text, limit=50, semantic=semantic,
                     now=parse_time(q.asked_at))
                 latencies.append(time.perf_counter() - t0)
-            hits = searched[q.text]
+            hits = searched[key]
             turns = [h.external_id for h in hits]
             answer_sessions = {t.split("-")[0] for t in q.turns}
             for k in KS:
@@ -46,7 +50,8 @@ def evaluate(store: Any, users: dict[str, str], questions: list[Any], *, semanti
             if part == "dev-first":
                 continue
             kinds.setdefault(f"{q.kind} ({part})", []).append(int(found))
-            if not found and (split is None or split == part):
+            shown = split == part or (split is None and part != "fresh")
+            if not found and shown:
                 misses.append((q, hits[:3]))
         n = max(1, len(chosen))
         table[part] = {f"turn@{k}": turn[k] / n for k in KS}
@@ -92,19 +97,32 @@ def switch_off(parts: list[str]) -> None:
             raise SystemExit(f"--without: unknown part {part!r} ({', '.join(SWITCHES)})")
 
 
+def check_turns(questions: list[Any], chats: list[dict[str, Any]]) -> None:
+    """Every answer turn of every question is a message imported for that question's user."""
+    owner = {m["id"]: chat["user"] for chat in chats for m in chat["messages"]}
+    wrong = [f"{q.user} {q.text!r}: {t}" for q in questions for t in q.turns
+             if owner.get(t) != q.user]
+    if wrong:
+        raise SystemExit("answer turns that are not imported messages of the asking user:\n  "
+                         + "\n  ".join(wrong))
+
+
 def run(store: Any, modes: list[str], show_misses: int, split: str | None,
         extra: bool = True) -> None:
     import json
 
     from _chitchat import sessions
     from _recall_dev_extra import DEV_EXTRA
+    from _recall_fresh import FRESH
     from _recall_questions import QUESTIONS
 
     from core.search import embed
     from core.sessions.transfer import import_sessions, read_lines
 
-    questions = [*QUESTIONS, *DEV_EXTRA] if extra else QUESTIONS
-    lines = [json.dumps(s) for s in sessions()]
+    questions = [*QUESTIONS, *DEV_EXTRA, *FRESH] if extra else QUESTIONS
+    chats = sessions()
+    check_turns(questions, chats)
+    lines = [json.dumps(s) for s in chats]
     started = time.perf_counter()
     report = import_sessions(store, read_lines(lines))
     print(f"imported {report.sessions} sessions ({report.skipped} already there), "
@@ -112,7 +130,8 @@ def run(store: Any, modes: list[str], show_misses: int, split: str | None,
           f"in {time.perf_counter() - started:.1f} s")
     print(f"{len(questions)} questions over real chats (chitchat-dataset), "
           f"{sum(q.split == 'dev' for q in questions)} dev / "
-          f"{sum(q.split == 'held-out' for q in questions)} held-out")
+          f"{sum(q.split == 'held-out' for q in questions)} held-out / "
+          f"{sum(q.split == 'fresh' for q in questions)} fresh")
     users = report.users
     for mode in modes:
         if mode != "lexical":

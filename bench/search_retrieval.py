@@ -80,8 +80,8 @@ def main() -> None:
     parser.add_argument("--without", default="",
                         help="chitchat: switch off ranking ingredients (dates, speakers, person, "
                              "recency, coverage, trigram)")
-    parser.add_argument("--split", choices=["dev", "held-out"],
-                        help="chitchat: show misses of this split only")
+    parser.add_argument("--split", choices=["dev", "held-out", "fresh"],
+                        help="chitchat: show misses of this split only (fresh: only with this)")
     parser.add_argument("--show-misses", type=int, default=0)
     args = parser.parse_args()
     os.environ["IRIS_HOME"] = args.home or tempfile.mkdtemp(prefix="iris-retrieval-")
