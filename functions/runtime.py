@@ -181,7 +181,7 @@ def compose(
     rt = Runtime(
         settings=settings, store=store, dispatcher=dispatcher,
         router=router or SettingsRouter(settings), senders=senders,
-        delivery=DeliveryService(store, senders),
+        delivery=DeliveryService(store, senders, settings),
     )
     if isinstance(dispatcher, RelaysAnswers):
         rt.answers = dispatcher.answer_channel()

@@ -5,11 +5,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from core.ids import new_id
 from core.store import Store
 from core.store.deliveries import Delivery
+
+if TYPE_CHECKING:
+    from core.config import Settings
 
 log = logging.getLogger("iris.delivery")
 
@@ -74,6 +77,7 @@ def backoff(attempt: int) -> float:
 class DeliveryService:
     store: Store
     senders: Mapping[str, Sender]
+    settings: Settings | None = None  # for spoken replies, whose speech is made when sent
 
     async def attempt(self, user_id: str, delivery_id: int) -> str:
         """One delivery attempt; returns the delivery's status afterwards."""
@@ -168,11 +172,13 @@ class DeliveryService:
 
     async def _send(self, sender: Sender, claimed: Delivery, owner: str) -> list[str]:
         voice = claimed.target.get("voice")
-        if voice:  # a spoken reply, its audio in the user's object store (core.speech)
+        if voice:  # a spoken reply: speech made (once) and kept in the user's object store
             if not isinstance(sender, VoiceSender):
                 raise DeliveryFailed(f"{claimed.platform} sends no voice notes", retryable=False)
-            audio = self.store.objects.get(claimed.user_id, voice["key"]).data
-            return [await sender.send_voice(claimed.target, audio, voice["filename"])]
+            from core.platforms.speech import voice_audio
+
+            audio, filename = await voice_audio(self.store, self.settings, claimed)
+            return [await sender.send_voice(claimed.target, audio, filename)]
         if isinstance(sender, RecordSender):
             return await sender.send_record(claimed)
         if not isinstance(sender, PartSender):

@@ -2,14 +2,18 @@
 scripted model answers through litellm, the text is sent, and the answer comes back as a voice
 note too: litellm's speech API against the scripted server's ``/v1/audio/speech``, uploaded
 with sendVoice to the fake Bot API. A failed send is retried without doubling the note; a
-failing speech call costs only the voice note; ``/voice off`` turns it off for one person."""
+failing speech call is retried by the same delivery (on a ManualClock, moved past its backoff)
+and at worst costs only the voice note; ``/voice off`` turns it off for one person."""
 
 import pytest
 
+from core.clock import ManualClock
 from core.llm import LiteLLMModel
+from core.platforms.speech import SPEECH_ATTEMPTS
 from iris_testing.llm_server import ScriptedLLM
 from iris_testing.platform_stack import platform_stack
 from iris_testing.server import serve
+from tests.clocks import NOW
 from tests.functions.test_voice import FakeWhisper, voice_update
 
 
@@ -25,8 +29,9 @@ def voiced(iris_home):
                "IRIS_TTS_API_BASE": f"{model_server.url}/v1", "IRIS_TTS_API_KEY": "sk-s",
                "IRIS_VOICE_REPLIES": "true"}
 
-        def stack(**extra):
-            return platform_stack(iris_home, model=model, sweep_seconds=0.2,
+        def stack(clock=None, **extra):
+            more = {} if clock is None else {"clock": clock}
+            return platform_stack(iris_home, model=model, sweep_seconds=0.2, **more,
                                   **{**env, **extra})
 
         yield llm, stack
@@ -35,6 +40,14 @@ def voiced(iris_home):
 def spoken(stack):
     return stack.rt.store.db.one(
         "SELECT status, attempts FROM deliveries WHERE source LIKE 'voice:%'")
+
+
+def failed_attempts(stack):
+    """How many attempts of the voice delivery have failed and been released."""
+    row = stack.rt.store.db.one(
+        "SELECT attempts FROM deliveries WHERE source LIKE 'voice:%' AND claimed_by IS NULL"
+        " AND last_error IS NOT NULL")
+    return 0 if row is None else row["attempts"]
 
 
 def test_a_voice_note_is_answered_in_text_and_voice(voiced):
@@ -64,17 +77,55 @@ def test_a_voice_note_is_answered_in_text_and_voice(voiced):
         assert len(llm.speech_requests) == 1
 
 
-def test_a_failing_speech_call_still_sends_the_text(voiced):
+def test_a_failing_speech_call_is_retried_and_sends_one_note(voiced):
+    """The speech call answers 500 once, then works: the voice delivery backs off, speaks on
+    its second attempt and sends one voice note; the priced call is the user's usage."""
+    llm, make = voiced
+    llm.speech_status = 500
+    llm.reply("It is noon.").reply("unused")
+    clock = ManualClock(NOW)
+    with make(clock=clock) as stack:
+        stack.telegram_post(voice_update(stack))
+        stack.wait(lambda: failed_attempts(stack) == 1 and stack.telegram.sent_messages(4242))
+        assert stack.telegram.sent_media(4242) == [] and spoken(stack)["status"] == "pending"
+        llm.speech_status = 200
+        clock.advance(60)  # past the first backoff
+        stack.wait(lambda: stack.telegram.sent_media(4242) and stack.settled())
+        (note,) = stack.telegram.sent_media(4242)
+        assert note["kind"] == "voice" and note["data"] == llm.speech_audio
+        assert dict(spoken(stack)) == {"status": "sent", "attempts": 2}
+        assert len(llm.speech_requests) == 2
+        clock.advance(3600)  # nothing is due any more: the sweep sends no second note
+        stack.wait(lambda: stack.settled())
+        assert len(stack.telegram.sent_media(4242)) == 1
+
+        store = stack.rt.store
+        user = store.db.scalar("SELECT user_id FROM inbox")
+        speech = store.usage.by_model(user)["openai/tts-1"]
+        assert speech.calls == 1 and speech.cost_usd is not None and speech.cost_usd > 0
+        stack.telegram_post(stack.telegram.make_update("/usage"))
+        stack.wait(lambda: len(stack.telegram.sent_messages(4242)) == 2)
+        shown = stack.telegram.sent_messages(4242)[1]["text"]
+        assert "This session: 2 model calls" in shown  # the turn's and the speech's
+
+
+def test_a_speech_call_that_keeps_failing_still_sends_the_text(voiced):
     llm, make = voiced
     llm.speech_status = 500
     llm.reply("It is noon.")
-    with make() as stack:
+    clock = ManualClock(NOW)
+    with make(clock=clock) as stack:
         stack.telegram_post(voice_update(stack))
-        stack.wait(lambda: stack.telegram.sent_messages(4242) and stack.settled())
-        stack.wait(lambda: llm.speech_requests)
+        for attempt in range(1, SPEECH_ATTEMPTS + 1):
+            stack.wait(lambda n=attempt: failed_attempts(stack) == n)
+            clock.advance(3600)
+        stack.wait(lambda: stack.settled())
         assert stack.telegram.sent_messages(4242)[0]["text"] == "It is noon."
         assert stack.telegram.sent_media(4242) == []
-        assert spoken(stack) is None
+        assert dict(spoken(stack)) == {"status": "failed", "attempts": SPEECH_ATTEMPTS}
+        assert len(llm.speech_requests) == SPEECH_ATTEMPTS
+        user = stack.rt.store.db.scalar("SELECT user_id FROM inbox")
+        assert "openai/tts-1" not in stack.rt.store.usage.by_model(user)  # nothing was spoken
 
 
 def test_mp3_speech_goes_as_an_audio_file_and_text_messages_get_no_voice(voiced):
