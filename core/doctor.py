@@ -65,6 +65,9 @@ def check_configuration(
     _check_sandbox(report, settings, environ, cloud=cloud, modal_token=modal_token, store=store)
     _check_mcp(report, settings)
     _check_web(report, settings)
+    from core import doctor_features
+
+    doctor_features.check(report, settings)
 
 
 def environment_of(settings: Settings, env: Mapping[str, str] | None = None) -> dict[str, str]:

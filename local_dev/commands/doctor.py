@@ -28,7 +28,8 @@ def print_report(report: object) -> int:
               help="Judge the configuration for a Modal deployment (Turso, S3, sandboxes).")
 def doctor(online: bool, cloud: bool) -> None:
     """Check the configuration: config file, database, object store, model and key,
-    HTTP API key, Telegram/Slack tokens, sandbox credentials, MCP servers.
+    HTTP API key, Telegram/Slack tokens, sandbox credentials, MCP servers, web search,
+    vision, voice replies and execute_code.
 
     Exits 1 when anything is wrong.
 

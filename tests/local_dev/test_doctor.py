@@ -37,9 +37,9 @@ def test_a_fresh_home_has_warnings_only(monkeypatch):
     if shutil.which("bwrap"):
         assert "✓ sandbox         local, isolated" in result.output
         assert "0 error(s), 2 warning(s)." in result.output
-    else:
+    else:  # the sandbox and execute_code both say so
         assert "! sandbox         local, not isolated" in result.output
-        assert "0 error(s), 3 warning(s)." in result.output
+        assert "0 error(s), 4 warning(s)." in result.output
 
 
 def test_unisolated_commands_are_named_and_an_open_home_is_flagged(iris_home, monkeypatch):
@@ -164,3 +164,64 @@ def test_web_search_says_how_to_enable_it(monkeypatch):
 
 def problems_or_warnings(output):
     return "\n".join(line for line in output.splitlines() if line.startswith(("✗", "!")))
+
+
+def line_of(output, check):
+    """The doctor line of ``check`` (its mark, name and message)."""
+    (line,) = [x for x in output.splitlines() if re.match(rf"[✓!✗] {re.escape(check)}\s{{2,}}", x)]
+    return line
+
+
+def test_vision_says_how_images_are_seen(monkeypatch):
+    monkeypatch.setenv("IRIS_MODEL", "ollama/llama3")  # litellm's model info: no images
+    line = line_of(doctor().output, "vision")
+    assert line.startswith("✓ vision          off: ollama/llama3 cannot see images (litellm's "
+                           "model info) and IRIS_VISION_MODEL is not set")
+    assert "to enable it, set IRIS_VISION_MODEL" in line
+    monkeypatch.setenv("IRIS_VISION_MODEL", "openai/gpt-4o-mini")
+    line = line_of(doctor().output, "vision")
+    assert "ollama/llama3 cannot see images (litellm's model info); vision_analyze asks " \
+           "openai/gpt-4o-mini (IRIS_VISION_MODEL)" in line
+    monkeypatch.delenv("IRIS_VISION_MODEL")
+    monkeypatch.setenv("IRIS_MODEL", "openai/gpt-4o")  # litellm's model info: sees
+    assert line_of(doctor().output, "vision") == \
+        "✓ vision          openai/gpt-4o sees images (litellm's model info)"
+    monkeypatch.setenv("IRIS_MODEL_VISION", "false")  # the owner's word overrides litellm
+    assert "openai/gpt-4o cannot see images (IRIS_MODEL_VISION=false)" in \
+        line_of(doctor().output, "vision")
+
+
+def test_voice_replies_say_whether_they_can_be_spoken(monkeypatch):
+    assert line_of(doctor().output, "voice replies").startswith(
+        "✓ voice replies   off (IRIS_TTS_MODEL is not set); to enable it, set IRIS_TTS_MODEL")
+    monkeypatch.setenv("IRIS_VOICE_REPLIES", "true")
+    result = doctor()
+    assert line_of(result.output, "voice replies").startswith(
+        "! voice replies   IRIS_VOICE_REPLIES is on but IRIS_TTS_MODEL is not set")
+    assert "fix: set IRIS_TTS_MODEL (e.g. openai/tts-1)" in result.output
+    monkeypatch.setenv("IRIS_TTS_MODEL", "openai/tts-1")
+    assert line_of(doctor().output, "voice replies") == (
+        "✓ voice replies   openai/tts-1 (voice alloy) speaks answers to Telegram voice notes; "
+        "on by default (IRIS_VOICE_REPLIES), each person's /voice overrides")
+    monkeypatch.setenv("IRIS_VOICE_REPLIES", "false")
+    assert "; off by default (IRIS_VOICE_REPLIES)" in line_of(doctor().output, "voice replies")
+
+
+def test_execute_code_names_its_sandbox_and_limits(monkeypatch, tmp_path):
+    monkeypatch.delenv("IRIS_SANDBOX_ISOLATION", raising=False)
+    monkeypatch.setenv("IRIS_EXECUTE_CODE_TIMEOUT", "90")
+    monkeypatch.setenv("IRIS_EXECUTE_CODE_MAX_CALLS", "7")
+    limits = ("limits 90 s, 7 tool calls, 20,000 printed chars per script "
+              "(IRIS_EXECUTE_CODE_TIMEOUT / _MAX_CALLS / _OUTPUT_CHARS)")
+    if shutil.which("bwrap"):
+        assert line_of(doctor().output, "execute_code") == (
+            f"✓ execute_code    runs in the local sandbox under bubblewrap; {limits}")
+    monkeypatch.setenv("PATH", str(tmp_path))  # no bubblewrap to be found
+    result = doctor()
+    assert line_of(result.output, "execute_code") == (
+        "! execute_code    runs in the local sandbox NOT isolated (bubblewrap is not "
+        f"installed): a script can read everything this account can; {limits}")
+    assert "fix: install bubblewrap" in result.output
+    monkeypatch.setenv("IRIS_SANDBOX_BACKEND", "modal")
+    assert line_of(doctor().output, "execute_code") == (
+        f"✓ execute_code    runs in the modal sandbox; {limits}")
