@@ -215,6 +215,11 @@ def test_the_vision_models_calls_are_counted_in_usage(llm, monkeypatch):
         assert rt.store.usage.by_model(alice)[vision_model].calls == 1
 
         shown = ask(stack, "/usage")
-        assert shown.startswith("This session: 3 model calls")
+        prompt = sum(u.prompt_tokens for u in rows.values())
+        completion = sum(u.completion_tokens for u in rows.values())
+        cost = sum(u.cost_usd or 0.0 for u in rows.values())
+        assert prompt > rows["openai/scripted-model"].prompt_tokens  # the vision call's too
+        assert shown.startswith(f"This session: 3 model calls, {prompt} prompt + {completion} "
+                                f"completion tokens, ${cost:.4f}"), shown
         bob_usage = ask(stack, "/usage", user="bob")
         assert "All time: 0 model calls" in bob_usage
