@@ -175,9 +175,12 @@ class DeliveryService:
         if voice:  # a spoken reply: speech made (once) and kept in the user's object store
             if not isinstance(sender, VoiceSender):
                 raise DeliveryFailed(f"{claimed.platform} sends no voice notes", retryable=False)
-            from core.platforms.speech import voice_audio
+            from core.platforms.tts import SpeechFailed, voice_audio
 
-            audio, filename = await voice_audio(self.store, self.settings, claimed)
+            try:
+                audio, filename = await voice_audio(self.store, self.settings, claimed)
+            except SpeechFailed as exc:
+                raise DeliveryFailed(str(exc), retryable=exc.retryable) from exc
             return [await sender.send_voice(claimed.target, audio, filename)]
         if isinstance(sender, RecordSender):
             return await sender.send_record(claimed)

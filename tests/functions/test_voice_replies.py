@@ -9,7 +9,7 @@ import pytest
 
 from core.clock import ManualClock
 from core.llm import LiteLLMModel
-from core.platforms.speech import SPEECH_ATTEMPTS
+from core.platforms.tts import SPEECH_ATTEMPTS
 from iris_testing.llm_server import ScriptedLLM
 from iris_testing.platform_stack import platform_stack
 from iris_testing.server import serve
