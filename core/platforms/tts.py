@@ -19,6 +19,9 @@ if TYPE_CHECKING:
 
 MAX_SPOKEN_CHARS = 4_000  # OpenAI's speech input limit is 4,096 characters
 SPEECH_ATTEMPTS = 3  # speech calls per voice note (backoff between them: the delivery's)
+# A speech call ends well within the delivery's claim (CLAIM_SECONDS, 120 s), so no sweep can
+# take the delivery over while it is still being spoken and sent (a second voice note).
+SPEECH_TIMEOUT = 60.0
 
 
 class SpeechFailed(Exception):
@@ -42,7 +45,8 @@ async def synthesize(settings: Settings, text: str) -> tuple[bytes, float | None
     (the OpenAI client's own two retries are off)."""
     response = await audio_call(settings, "aspeech", "tts", model=settings.tts_model,
                                 input=text, voice=settings.tts_voice, response_format="opus",
-                                max_retries=0)
+                                max_retries=0,
+                                timeout=min(settings.model_timeout, SPEECH_TIMEOUT))
     hidden = getattr(response, "_hidden_params", None) or {}
     cost = hidden.get("response_cost")
     return bytes(response.content), float(cost) if isinstance(cost, int | float) else None

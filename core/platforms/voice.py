@@ -41,11 +41,12 @@ def has_voice(message: InboundMessage) -> bool:
 
 async def audio_call(settings: Settings, method: str, prefix: str, **kwargs: Any) -> Any:
     """``litellm.<method>(**kwargs)`` with the ``<prefix>_api_base`` / ``<prefix>_api_key``
-    settings and the model timeout; provider failures raise ProviderError."""
+    settings and the model timeout (unless ``timeout`` is given); provider failures raise
+    ProviderError."""
     from core.llm import classify_error, load_litellm
 
     litellm = await asyncio.to_thread(load_litellm)
-    kwargs["timeout"] = settings.model_timeout
+    kwargs.setdefault("timeout", settings.model_timeout)
     if base := getattr(settings, f"{prefix}_api_base"):
         kwargs["api_base"] = base
     if key := settings.secret(f"{prefix}_api_key"):
