@@ -7,6 +7,9 @@ Import line format::
      "started_at": "2024-05-01T10:00:00Z", "title": "optional",
      "messages": [{"role": "user", "content": "…", "timestamp": "…", "id": "t-1"}, …]}
 
+A message's images come as ``images: [{"id": …, "mime_type": …, "data_url": "data:…"}]`` (what
+the ``iris`` export writes) or as OpenAI-style ``content`` parts (``{"type": "image_url",
+"image_url": {"url": "data:…"}}``); ``core.sessions.import_images`` checks and stores them.
 Unknown fields are ignored. The whole file is validated before anything is written.
 """
 
@@ -14,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -24,7 +27,7 @@ from core.errors import IrisUsageError, NotFound
 from core.store.transcripts import ImportedMessage
 
 if TYPE_CHECKING:
-    from core.messages import ImageRef
+    from core.messages import ImageRef, Message
     from core.store import Store
     from core.store.sessions import Session, StoredMessage
 
@@ -53,10 +56,32 @@ def parse_time(value: Any, *, field: str = "timestamp") -> float:
     return parsed.timestamp()
 
 
+class ImageItem(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    id: str | None = Field(default=None, max_length=200)
+    mime_type: str | None = None
+    data_url: str | None = None
+    url: str | None = None
+
+
+class ContentPart(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    type: str
+    text: str | None = None
+    image_url: dict[str, Any] | str | None = None
+
+    def url(self) -> str | None:
+        if isinstance(self.image_url, dict):
+            url = self.image_url.get("url")
+            return url if isinstance(url, str) else None
+        return self.image_url
+
+
 class LineMessage(BaseModel):
     model_config = ConfigDict(extra="ignore")
     role: Literal["user", "assistant", "system", "tool"]
-    content: str
+    content: str | list[ContentPart]
+    images: list[ImageItem] | None = None
     timestamp: str | float | None = None
     id: str | int | None = None
     tool_calls: list[dict[str, Any]] | None = None
@@ -69,6 +94,31 @@ class LineMessage(BaseModel):
         if value is not None:
             parse_time(value, field="")
         return value
+
+    @field_validator("content")
+    @classmethod
+    def _parts(cls, value: str | list[ContentPart]) -> str | list[ContentPart]:
+        for part in value if isinstance(value, list) else ():
+            if part.type == "text" and part.text is None:
+                raise ValueError("a text part needs its text")
+            if part.type == "image_url" and not part.url():
+                raise ValueError("an image_url part needs image_url.url")
+            if part.type not in ("text", "image_url"):
+                raise ValueError(f"content part type {part.type!r} is not supported "
+                                 "(text and image_url are)")
+        return value
+
+    def text(self) -> str:
+        if isinstance(self.content, str):
+            return self.content
+        return "\n".join(p.text or "" for p in self.content if p.type == "text")
+
+    def image_sources(self) -> list[tuple[str | None, str | None]]:
+        """(URL, id in the file) of each image: ``images`` first, then image parts."""
+        sources = [(i.data_url or i.url, i.id) for i in self.images or ()]
+        if isinstance(self.content, list):
+            sources += [(p.url(), None) for p in self.content if p.type == "image_url"]
+        return sources
 
 
 class SessionLine(BaseModel):
@@ -85,18 +135,22 @@ class SessionLine(BaseModel):
         parse_time(value, field="")
         return value
 
-    def imported_messages(self) -> list[ImportedMessage]:
+    def imported_messages(self, images: list[str | None] | None = None
+                          ) -> list[ImportedMessage]:
+        """The messages to store; ``images`` (one JSON list or None per message) links the
+        images already stored for them."""
         start = parse_time(self.started_at)
         out = []
-        for m in self.messages:
+        for number, m in enumerate(self.messages):
             calls = None
             if m.tool_calls:
                 calls = json.dumps(m.tool_calls)
             out.append(ImportedMessage(
-                role=m.role, content=m.content,
+                role=m.role, content=m.text(),
                 created_at=parse_time(m.timestamp) if m.timestamp is not None else start,
                 external_id=None if m.id is None else str(m.id), tool_calls=calls,
                 tool_call_id=m.tool_call_id, name=m.name,
+                images=images[number] if images else None,
             ))
         return out
 
@@ -126,12 +180,30 @@ def read_lines(lines: Iterable[str], source: str = "input") -> list[SessionLine]
     return parsed
 
 
+DROP_KINDS = {"url": "http(s) URL not fetched", "refused": "refused by the image checks",
+              "missing": "without bytes in the file"}
+
+
 @dataclass(frozen=True)
 class ImportReport:
     sessions: int
     skipped: int
     messages: int
     users: dict[str, str]  # reference in the file -> user id
+    images_stored: int = 0  # stored or linked for the messages written by this import
+    images_dropped: dict[str, int] = field(default_factory=dict)  # kind -> count
+    image_notes: tuple[str, ...] = ()  # one line per image not imported, with its reason
+
+    def images_line(self) -> str | None:
+        """``images: N stored, M not imported (…)``, or None when the import had no images."""
+        dropped = sum(self.images_dropped.values())
+        if not self.images_stored and not dropped:
+            return None
+        line = f"images: {self.images_stored} stored, {dropped} not imported"
+        if dropped:
+            line += " (" + ", ".join(f"{n} {DROP_KINDS[kind]}" for kind, n
+                                     in sorted(self.images_dropped.items())) + ")"
+        return line
 
 
 def resolve_import_user(store: Store, ref: str, *, create: bool) -> str:
@@ -147,25 +219,81 @@ def resolve_import_user(store: Store, ref: str, *, create: bool) -> str:
     return store.users.for_account(account)
 
 
-def import_sessions(store: Store, lines: list[SessionLine], *, create_users: bool = True
-                    ) -> ImportReport:
-    """Import validated lines in one transaction: a refused line leaves everything as it was."""
+def _note(line: SessionLine, position: int, number: int, reason: str) -> str:
+    message = line.messages[position]
+    which = f"message {position + 1}" + ("" if message.id is None else f" (id {message.id})")
+    return (f"{line.user} session {line.session_id} {which}: image {number} not imported: "
+            f"{reason}; the message's text was imported")
+
+
+def import_sessions(store: Store, lines: list[SessionLine], *, create_users: bool = True,
+                    image_max_bytes: int | None = None) -> ImportReport:
+    """Import validated lines in one transaction: a refused line leaves everything as it was.
+
+    Images are checked before anything is written and stored for the importing user; an image
+    that cannot be taken is reported (``image_notes``) and its message imported without it. A
+    session imported before its images were kept gets them on a later import of the same file.
+    Should the import fail, the images it stored are deleted again."""
+    from core.config import Settings
+    from core.sessions.import_images import (
+        Kept,
+        MessageImages,
+        Written,
+        check_images,
+        store_images,
+    )
+
+    cap = image_max_bytes or Settings.model_fields["image_max_bytes"].default
+    checked = [[check_images(m.image_sources(), cap) for m in line.messages] for line in lines]
     users: dict[str, str] = {}
-    created = skipped = count = 0
-    with store.transaction():
-        for line in lines:
-            if line.user not in users:
-                users[line.user] = resolve_import_user(store, line.user, create=create_users)
-        for line in lines:
-            messages = line.imported_messages()
-            _, new = store.transcripts.import_session(
-                users[line.user], external_id=line.session_id,
-                started_at=parse_time(line.started_at), title=line.title, messages=messages,
-            )
-            created += new
-            skipped += not new
-            count += len(messages) if new else 0
-    return ImportReport(sessions=created, skipped=skipped, messages=count, users=users)
+    created = skipped = count = stored = 0
+    dropped: dict[str, int] = {}
+    notes: list[str] = []
+    written = Written()
+
+    def kept(line: SessionLine, found: MessageImages, position: int, user_id: str) -> Kept:
+        result = store_images(found, user_id, store.objects, written)
+        nonlocal stored
+        stored += len(result.refs)
+        for drop in result.dropped:
+            dropped[drop.kind] = dropped.get(drop.kind, 0) + 1
+            notes.append(_note(line, position, drop.number, drop.reason))
+        return result
+
+    try:
+        with store.transaction():
+            for line in lines:
+                if line.user not in users:
+                    users[line.user] = resolve_import_user(store, line.user, create=create_users)
+            for line, checked_by_line in zip(lines, checked, strict=True):
+                user = users[line.user]
+                existing = store.transcripts.find_external(user, line.session_id)
+                images: list[str | None] = [None] * len(line.messages)
+                if existing is None:
+                    images = [kept(line, found, n, user).json() if found else None
+                              for n, found in enumerate(checked_by_line)]
+                messages = line.imported_messages(images)
+                session_id, new = store.transcripts.import_session(
+                    user, external_id=line.session_id,
+                    started_at=parse_time(line.started_at), title=line.title, messages=messages,
+                )
+                if not new:
+                    for position, row in enumerate(store.transcripts.rows_without_images(
+                            user, session_id)):
+                        if row is not None and checked_by_line[position].wanted:
+                            images_json = kept(line, checked_by_line[position], position,
+                                               user).json()
+                            if images_json:
+                                store.transcripts.set_images(user, row, images_json)
+                created += new
+                skipped += not new
+                count += len(messages) if new else 0
+    except BaseException:
+        if written.keys:
+            written.undo(store.objects)
+        raise
+    return ImportReport(sessions=created, skipped=skipped, messages=count, users=users,
+                        images_stored=stored, images_dropped=dropped, image_notes=tuple(notes))
 
 
 def _iso(epoch: float) -> str:
@@ -204,12 +332,18 @@ def _openai_message(stored: StoredMessage) -> dict[str, Any]:
     return stored.message.to_openai()
 
 
+def _with_image_markers(message: Message) -> str:
+    """ShareGPT has no image parts: each image becomes ``[image: <id>]`` after the text."""
+    markers = [f"[image: {image.id}]" for image in message.images]
+    return "\n".join([message.content, *markers] if message.content else markers)
+
+
 def _sharegpt_turns(messages: list[StoredMessage], system: str | None) -> list[dict[str, str]]:
     turns = [{"from": "system", "value": system}] if system else []
     for stored in messages:
         m = stored.message
         if m.role == "user":
-            turns.append({"from": "human", "value": m.content})
+            turns.append({"from": "human", "value": _with_image_markers(m)})
         elif m.role == "assistant":
             if m.content:
                 turns.append({"from": "gpt", "value": m.content})

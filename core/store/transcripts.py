@@ -23,6 +23,7 @@ class ImportedMessage:
     tool_calls: str | None = None
     tool_call_id: str | None = None
     name: str | None = None
+    images: str | None = None  # JSON list of image refs, as messages.images holds them
 
 
 @dataclass(frozen=True)
@@ -66,10 +67,11 @@ class Transcripts:
             )
             self.db._conn.executemany(
                 "INSERT INTO messages (user_id, session_id, role, content, tool_calls,"
-                " tool_call_id, name, external_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " tool_call_id, name, external_id, images, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (user_id, session_id, m.role, m.content, m.tool_calls, m.tool_call_id,
-                     m.name, m.external_id, m.created_at)
+                     m.name, m.external_id, m.images, m.created_at)
                     for m in messages
                 ],
             )
@@ -91,6 +93,22 @@ class Transcripts:
                 f"session {external_id!r} was already imported for this user with different "
                 "messages; refusing to merge or overwrite it (import it under a new session_id)"
             )
+
+    def rows_without_images(self, user_id: str, session_id: str) -> list[int | None]:
+        """Per message of the session, in order: its row id when it has no images, else None."""
+        rows = self.db.query(
+            "SELECT id, images FROM messages WHERE user_id = ? AND session_id = ? ORDER BY id",
+            (user_id, session_id),
+        )
+        return [None if r["images"] else int(r["id"]) for r in rows]
+
+    def set_images(self, user_id: str, message_id: int, images: str) -> bool:
+        """Link images to a message that has none (never replaces a message's images)."""
+        return self.db.execute(
+            "UPDATE messages SET images = ? WHERE user_id = ? AND id = ?"
+            " AND (images IS NULL OR images = '')",
+            (images, user_id, message_id),
+        ) > 0
 
     def set_title(self, user_id: str, session_id: str, title: str, *, only_if_empty: bool) -> bool:
         sql = "UPDATE sessions SET title = ? WHERE user_id = ? AND id = ?"

@@ -193,6 +193,9 @@ def sessions_import(path: Any, no_create_users: bool, embed_mode: str) -> None:
                 "timestamp": "…", "id": "m1"}]}
     A user is a user id or an account; an unknown bare name becomes the HTTP API user
     http:<name>. The file is validated whole first; a session already imported is skipped.
+    Images (a message's "images" with data: URLs, as `iris sessions export` writes them, or
+    OpenAI-style image_url parts) are checked as live images are and stored for the user;
+    http(s) image URLs are never fetched. Each image not imported is listed with its reason.
     Imported messages then get semantic-search vectors (--embed).
 
     Example: iris sessions import history.jsonl --embed fast
@@ -200,10 +203,16 @@ def sessions_import(path: Any, no_create_users: bool, embed_mode: str) -> None:
     from core.sessions.transfer import import_sessions, read_lines
 
     lines = read_lines(path, source=getattr(path, "name", "input"))
-    with _open() as store:
-        report = import_sessions(store, lines, create_users=not no_create_users)
+    with opened() as (settings, store):
+        report = import_sessions(store, lines, create_users=not no_create_users,
+                                 image_max_bytes=settings.image_max_bytes)
         click.echo(f"imported {report.sessions} sessions ({report.messages} messages) for "
                    f"{len(report.users)} users; {report.skipped} already present")
+        images = report.images_line()
+        if images:
+            click.echo(images)
+        for note in report.image_notes:
+            click.echo(f"  {note}", err=True)
         if embed_mode != "none" and report.messages:
             _embed_users(store, sorted(set(report.users.values())), fast=embed_mode == "fast")
 

@@ -108,3 +108,77 @@ def test_iris_export_round_trips_through_import(store, tmp_path):
     [copy] = store.transcripts.sessions(carol)
     original = [m.message for m in store.messages.for_session(user, session.id)]
     assert [m.message for m in store.messages.for_session(carol, copy.session.id)] == original
+
+
+PNG_BYTES = bytes.fromhex("89504e470d0a1a0a") + b"\x00" * 24
+
+
+def image_line(session_id="p1", data=PNG_BYTES, **item):
+    import base64
+
+    item.setdefault("data_url", "data:image/png;base64," + base64.b64encode(data).decode())
+    return line(session_id=session_id, messages=[
+        {"role": "user", "content": "look", "id": "m1", "images": [item]},
+        {"role": "assistant", "content": "Seen."}])
+
+
+def image_keys(store, user):
+    return sorted(store.objects.list(user, "images/"))
+
+
+def test_a_failed_import_takes_back_the_images_it_stored(store):
+    import_sessions(store, read_lines([line()]))
+    alice = store.users.resolve("alice")
+    conflicting = line(messages=[{"role": "user", "content": "different"}])
+    with pytest.raises(IrisUsageError, match="already imported"):
+        import_sessions(store, read_lines([image_line(), conflicting]))
+    assert image_keys(store, alice) == []
+    assert store.db.scalar("SELECT count(*) FROM sessions WHERE external_id = 'p1'") == 0
+
+
+def test_a_session_imported_without_its_images_gets_them_once(store):
+    record = json.loads(image_line())
+    bare = dict(record, messages=[{k: v for k, v in m.items() if k != "images"}
+                                  for m in record["messages"]])
+    import_sessions(store, read_lines([json.dumps(bare)]))  # as the old import left it
+    alice = store.users.resolve("alice")
+    again = import_sessions(store, read_lines([json.dumps(record)]))
+    assert (again.sessions, again.skipped, again.images_stored) == (0, 1, 1)
+    first, second = store.messages.for_session(alice, "p1")
+    assert len(first.message.images) == 1 and second.message.images == ()
+    keys = image_keys(store, alice)
+    third = import_sessions(store, read_lines([json.dumps(record)]))
+    assert third.images_stored == 0 and image_keys(store, alice) == keys
+
+
+def test_an_id_without_bytes_links_only_the_users_own_image(store):
+    from core.images import image_key
+
+    alice = store.users.for_account("http:alice")
+    store.objects.put(alice, image_key("img_00000000000000b1"), PNG_BYTES)
+    report = import_sessions(store, read_lines([
+        image_line(id="img_00000000000000b1", data_url=None),
+        image_line("p2", id="img_00000000000000b2", data_url=None)]))
+    assert report.images_stored == 1 and report.images_dropped == {"missing": 1}
+    assert "has no bytes for img_00000000000000b2" in report.image_notes[0]
+    [ref] = store.messages.for_session(alice, "p1")[0].message.images
+    assert ref.id == "img_00000000000000b1"
+    assert store.messages.for_session(alice, "p2")[0].message.images == ()
+
+
+def test_a_file_id_holding_other_bytes_gets_a_fresh_id(store):
+    from core.images import image_key, load_image
+
+    alice = store.users.for_account("http:alice")
+    store.objects.put(alice, image_key("img_00000000000000c1"), b"GIF89a-other")
+    import_sessions(store, read_lines([image_line(id="img_00000000000000c1")]))
+    [ref] = store.messages.for_session(alice, "p1")[0].message.images
+    assert ref.id != "img_00000000000000c1"
+    assert load_image(store.objects, alice, ref.id) == ("image/png", PNG_BYTES)
+    assert store.objects.get(alice, image_key("img_00000000000000c1")).data == b"GIF89a-other"
+
+
+def test_unsupported_content_parts_are_refused_by_line():
+    bad = line(messages=[{"role": "user", "content": [{"type": "input_audio", "x": 1}]}])
+    with pytest.raises(IrisUsageError, match="f.jsonl:1: .*'input_audio' is not supported"):
+        read_lines([bad], source="f.jsonl")
