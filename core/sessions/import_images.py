@@ -12,6 +12,7 @@ re-imports with the same references; otherwise it gets an id derived from the us
 from __future__ import annotations
 
 import hashlib
+import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -29,6 +30,8 @@ from core.messages import ImageRef
 
 if TYPE_CHECKING:
     from core.store.objects import ObjectStore
+
+log = logging.getLogger("iris.sessions")
 
 
 @dataclass(frozen=True)
@@ -68,8 +71,9 @@ class Written:
         for user_id, key in reversed(self.keys):
             try:
                 objects.delete(user_id, key)
-            except Exception:  # noqa: BLE001 - best effort; the import's own error is raised
-                continue
+            except Exception as exc:  # best effort: the import's own error is what is raised
+                log.warning("could not delete %s of %s after a failed import: %s",
+                            key, user_id, exc)
 
 
 def check_images(sources: list[tuple[str | None, str | None]], max_bytes: int) -> MessageImages:

@@ -180,5 +180,5 @@ def test_a_file_id_holding_other_bytes_gets_a_fresh_id(store):
 
 def test_unsupported_content_parts_are_refused_by_line():
     bad = line(messages=[{"role": "user", "content": [{"type": "input_audio", "x": 1}]}])
-    with pytest.raises(IrisUsageError, match="f.jsonl:1: .*'input_audio' is not supported"):
+    with pytest.raises(IrisUsageError, match=r"f\.jsonl:1: .*'input_audio' is not supported"):
         read_lines([bad], source="f.jsonl")
