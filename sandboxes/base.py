@@ -1,7 +1,9 @@
 """The sandbox contract shared by every backend, and the helpers they all use.
 
 Timeouts: a command that outlives its timeout ends with ``exit_code == TIMEOUT_EXIT_CODE`` (-1)
-and ``timed_out=True``. A command killed by signal N reports ``128 + N``, as a shell would.
+and ``timed_out=True``, and keeps what it printed until then. A command killed by signal N
+reports ``128 + N``, as a shell would. ``note`` says, in plain words, anything unusual about how
+the command ended (a remote provider that never reported its end); it is empty otherwise.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ class ExecResult:
     truncated: bool
     duration: float
     timed_out: bool = False
+    note: str = ""
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ import asyncio
 import logging
 import math
 import time
+import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import PurePosixPath
@@ -48,10 +49,39 @@ logger = logging.getLogger(__name__)
 
 BACKEND = "modal"
 USER_TAG = "iris-user"
-_EXEC_GRACE = 30.0
 HANDLE_MAX_IDLE = 60.0
+RUN_MARKER = "IRIS_RUN_ID"
+"""Set in each command's environment (inherited by its children), so the command can be
+stopped by marker: Modal gives no process id."""
+KILL_TIMEOUT = 10
+BACKSTOP_NOTE = (
+    "Modal did not report the command's end in time: it was stopped; the output is what it "
+    "printed until then"
+)
 
 T = TypeVar("T")
+
+
+def kill_argv(run_id: str) -> list[str]:
+    """A command that SIGKILLs every process whose environment carries ``run_id``'s marker."""
+    marker = f"{RUN_MARKER}={run_id}"
+    script = (
+        '{ for p in /proc/[0-9]*; do '
+        f'if tr "\\0" "\\n" < "$p/environ" | grep -qx "{marker}"; then kill -9 "${{p#/proc/}}"; '
+        'fi; done; } 2>/dev/null; true'
+    )
+    return ["bash", "--noprofile", "--norc", "-c", script]
+
+
+async def _drain(stream: Any, into: list[str]) -> None:
+    """Keep each chunk as it arrives, so a backstop or a cancel still has what came so far."""
+    async for chunk in stream:
+        into.append(chunk)
+
+
+async def _ended(readers: list[asyncio.Future[None]], wait: Awaitable[int]) -> int:
+    exit_code, *_ = await asyncio.gather(wait, *readers)
+    return int(exit_code)
 
 
 class ModalSandbox:
@@ -93,19 +123,27 @@ class ModalSandbox:
             "timeout": max(1, math.ceil(timeout)),
             "env": {**(env or {}), "HOME": COMMAND_HOME},
         }
+        run_id = uuid.uuid4().hex
+        kwargs["env"][RUN_MARKER] = run_id
         started = time.monotonic()
         process = await self._call(
             "start the command", lambda box: box.exec.aio(*argv, **kwargs), retry_transient=False
         )
+        out: list[str] = []
+        err: list[str] = []
+        readers = [asyncio.ensure_future(_drain(process.stdout, out)),
+                   asyncio.ensure_future(_drain(process.stderr, err))]
+        note = ""
         try:
-            stdout, stderr, exit_code = await asyncio.wait_for(
-                asyncio.gather(
-                    process.stdout.read.aio(), process.stderr.read.aio(), process.wait.aio()
-                ),
-                timeout + _EXEC_GRACE,
+            exit_code = await asyncio.wait_for(
+                _ended(readers, process.wait.aio()), timeout + self._options.modal_exec_grace
             )
         except (TimeoutError, self._errors.TimeoutError):
-            stdout, stderr, exit_code = "", "", TIMEOUT_EXIT_CODE
+            exit_code, note = TIMEOUT_EXIT_CODE, BACKSTOP_NOTE
+            await self._kill(run_id)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._kill(run_id))
+            raise
         except self._errors.Error as exc:
             self._handle.set(None)
             raise SandboxError(
@@ -113,9 +151,12 @@ class ModalSandbox:
                 "its effects before running it again. Files are as of the last saved snapshot "
                 "if the sandbox ended."
             ) from exc
+        finally:
+            for reader in readers:
+                reader.cancel()
         limit = self._options.output_limit
-        stdout, cut_out = cap_output(stdout, limit)
-        stderr, cut_err = cap_output(stderr, limit)
+        stdout, cut_out = cap_output("".join(out), limit)
+        stderr, cut_err = cap_output("".join(err), limit)
         return ExecResult(
             exit_code=exit_code,
             stdout=stdout,
@@ -123,7 +164,24 @@ class ModalSandbox:
             truncated=cut_out or cut_err,
             duration=time.monotonic() - started,
             timed_out=exit_code == TIMEOUT_EXIT_CODE,
+            note=note,
         )
+
+    async def _kill(self, run_id: str) -> None:
+        """End every process of the command marked ``run_id`` (Modal 1.6 has no call that
+        kills one exec'd process; ``terminate`` would end the whole sandbox). Best effort,
+        bounded: a failure is logged, never raised."""
+        sandbox = self._handle.get()
+        if sandbox is None:
+            return
+        try:
+            killer = await asyncio.wait_for(
+                sandbox.exec.aio(*kill_argv(run_id), timeout=KILL_TIMEOUT), KILL_TIMEOUT
+            )
+            await asyncio.wait_for(killer.wait.aio(), KILL_TIMEOUT)
+        except (TimeoutError, self._errors.Error) as exc:
+            logger.warning("modal sandbox %s: could not stop command %s (%s)", self.name,
+                           run_id, exc)
 
     async def read_file(self, path: str) -> bytes:
         target = str(resolve_in_workspace(self._root, path))

@@ -41,6 +41,9 @@ class SandboxOptions:
     large workspace: the snapshot would fail and the sandbox later end with nothing saved)."""
     modal_terminate_wait: float = 60.0
     """Seconds to wait for a hibernated sandbox to be gone, so a resume never adopts it."""
+    modal_exec_grace: float = 30.0
+    """Seconds past a command's own timeout before Iris stops waiting for Modal to report its
+    end (the backstop): the command is then killed and what it printed so far returned."""
 
     daytona_api_key: str | None = None
     """None lets the SDK read DAYTONA_API_KEY / DAYTONA_API_URL / DAYTONA_TARGET."""

@@ -19,6 +19,8 @@ def format_exec(result: ExecResult, limit: int) -> str:
     else:
         status = f"exit code {result.exit_code} ({result.duration:.2f} s)"
     parts = [status]
+    if result.note:
+        parts.append(f"[{result.note}]")
     stdout, stderr = result.stdout, result.stderr
     if stdout and stderr:
         half = limit // 2

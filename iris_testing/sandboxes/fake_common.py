@@ -136,10 +136,12 @@ class Container:
         return sum(p.stat().st_size for p in self.root.rglob("*") if p.is_file())
 
     async def run(
-        self, argv: list[str], workdir: Path, env: dict[str, str], timeout: float | None
+        self, argv: list[str], workdir: Path, env: dict[str, str], timeout: float | None,
+        sink: Callable[[int, bytes], None] | None = None,
     ) -> tuple[bytes, bytes, int | None]:
         """Run ``argv``; ``None`` as the exit code means the timeout expired, and the output
-        is what the command wrote until then."""
+        is what the command wrote until then. ``sink(fd, chunk)`` gets each chunk as it is
+        read (fd 1 stdout, 2 stderr) and ``sink(fd, b"")`` at each stream's end."""
         proc = await asyncio.create_subprocess_exec(
             *argv,
             cwd=workdir,
@@ -152,11 +154,17 @@ class Container:
         assert proc.stdout is not None and proc.stderr is not None
         out, err = bytearray(), bytearray()
 
-        async def drain(stream: asyncio.StreamReader, into: bytearray) -> None:
+        async def drain(stream: asyncio.StreamReader, into: bytearray, fd: int) -> None:
             while chunk := await stream.read(65536):
                 into.extend(chunk)
+                if sink is not None:
+                    sink(fd, chunk)
+            if sink is not None:
+                sink(fd, b"")
 
-        readers = asyncio.gather(drain(proc.stdout, out), drain(proc.stderr, err), proc.wait())
+        readers = asyncio.gather(
+            drain(proc.stdout, out, 1), drain(proc.stderr, err, 2), proc.wait()
+        )
         try:
             await asyncio.wait_for(asyncio.shield(readers), timeout)
         except TimeoutError:

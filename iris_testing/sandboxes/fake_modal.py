@@ -13,6 +13,11 @@ shows, the fake does the same way:
   ``ConflictError``.
 - ``exec`` refuses a relative workdir (``InvalidError``); a command past its timeout is killed,
   its stdout/stderr end with what it wrote so far and ``wait()`` returns -1.
+- ``process.stdout`` / ``stderr`` are ``StreamReader``s: ``read()`` returns everything until
+  EOF, and ``async for chunk in stream`` yields chunks as they arrive (io_streams.py; Modal's
+  docs: "As an asynchronous iterable, the object supports the for and async for statements").
+  ``ContainerProcess`` has ``wait``/``poll`` and no call that kills the process
+  (container_process.py, 1.6.4); only ``Sandbox.terminate`` ends anything, the whole sandbox.
 - The filesystem API needs absolute paths (``InvalidError``); it maps "not found", "is a
   directory" and "not a directory" to their ``SandboxFilesystem*Error`` classes, and passes
   sandbox-level failures through the SDK's own ``translate_exec_errors`` (an unavailable
@@ -28,6 +33,8 @@ What the SDK source cannot show (the server decides), the fake assumes and says 
 - A sandbox whose ``terminate()`` was not waited for is "dying": still found by
   ``Sandbox.from_name`` and still holding its name, while every call on it fails as ended.
 - How long a snapshot takes: ``FakeModal.snapshot_seconds`` (no real time passes).
+- ``FakeModal.exec_overruns``: Modal fails to end a command at its exec timeout and never
+  reports its end (what Iris' backstop guards against); the command runs until killed.
 """
 
 from __future__ import annotations
@@ -65,6 +72,7 @@ def modal_targets() -> dict[str, Any]:
         "Sandbox.snapshot_filesystem": modal.Sandbox.snapshot_filesystem,
         "Sandbox.terminate": modal.Sandbox.terminate,
         "StreamReader.read": StreamReader.read,
+        "StreamReader.__aiter__": StreamReader.__aiter__,
         "ContainerProcess.wait": ContainerProcess.wait,
         "SandboxFilesystem.read_bytes": SandboxFilesystem.read_bytes,
         "SandboxFilesystem.write_bytes": SandboxFilesystem.write_bytes,
@@ -129,6 +137,8 @@ class FakeModal:
         self.apps: set[str] = set()
         self.snapshot_seconds = 1.0
         self.from_name_misses = 0
+        self.exec_overruns = False
+        self.processes: list[FakeContainerProcess] = []
         self.App = SimpleNamespace(lookup=aio(self._app_lookup))
         self.Sandbox = SimpleNamespace(create=aio(self._create), from_name=aio(self._from_name))
         self.Image = SimpleNamespace(debian_slim=self._debian_slim, from_id=_FromId(self))
@@ -245,8 +255,11 @@ class FakeModalSandbox:
         if not host_dir.is_dir():
             raise errors.InvalidError(f"workdir {workdir} does not exist")
         env = self.container.env(kwargs.get("env"))
-        run = self.container.run(list(args), host_dir, env, kwargs.get("timeout"))
-        return FakeContainerProcess(self.fake.recorder, asyncio.ensure_future(run))
+        timeout = None if self.fake.exec_overruns else kwargs.get("timeout")
+        process = FakeContainerProcess(self.fake.recorder)
+        process.start(self.container.run(list(args), host_dir, env, timeout, process.feed))
+        self.fake.processes.append(process)
+        return process
 
     async def _snapshot_filesystem(self, *args: Any, **kwargs: Any) -> FakeImage:
         self.fake.recorder.record("Sandbox.snapshot_filesystem", *args, **kwargs)
@@ -274,26 +287,54 @@ class FakeModalSandbox:
         return None
 
 
+class FakeStreamReader:
+    """``read()`` until EOF, or ``async for`` over the chunks as they come."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        self._recorder = recorder
+        self._chunks: asyncio.Queue[bytes] = asyncio.Queue()
+        self.read = aio(self._read)
+
+    def feed(self, chunk: bytes) -> None:
+        self._chunks.put_nowait(chunk)
+
+    async def _iterate(self) -> Any:
+        while chunk := await self._chunks.get():
+            yield chunk.decode()
+
+    def __aiter__(self) -> Any:
+        self._recorder.record("StreamReader.__aiter__")
+        return self._iterate()
+
+    async def _read(self) -> str:
+        self._recorder.record("StreamReader.read")
+        return "".join([chunk async for chunk in self._iterate()])
+
+
 class FakeContainerProcess:
     """Exit code -1 when the exec timeout expires, as modal's ContainerProcess.wait() reports;
     the streams then hold what the command wrote before it was stopped."""
 
-    def __init__(self, recorder: Recorder, run: asyncio.Future[Any]) -> None:
-        self._run = run
+    def __init__(self, recorder: Recorder) -> None:
         self._recorder = recorder
-        self.stdout = SimpleNamespace(read=aio(self._reader(0)))
-        self.stderr = SimpleNamespace(read=aio(self._reader(1)))
+        self._run: asyncio.Future[Any] | None = None
+        self.stdout = FakeStreamReader(recorder)
+        self.stderr = FakeStreamReader(recorder)
         self.wait = aio(self._wait)
 
-    def _reader(self, index: int) -> Any:
-        async def read() -> str:
-            self._recorder.record("StreamReader.read")
-            return (await self._run)[index].decode()
+    def start(self, run: Any) -> None:
+        self._run = asyncio.ensure_future(run)
 
-        return read
+    @property
+    def finished(self) -> bool:
+        return self._run is not None and self._run.done()
+
+    def feed(self, fd: int, chunk: bytes) -> None:
+        (self.stdout if fd == 1 else self.stderr).feed(chunk)
 
     async def _wait(self) -> int:
         self._recorder.record("ContainerProcess.wait")
+        assert self._run is not None
         code = (await self._run)[2]
         return -1 if code is None else code
 

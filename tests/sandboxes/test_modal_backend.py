@@ -42,8 +42,8 @@ async def test_first_exec_creates_a_named_sandbox_then_execs(fake_modal: Backend
         "Image.apt_install",
         "Sandbox.create",
         "Sandbox.exec",
-        "StreamReader.read",
-        "StreamReader.read",
+        "StreamReader.__aiter__",
+        "StreamReader.__aiter__",
         "ContainerProcess.wait",
     ]
     assert fake.recorder.named("Sandbox.from_name")[0].args == ("iris-sandboxes", "iris-alice")
@@ -58,8 +58,11 @@ async def test_first_exec_creates_a_named_sandbox_then_execs(fake_modal: Backend
     exec_call = fake.recorder.named("Sandbox.exec")[0]
     assert exec_call.args[:4] == ("bash", "--noprofile", "--norc", "-c")
     assert exec_call.args[4].endswith("; echo hi")
+    run_id = exec_call.kwargs["env"].get("IRIS_RUN_ID", "")
+    assert len(run_id) == 32  # the marker that lets a cancel or the backstop stop it
     assert exec_call.kwargs == {
-        "workdir": "/workspace", "timeout": 8, "env": {"HOME": COMMAND_HOME},
+        "workdir": "/workspace", "timeout": 8,
+        "env": {"HOME": COMMAND_HOME, "IRIS_RUN_ID": run_id},
     }
 
 
