@@ -126,9 +126,13 @@ class ModalSandbox:
         run_id = uuid.uuid4().hex
         kwargs["env"][RUN_MARKER] = run_id
         started = time.monotonic()
-        process = await self._call(
-            "start the command", lambda box: box.exec.aio(*argv, **kwargs), retry_transient=False
-        )
+        boxes: list[Any] = []
+
+        def start(box: Any) -> Awaitable[Any]:
+            boxes.append(box)
+            return box.exec.aio(*argv, **kwargs)
+
+        process = await self._call("start the command", start, retry_transient=False)
         out: list[str] = []
         err: list[str] = []
         readers = [asyncio.ensure_future(_drain(process.stdout, out)),
@@ -140,9 +144,9 @@ class ModalSandbox:
             )
         except (TimeoutError, self._errors.TimeoutError):
             exit_code, note = TIMEOUT_EXIT_CODE, BACKSTOP_NOTE
-            await self._kill(run_id)
+            await self._kill(boxes[-1], run_id)
         except asyncio.CancelledError:
-            await asyncio.shield(self._kill(run_id))
+            await asyncio.shield(self._kill(boxes[-1], run_id))
             raise
         except self._errors.Error as exc:
             self._handle.set(None)
@@ -167,13 +171,10 @@ class ModalSandbox:
             note=note,
         )
 
-    async def _kill(self, run_id: str) -> None:
+    async def _kill(self, sandbox: Any, run_id: str) -> None:
         """End every process of the command marked ``run_id`` (Modal 1.6 has no call that
         kills one exec'd process; ``terminate`` would end the whole sandbox). Best effort,
         bounded: a failure is logged, never raised."""
-        sandbox = self._handle.get()
-        if sandbox is None:
-            return
         try:
             killer = await asyncio.wait_for(
                 sandbox.exec.aio(*kill_argv(run_id), timeout=KILL_TIMEOUT), KILL_TIMEOUT

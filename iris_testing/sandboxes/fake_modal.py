@@ -327,6 +327,7 @@ class FakeContainerProcess:
 
     @property
     def finished(self) -> bool:
+        """The command's processes are gone (their output pipes closed)."""
         return self._run is not None and self._run.done()
 
     def feed(self, fd: int, chunk: bytes) -> None:
@@ -335,7 +336,8 @@ class FakeContainerProcess:
     async def _wait(self) -> int:
         self._recorder.record("ContainerProcess.wait")
         assert self._run is not None
-        code = (await self._run)[2]
+        # the process runs in the sandbox: a client that stops waiting does not end it
+        code = (await asyncio.shield(self._run))[2]
         return -1 if code is None else code
 
 

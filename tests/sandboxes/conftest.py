@@ -76,3 +76,15 @@ def fake_modal(tmp_path: Path) -> Backend:
 @pytest.fixture
 def fake_daytona(tmp_path: Path) -> Backend:
     return _daytona(tmp_path)
+
+
+async def until(condition: Callable[[], object], what: str, timeout: float = 30.0) -> None:
+    """Poll ``condition`` (every 20 ms) until it holds; fail naming ``what`` after ``timeout``."""
+    import asyncio
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still waiting after {timeout} s for {what}")
+        await asyncio.sleep(0.02)

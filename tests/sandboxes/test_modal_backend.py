@@ -3,6 +3,7 @@ when Modal fails (each numbered test names the defect of issue 19 it guards)."""
 
 from __future__ import annotations
 
+import asyncio
 import warnings
 
 import modal.exception as errors
@@ -10,9 +11,10 @@ import pytest
 
 from iris_testing.sandboxes.fake_modal import FakeModal
 from sandboxes import SandboxError, SandboxFileNotFound, SandboxOptions, WorkspaceLost
-from sandboxes.base import COMMAND_HOME
+from core.acting.output import format_exec
+from sandboxes.base import COMMAND_HOME, TIMEOUT_EXIT_CODE
 from sandboxes.modal_backend import ModalSandbox
-from tests.sandboxes.conftest import Backend
+from tests.sandboxes.conftest import Backend, until
 
 pytestmark = pytest.mark.anyio
 
@@ -265,3 +267,36 @@ async def test_a_sandbox_ended_by_modal_while_idle_is_restored(fake_modal: Backe
     now[0] += 61
     assert (await sandbox.exec("cat a.txt")).stdout == "1"
     assert len(fake.sandboxes) == 3
+
+
+async def test_the_backstop_returns_what_was_printed_and_stops_the_command(
+    fake_modal: Backend,
+) -> None:
+    """Modal never reports the end of a command past its timeout: after the grace the
+    command's output so far comes back with a note, and the command is killed."""
+    fake = fake_of(fake_modal)
+    fake.exec_overruns = True
+    sandbox = fake_modal.make(options=SandboxOptions(modal_exec_grace=2))
+    result = await sandbox.exec("echo started; echo warming >&2; sleep 60; echo late", timeout=1)
+    assert (result.exit_code, result.timed_out) == (TIMEOUT_EXIT_CODE, True)
+    assert (result.stdout, result.stderr) == ("started\n", "warming\n")
+    assert "did not report the command's end" in result.note
+    killer = fake.recorder.named("Sandbox.exec")[-1]
+    assert "IRIS_RUN_ID=" in killer.args[-1]
+    await until(lambda: fake.processes[0].finished, "the overrunning command to be killed")
+    assert "[Modal did not report" in format_exec(result, 1000)
+
+
+async def test_a_cancelled_command_is_killed_in_the_sandbox(fake_modal: Backend) -> None:
+    fake = fake_of(fake_modal)
+    sandbox = fake_modal.make()
+    await sandbox.exec("true")
+    running = asyncio.ensure_future(sandbox.exec("touch began; sleep 60", timeout=600))
+    began = fake.sandboxes[-1].container.host("/workspace/began")
+    await until(began.exists, "the command to start")
+    command = fake.processes[-1]
+    running.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    await until(lambda: command.finished, "the cancelled command to be killed", timeout=20)
+    assert "IRIS_RUN_ID=" in fake.recorder.named("Sandbox.exec")[-1].args[-1]
