@@ -202,6 +202,8 @@ async def test_2_a_command_cut_off_mid_run_is_reported_not_rerun(fake_modal: Bac
         await sandbox.exec("echo once >> log.txt")
     assert fake.recorder.names().count("Sandbox.exec") == 2  # the "true" and this one, no rerun
     assert await sandbox.read_file("notes.txt") == b"precious"
+    # the command itself went on in the sandbox; let it end before the test's loop closes
+    await until(lambda: all(p.finished for p in fake.processes), "the command to end")
 
 
 async def test_4_a_large_workspace_gets_time_to_snapshot(fake_modal: Backend) -> None:
