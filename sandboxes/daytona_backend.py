@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import math
 import os
-import shlex
 import threading
 import time
 import weakref
@@ -165,10 +164,14 @@ class DaytonaSandbox:
             return sandbox, daytona_exec.start(self._sdk, sandbox, line)
 
         sandbox, run = await self._call("run the command", begin, idempotent=False)
+        stop = threading.Event()
         try:
             done = await asyncio.to_thread(
-                daytona_exec.finish, self._sdk, sandbox, run, seconds, self._transient
+                daytona_exec.finish, self._sdk, sandbox, run, seconds, self._transient, stop
             )
+        except asyncio.CancelledError:
+            stop.set()  # the worker thread deletes the session, which ends the command
+            raise
         except self._sdk.DaytonaError as exc:
             self._handle.set(None)
             raise SandboxError(
@@ -188,6 +191,7 @@ class DaytonaSandbox:
             truncated=cut_out or cut_err,
             duration=time.monotonic() - started,
             timed_out=done.timed_out,
+            note=done.note,
         )
 
     async def read_file(self, path: str) -> bytes:
@@ -200,13 +204,9 @@ class DaytonaSandbox:
 
     async def write_file(self, path: str, data: bytes) -> None:
         def write(sandbox: Any, root: PurePosixPath) -> None:
-            target = resolve_in_workspace(root, path)
-            if target.parent != root:
-                parent = target.parent.relative_to(root)
-                made = sandbox.process.exec(f"mkdir -p {shlex.quote(str(parent))}", cwd=str(root))
-                if made.exit_code != 0:
-                    raise SandboxError(f"cannot create the directory for {path!r}: {made.result}")
-            sandbox.fs.upload_file(bytes(data), str(target))
+            # The daemon creates missing parent directories itself (os.MkdirAll in its
+            # bulk-upload handler), so a write is one call: no mkdir round trip first.
+            sandbox.fs.upload_file(bytes(data), str(resolve_in_workspace(root, path)))
 
         with self._file_errors(path):
             await self._call(f"write {path!r}", write)

@@ -8,10 +8,13 @@ output, so a command runs instead as an asynchronous command in a session of its
    -c <command>`` under the sandbox's ``timeout`` (coreutils or busybox), which stops the whole
    process group after the timeout so the command's last lines reach the session's log.
 2. ``get_session_command`` is polled (50 ms, doubling to 1 s) until the exit code is known, or
-   for at most the timeout plus ``BACKSTOP_GRACE`` seconds when the sandbox has no ``timeout``.
+   for at most the timeout plus ``BACKSTOP_GRACE`` seconds when the sandbox has no ``timeout``
+   (the result then carries ``BACKSTOP_NOTE``), or until the caller sets ``stop`` (the turn
+   was cancelled).
 3. ``get_session_command_logs`` returns stdout and stderr, separately, as far as they got.
-4. ``delete_session`` ends whatever still runs (the session's whole process group) and removes
-   the logs. It is always called, also after a failure.
+4. ``delete_session`` ends whatever still runs (the daemon TERMs, then KILLs, the session's
+   whole process group: apps/daemon/pkg/session/delete.go) and removes the logs. It is always
+   called, also after a failure or a stop.
 
 A command is reported as timed out when ``timeout`` stopped it (exit 124, or 137 after the
 kill grace) at or after its timeout, or when the backstop was reached.
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -37,6 +41,10 @@ KILL_AFTER = 5
 """Seconds ``timeout`` waits after its TERM before it sends KILL."""
 BACKSTOP_GRACE = 10.0
 STOPPED_BY_TIMEOUT = frozenset({124, 137})
+BACKSTOP_NOTE = (
+    "Daytona did not report the command's end in time: it was stopped; the output is what "
+    "it printed until then"
+)
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -53,6 +61,7 @@ class Finished:
     stderr: str
     exit_code: int | None
     timed_out: bool
+    note: str = ""
 
 
 def command_line(command: str, workdir: PurePosixPath, env: dict[str, str], seconds: int) -> str:
@@ -93,14 +102,17 @@ def finish(
     run: Started,
     seconds: int,
     transient: Callable[[BaseException], bool],
+    stop: threading.Event | None = None,
 ) -> Finished:
-    """Wait for the command, read its output, and delete its session (always)."""
+    """Wait for the command, read its output, and delete its session (always). Once ``stop``
+    is set, stop waiting: the session is deleted at once, which ends the command."""
     process = sandbox.process
     deadline = run.at + seconds + BACKSTOP_GRACE
     delay = POLL_FIRST
     exit_code: int | None = None
+    stop = stop or threading.Event()
     try:
-        while True:
+        while not stop.is_set():
             try:
                 exit_code = process.get_session_command(run.session_id, run.command_id).exit_code
             except sdk.DaytonaError as exc:
@@ -111,8 +123,10 @@ def finish(
             left = deadline - time.monotonic()
             if left <= 0:
                 break
-            time.sleep(min(delay, left))
+            stop.wait(min(delay, left))
             delay = min(delay * 2, POLL_MAX)
+        if stop.is_set():
+            return Finished("", "", None, False)
         logs = process.get_session_command_logs(run.session_id, run.command_id)
     finally:
         with suppress(sdk.DaytonaError):
@@ -120,4 +134,5 @@ def finish(
     elapsed = time.monotonic() - run.at
     stdout = logs.stdout if logs.stdout is not None else (logs.output or "")
     timed_out = exit_code is None or (exit_code in STOPPED_BY_TIMEOUT and elapsed >= seconds)
-    return Finished(stdout, logs.stderr or "", exit_code, timed_out)
+    note = BACKSTOP_NOTE if exit_code is None else ""
+    return Finished(stdout, logs.stderr or "", exit_code, timed_out, note)

@@ -391,7 +391,11 @@ class FakeProcess:
 
 
 class FakeFileSystem:
-    """Relative paths resolve against the work dir; uploads need an existing parent."""
+    """Relative paths resolve against the work dir. An upload creates missing parent
+    directories, as the daemon's ``/files/bulk-upload`` (the endpoint ``upload_file`` posts
+    to) does with ``os.MkdirAll`` (apps/daemon/pkg/toolbox/fs/upload_files.go, its first and
+    latest versions); a parent that is a file fails the upload with a 400, which the SDK
+    raises as a plain ``DaytonaError`` (filesystem.py ``upload_files``)."""
 
     def __init__(self, fake: FakeDaytona, record: SandboxRecord) -> None:
         self._fake = fake
@@ -400,10 +404,13 @@ class FakeFileSystem:
     def upload_file(self, src: bytes, dst: str, timeout: int = 1800) -> None:
         self._fake.recorder.record("FileSystem.upload_file", src, dst, timeout=timeout)
         host = _toolbox_path(self._fake, self._record, dst)
-        if not host.parent.is_dir():
-            raise errors.DaytonaBadRequestError(
-                f"parent directory of {dst} does not exist", status_code=400, source=DAEMON
-            )
+        try:
+            host.parent.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise errors.DaytonaError(
+                f"Failed to upload files: 400: {dst}: mkdir {posixpath.dirname(dst)}: not a "
+                "directory", status_code=400,
+            ) from None
         host.write_bytes(src)
 
     def download_file(self, *args: str) -> bytes:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import shlex
 import warnings
 
 import pytest
@@ -10,9 +12,10 @@ from daytona.common import errors
 
 from iris_testing.sandboxes.fake_daytona import FakeDaytona
 from sandboxes import SandboxError, SandboxFileNotFound, SandboxOptions, WorkspaceLost
-from sandboxes.base import COMMAND_HOME, TIMEOUT_EXIT_CODE
+from sandboxes import daytona_exec
+from sandboxes.base import COMMAND_HOME, TIMEOUT_EXIT_CODE, shell_argv
 from sandboxes.daytona_backend import DaytonaSandbox
-from tests.sandboxes.conftest import Backend
+from tests.sandboxes.conftest import Backend, until
 
 pytestmark = pytest.mark.anyio
 
@@ -340,3 +343,57 @@ async def test_a_bad_environment_name_is_refused_before_anything_runs(
     with pytest.raises(SandboxError, match="invalid environment variable name"):
         await fake_daytona.make().exec("true", env={"A=B": "x"})
     assert "Process.execute_session_command" not in fake.recorder.names()
+
+
+async def test_a_write_is_one_upload_with_no_mkdir_first(fake_daytona: Backend) -> None:
+    """The daemon's upload creates missing parents itself: no ``mkdir -p`` round trip per
+    write (execute_code answers each tool request with one)."""
+    fake = fake_of(fake_daytona)
+    sandbox = fake_daytona.make()
+    await sandbox.exec("true")
+    fake.recorder.clear()
+    await sandbox.write_file(".iris-exec/r1/out/res-000001.json", b"{}")
+    await sandbox.write_file(".iris-exec/r1/out/res-000002.json", b"{}")
+    assert fake.recorder.names() == ["FileSystem.upload_file"] * 2
+    assert await sandbox.read_file(".iris-exec/r1/out/res-000002.json") == b"{}"
+    await sandbox.write_file("plain.txt", b"x")
+    with pytest.raises(SandboxError, match="not a directory"):
+        await sandbox.write_file("plain.txt/inside.txt", b"y")
+    assert await sandbox.read_file("plain.txt") == b"x"
+
+
+async def test_a_cancelled_command_is_stopped_in_the_sandbox(fake_daytona: Backend) -> None:
+    fake = fake_of(fake_daytona)
+    sandbox = fake_daytona.make()
+    await sandbox.exec("true")
+    (record,) = fake.for_user("alice")
+    running = asyncio.ensure_future(sandbox.exec("touch began; sleep 60", timeout=600))
+    began = record.container.host("/home/daytona/began")
+    await until(began.exists, "the command to start")
+    assert record.sessions is not None
+    (session,) = record.sessions.open.values()
+    (command,) = session.commands.values()
+    running.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    await until(lambda: command.process.poll() is not None, "the command to be stopped",
+                timeout=20)
+    await until(lambda: record.sessions.open == {}, "its session to be deleted")
+
+
+async def test_the_backstop_returns_what_was_printed_with_a_note(
+    fake_daytona: Backend, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A sandbox without ``timeout``: the command never ends by itself, so after the grace
+    its output so far comes back with a note, and its session is deleted."""
+    monkeypatch.setattr(daytona_exec, "BACKSTOP_GRACE", 1.0)
+    monkeypatch.setattr(daytona_exec, "command_line", lambda command, workdir, env, seconds: (
+        f"cd {workdir} && {shlex.join(shell_argv(command))}"))
+    fake = fake_of(fake_daytona)
+    result = await fake_daytona.make().exec("echo started; echo warming >&2; sleep 60",
+                                            timeout=1)
+    assert (result.exit_code, result.timed_out) == (TIMEOUT_EXIT_CODE, True)
+    assert (result.stdout, result.stderr) == ("started\n", "warming\n")
+    assert result.note == daytona_exec.BACKSTOP_NOTE
+    (record,) = fake.for_user("alice")
+    assert record.sessions is not None and record.sessions.open == {}
