@@ -72,6 +72,24 @@ COMMAND_HOME = "/tmp/iris-home"
 there (``.bash_profile``, ``.gitconfig``, ``.profile``) is read by the shell or by git."""
 
 
+RUN_MARKER = "IRIS_RUN_ID"
+"""Set in a remote command's environment (its children inherit it), so the command can be
+stopped by marker: Modal gives no process id, and Daytona's session delete signals only the
+session's process group, which GNU ``timeout`` leaves."""
+
+
+def kill_argv(run_id: str) -> list[str]:
+    """A command that SIGKILLs every process whose environment carries ``run_id``'s marker
+    (a process that cleared its environment is not found)."""
+    marker = f"{RUN_MARKER}={run_id}"
+    script = (
+        '{ for p in /proc/[0-9]*; do '
+        f'if tr "\\0" "\\n" < "$p/environ" | grep -qx "{marker}"; then kill -9 "${{p#/proc/}}"; '
+        'fi; done; } 2>/dev/null; true'
+    )
+    return ["bash", "--noprofile", "--norc", "-c", script]
+
+
 def shell_argv(command: str) -> list[str]:
     """``command`` as bash runs it in a remote sandbox: no login profile, no rc file, and
     HOME (see ``COMMAND_HOME``) created first so programs that write there work."""

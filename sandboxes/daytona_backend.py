@@ -160,8 +160,10 @@ class DaytonaSandbox:
 
         def begin(sandbox: Any, root: PurePosixPath) -> tuple[Any, daytona_exec.Started]:
             workdir = resolve_in_workspace(root, cwd or ".")
-            line = daytona_exec.command_line(command, PurePosixPath(workdir), env or {}, seconds)
-            return sandbox, daytona_exec.start(self._sdk, sandbox, line)
+            run_id = daytona_exec.new_run_id()
+            line = daytona_exec.command_line(command, PurePosixPath(workdir), env or {},
+                                             seconds, run_id)
+            return sandbox, daytona_exec.start(self._sdk, sandbox, line, run_id)
 
         sandbox, run = await self._call("run the command", begin, idempotent=False)
         stop = threading.Event()
@@ -170,7 +172,7 @@ class DaytonaSandbox:
                 daytona_exec.finish, self._sdk, sandbox, run, seconds, self._transient, stop
             )
         except asyncio.CancelledError:
-            stop.set()  # the worker thread deletes the session, which ends the command
+            stop.set()  # the worker thread kills the command and deletes its session
             raise
         except self._sdk.DaytonaError as exc:
             self._handle.set(None)

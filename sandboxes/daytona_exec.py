@@ -12,9 +12,11 @@ output, so a command runs instead as an asynchronous command in a session of its
    (the result then carries ``BACKSTOP_NOTE``), or until the caller sets ``stop`` (the turn
    was cancelled).
 3. ``get_session_command_logs`` returns stdout and stderr, separately, as far as they got.
-4. ``delete_session`` ends whatever still runs (the daemon TERMs, then KILLs, the session's
-   whole process group: apps/daemon/pkg/session/delete.go) and removes the logs. It is always
-   called, also after a failure or a stop.
+4. ``delete_session`` removes the logs and TERMs, then KILLs, the session's process group
+   (apps/daemon/pkg/session/delete.go). It is always called, also after a failure or a stop.
+   GNU ``timeout`` moves the command into a process group of its own, out of reach of that
+   kill, so a command stopped before its end (a cancel, the backstop) is first killed by its
+   environment marker (``sandboxes.base.kill_argv``) with ``process.exec``.
 
 A command is reported as timed out when ``timeout`` stopped it (exit 124, or 137 after the
 kill grace) at or after its timeout, or when the backstop was reached.
@@ -33,13 +35,14 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from sandboxes.base import COMMAND_HOME, SandboxError, shell_argv
+from sandboxes.base import COMMAND_HOME, RUN_MARKER, SandboxError, kill_argv, shell_argv
 
 POLL_FIRST = 0.05
 POLL_MAX = 1.0
 KILL_AFTER = 5
 """Seconds ``timeout`` waits after its TERM before it sends KILL."""
 BACKSTOP_GRACE = 10.0
+KILL_TIMEOUT = 10
 STOPPED_BY_TIMEOUT = frozenset({124, 137})
 BACKSTOP_NOTE = (
     "Daytona did not report the command's end in time: it was stopped; the output is what "
@@ -50,6 +53,7 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 @dataclass(frozen=True)
 class Started:
+    run_id: str
     session_id: str
     command_id: str
     at: float
@@ -64,13 +68,18 @@ class Finished:
     note: str = ""
 
 
-def command_line(command: str, workdir: PurePosixPath, env: dict[str, str], seconds: int) -> str:
+def new_run_id() -> str:
+    return uuid.uuid4().hex
+
+
+def command_line(command: str, workdir: PurePosixPath, env: dict[str, str], seconds: int,
+                 run_id: str) -> str:
     """The line the session's shell runs. It never ends that shell (no ``exit``, no ``exec``):
     the session writes the command's exit code after it."""
     for name in env:
         if not _ENV_NAME.fullmatch(name):
             raise SandboxError(f"invalid environment variable name for a command: {name!r}")
-    variables = {**env, "HOME": COMMAND_HOME}
+    variables = {**env, "HOME": COMMAND_HOME, RUN_MARKER: run_id}
     assignments = " ".join(shlex.quote(f"{k}={v}") for k, v in variables.items())
     run = f"env {assignments} {shlex.join(shell_argv(command))}"
     return (
@@ -79,10 +88,10 @@ def command_line(command: str, workdir: PurePosixPath, env: dict[str, str], seco
     )
 
 
-def start(sdk: Any, sandbox: Any, line: str) -> Started:
+def start(sdk: Any, sandbox: Any, line: str, run_id: str) -> Started:
     """Open a session and start ``line`` in it; a failed start leaves no session behind."""
     process = sandbox.process
-    session_id = f"iris-{uuid.uuid4().hex}"
+    session_id = f"iris-{run_id}"
     process.create_session(session_id)
     try:
         at = time.monotonic()
@@ -93,7 +102,7 @@ def start(sdk: Any, sandbox: Any, line: str) -> Started:
         with suppress(sdk.DaytonaError):
             process.delete_session(session_id)
         raise
-    return Started(session_id, response.cmd_id, at)
+    return Started(run_id, session_id, response.cmd_id, at)
 
 
 def finish(
@@ -125,6 +134,9 @@ def finish(
                 break
             stop.wait(min(delay, left))
             delay = min(delay * 2, POLL_MAX)
+        if exit_code is None:  # cancelled, or the backstop: end the command first
+            with suppress(sdk.DaytonaError):
+                process.exec(shlex.join(kill_argv(run.run_id)), timeout=KILL_TIMEOUT)
         if stop.is_set():
             return Finished("", "", None, False)
         logs = process.get_session_command_logs(run.session_id, run.command_id)

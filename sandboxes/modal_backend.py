@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 
 from sandboxes.base import (
     COMMAND_HOME,
+    RUN_MARKER,
     TIMEOUT_EXIT_CODE,
     DirEntry,
     ExecResult,
@@ -39,6 +40,7 @@ from sandboxes.base import (
     Status,
     WorkspaceLost,
     cap_output,
+    kill_argv,
     resolve_in_workspace,
     shell_argv,
     validate_user_id,
@@ -50,9 +52,6 @@ logger = logging.getLogger(__name__)
 BACKEND = "modal"
 USER_TAG = "iris-user"
 HANDLE_MAX_IDLE = 60.0
-RUN_MARKER = "IRIS_RUN_ID"
-"""Set in each command's environment (inherited by its children), so the command can be
-stopped by marker: Modal gives no process id."""
 KILL_TIMEOUT = 10
 BACKSTOP_NOTE = (
     "Modal did not report the command's end in time: it was stopped; the output is what it "
@@ -60,17 +59,6 @@ BACKSTOP_NOTE = (
 )
 
 T = TypeVar("T")
-
-
-def kill_argv(run_id: str) -> list[str]:
-    """A command that SIGKILLs every process whose environment carries ``run_id``'s marker."""
-    marker = f"{RUN_MARKER}={run_id}"
-    script = (
-        '{ for p in /proc/[0-9]*; do '
-        f'if tr "\\0" "\\n" < "$p/environ" | grep -qx "{marker}"; then kill -9 "${{p#/proc/}}"; '
-        'fi; done; } 2>/dev/null; true'
-    )
-    return ["bash", "--noprofile", "--norc", "-c", script]
 
 
 async def _drain(stream: Any, into: list[str]) -> None:

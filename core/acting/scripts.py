@@ -7,6 +7,10 @@ with the sandbox's own ``exec`` (so the same walls as a terminal command: bubble
 the user's Modal or Daytona sandbox), with the cwd at the workspace root, while the turn
 answers its tool requests (``core.acting.script_channel``). The directory is removed when the
 script has ended (and one left behind by a turn that died, by a later run).
+
+A ``/stop`` for the turn is looked for every ``STOP_POLL`` seconds while the script runs: it
+ends the script at once (in the sandbox too: each backend kills a command whose ``exec`` is
+cancelled) instead of letting it run to its time limit.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import asyncio
 import contextlib
 import secrets
 import shlex
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -36,6 +42,8 @@ CLEANUP_TIMEOUT = 30.0
 STALE_MARGIN_MINUTES = 5
 FAILURES_SHOWN = 5
 FAILURE_CHARS = 300
+STOP_POLL = 1.0
+STOPPED_NOTE = "stopped with /stop: the script was ended in the sandbox"
 
 
 @dataclass(frozen=True)
@@ -75,26 +83,52 @@ async def run_script(ctx: ToolContext, toolset: Toolset, code: str) -> ScriptRun
             try:
                 await box.write_file(f"{run_dir}/iris_tools.py", shim_source())
                 await box.write_file(f"{run_dir}/main.py", code.encode("utf-8"))
-                result = await _run(box, channel, run_dir, token, settings)
+                result = await _run(box, channel, run_dir, token, settings,
+                                    lambda: _stop_requested(ctx))
             finally:
                 await _clean_up(box, run_dir, settings)
     return ScriptRun(result=result, report=channel.report)
 
 
 async def _run(box: Sandbox, channel: ScriptChannel, run_dir: str, token: str,
-               settings: Settings) -> ExecResult:
+               settings: Settings, stop_requested: Callable[[], bool]) -> ExecResult:
+    from sandboxes import ExecResult
+
+    started = time.monotonic()
     script = asyncio.create_task(box.exec(
         command_for(run_dir), timeout=settings.execute_code_timeout,
         env={"IRIS_TOOLS_TOKEN": token},
     ))
+    watch = asyncio.create_task(_watch(script, stop_requested))
     try:
         await channel.serve(script)
-        return await script
+        try:
+            return await script
+        except asyncio.CancelledError:
+            if not watch.done() or not watch.result():
+                raise  # this turn itself was cancelled, not stopped by /stop
+        return ExecResult(exit_code=-1, stdout="", stderr="", truncated=False,
+                          duration=time.monotonic() - started, note=STOPPED_NOTE)
     finally:
+        watch.cancel()
         if not script.done():
             script.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await script
+
+
+async def _watch(script: asyncio.Task[ExecResult], stop_requested: Callable[[], bool]) -> bool:
+    """Cancel ``script`` once a /stop is recorded for the turn; True when it did."""
+    while not script.done():
+        if await asyncio.to_thread(stop_requested):  # a database read: off the loop
+            script.cancel()
+            return True
+        await asyncio.wait({script}, timeout=STOP_POLL)
+    return False
+
+
+def _stop_requested(ctx: ToolContext) -> bool:
+    return ctx.inbox_id is not None and ctx.store.cancels.requested(ctx.user_id, ctx.inbox_id)
 
 
 async def _clean_up(box: Sandbox, run_dir: str, settings: Settings) -> None:

@@ -88,3 +88,18 @@ async def until(condition: Callable[[], object], what: str, timeout: float = 30.
         if time.monotonic() > deadline:
             raise AssertionError(f"still waiting after {timeout} s for {what}")
         await asyncio.sleep(0.02)
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, ended but not yet reaped, does not)."""
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

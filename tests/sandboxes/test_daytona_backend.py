@@ -11,13 +11,13 @@ import pytest
 from daytona.common import errors
 
 from iris_testing.sandboxes.fake_daytona import FakeDaytona
-from sandboxes import SandboxError, SandboxFileNotFound, SandboxOptions, WorkspaceLost
-from sandboxes import daytona_exec
+from sandboxes import SandboxError, SandboxFileNotFound, SandboxOptions, WorkspaceLost, daytona_exec
 from sandboxes.base import COMMAND_HOME, TIMEOUT_EXIT_CODE, shell_argv
 from sandboxes.daytona_backend import DaytonaSandbox
-from tests.sandboxes.conftest import Backend, until
+from tests.sandboxes.conftest import Backend, alive, until
 
 pytestmark = pytest.mark.anyio
+ECHO_PID_THEN_SLEEP = "echo $$ > began.tmp && mv began.tmp began && exec sleep 60"
 
 
 def fake_of(backend: Backend) -> FakeDaytona:
@@ -67,14 +67,15 @@ async def test_first_use_looks_up_by_label_then_creates(fake_daytona: Backend) -
     }
     (request,) = fake.recorder.named("SessionExecuteRequest")
     assert request.kwargs["run_async"] is True
+    (session,) = {c.args[0] for c in fake.recorder.calls if c.name.startswith("Process.")}
+    run = session.removeprefix("iris-")  # the run's marker, so a cancel can kill the command
     assert request.kwargs["command"] == (
         "cd /home/daytona && if command -v timeout >/dev/null 2>&1; then timeout -k 5 3 "
-        f"env HOME={COMMAND_HOME} bash --noprofile --norc -c "
+        f"env HOME={COMMAND_HOME} IRIS_RUN_ID={run} bash --noprofile --norc -c "
         "'mkdir -p \"$HOME\" 2>/dev/null; echo hi'; else "
-        f"env HOME={COMMAND_HOME} bash --noprofile --norc -c "
+        f"env HOME={COMMAND_HOME} IRIS_RUN_ID={run} bash --noprofile --norc -c "
         "'mkdir -p \"$HOME\" 2>/dev/null; echo hi'; fi"
     )
-    (session,) = {c.args[0] for c in fake.recorder.calls if c.name.startswith("Process.")}
     assert [c.args[0] for c in fake.recorder.named("Process.delete_session")] == [session]
     (record,) = fake.for_user("alice")
     assert fake_daytona.state.get_sandbox_state("alice", "daytona") == {"sandbox_id": record.id}
@@ -367,17 +368,16 @@ async def test_a_cancelled_command_is_stopped_in_the_sandbox(fake_daytona: Backe
     sandbox = fake_daytona.make()
     await sandbox.exec("true")
     (record,) = fake.for_user("alice")
-    running = asyncio.ensure_future(sandbox.exec("touch began; sleep 60", timeout=600))
+    running = asyncio.ensure_future(sandbox.exec(ECHO_PID_THEN_SLEEP, timeout=600))
     began = record.container.host("/home/daytona/began")
     await until(began.exists, "the command to start")
-    assert record.sessions is not None
-    (session,) = record.sessions.open.values()
-    (command,) = session.commands.values()
+    pid = int(began.read_text())  # under GNU timeout: outside the session's process group
+    assert alive(pid)
     running.cancel()
     with pytest.raises(asyncio.CancelledError):
         await running
-    await until(lambda: command.process.poll() is not None, "the command to be stopped",
-                timeout=20)
+    await until(lambda: not alive(pid), "the command to be stopped", timeout=20)
+    assert record.sessions is not None
     await until(lambda: record.sessions.open == {}, "its session to be deleted")
 
 
@@ -387,8 +387,9 @@ async def test_the_backstop_returns_what_was_printed_with_a_note(
     """A sandbox without ``timeout``: the command never ends by itself, so after the grace
     its output so far comes back with a note, and its session is deleted."""
     monkeypatch.setattr(daytona_exec, "BACKSTOP_GRACE", 1.0)
-    monkeypatch.setattr(daytona_exec, "command_line", lambda command, workdir, env, seconds: (
-        f"cd {workdir} && {shlex.join(shell_argv(command))}"))
+    monkeypatch.setattr(
+        daytona_exec, "command_line", lambda command, workdir, env, seconds, run_id: (
+            f"cd {workdir} && env IRIS_RUN_ID={run_id} {shlex.join(shell_argv(command))}"))
     fake = fake_of(fake_daytona)
     result = await fake_daytona.make().exec("echo started; echo warming >&2; sleep 60",
                                             timeout=1)

@@ -9,12 +9,12 @@ import warnings
 import modal.exception as errors
 import pytest
 
+from core.acting.output import format_exec
 from iris_testing.sandboxes.fake_modal import FakeModal
 from sandboxes import SandboxError, SandboxFileNotFound, SandboxOptions, WorkspaceLost
-from core.acting.output import format_exec
 from sandboxes.base import COMMAND_HOME, TIMEOUT_EXIT_CODE
 from sandboxes.modal_backend import ModalSandbox
-from tests.sandboxes.conftest import Backend, until
+from tests.sandboxes.conftest import Backend, alive, until
 
 pytestmark = pytest.mark.anyio
 
@@ -293,12 +293,15 @@ async def test_a_cancelled_command_is_killed_in_the_sandbox(fake_modal: Backend)
     fake = fake_of(fake_modal)
     sandbox = fake_modal.make()
     await sandbox.exec("true")
-    running = asyncio.ensure_future(sandbox.exec("touch began; sleep 60", timeout=600))
+    running = asyncio.ensure_future(sandbox.exec(
+        "echo $$ > began.tmp && mv began.tmp began && exec sleep 60", timeout=600))
     began = fake.sandboxes[-1].container.host("/workspace/began")
     await until(began.exists, "the command to start")
+    pid = int(began.read_text())
     command = fake.processes[-1]
     running.cancel()
     with pytest.raises(asyncio.CancelledError):
         await running
-    await until(lambda: command.finished, "the cancelled command to be killed", timeout=20)
+    await until(lambda: not alive(pid), "the cancelled command to be killed", timeout=20)
+    await until(lambda: command.finished, "the command's streams to end")
     assert "IRIS_RUN_ID=" in fake.recorder.named("Sandbox.exec")[-1].args[-1]

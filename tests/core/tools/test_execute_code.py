@@ -11,11 +11,12 @@ from dataclasses import replace
 import pytest
 
 from core.acting.workspaces import Workspaces, sandbox_options
-from core.messages import ToolCall
+from core.messages import InboundMessage, ToolCall
 from core.tools import default_toolset
 from sandboxes.daytona_backend import DaytonaSandbox
 from sandboxes.modal_backend import ModalSandbox
 from tests.core.acting.support import make_ctx
+from tests.sandboxes.conftest import alive
 from tests.sandboxes.fakes import FakeDaytona, FakeModal
 
 THREE_TOOLS = '''
@@ -263,3 +264,50 @@ def test_a_run_directory_left_by_a_dead_turn_is_removed_later(store, settings):
     os.utime(runs / "dead1234", (hour_ago, hour_ago))
     assert "stdout:\nhi" in execute(ctx, 'print("hi")')
     assert sorted(p.name for p in runs.iterdir()) == ["young567"]
+
+
+WAITS_FOREVER = '''
+import os, threading
+open("pid", "w").write(str(os.getpid()))
+os.rename("pid", "began")
+print("begun", flush=True)
+threading.Event().wait()
+'''
+
+
+@pytest.mark.parametrize("backend", ["local", "modal", "daytona"])
+def test_stop_ends_a_running_script_in_the_sandbox(store, settings, tmp_path, backend):
+    """/stop during execute_code ends the script where it runs, not at its time limit."""
+    ctx = scripted_ctx(store, settings, execute_code_timeout=600, sandbox_isolation="none")
+    if backend != "local":
+        with_backend(ctx, backend, tmp_path)
+    root = workspace(settings, ctx) if backend == "local" else tmp_path / backend
+    ctx.inbox_id = store.inbox.add(ctx.user_id, InboundMessage(
+        platform="http", chat_id="alice", account="http:alice", platform_message_id="m1",
+        text="run it"))
+
+    async def go():
+        running = asyncio.ensure_future(aexecute(ctx, WAITS_FOREVER))
+        began = await until_found(root, "began")
+        pid = int(began.read_text())
+        assert alive(pid)
+        assert store.cancels.request_current(ctx.user_id, ctx.chat_key, by="http:alice")
+        out = await asyncio.wait_for(running, 60)
+        deadline = time.monotonic() + 30
+        while alive(pid):
+            assert time.monotonic() < deadline, "the script still runs after /stop"
+            await asyncio.sleep(0.05)
+        return out
+
+    out = asyncio.run(go())
+    assert "stopped with /stop" in out, out
+
+
+async def until_found(root, name, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        found = [p for p in root.rglob(name) if p.is_file()]
+        if found:
+            return found[0]
+        assert time.monotonic() < deadline, f"no {name} under {root} after {timeout} s"
+        await asyncio.sleep(0.05)
