@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from dataclasses import replace
 
@@ -131,15 +132,23 @@ def test_the_default_limits_are_the_issues(settings):
     assert (settings.execute_code_timeout, settings.execute_code_max_calls) == (300.0, 50)
 
 
-def test_the_time_limit_stops_the_script(store, settings):
+@pytest.mark.parametrize("backend", ["local", "modal", "daytona"])
+def test_the_time_limit_stops_the_script(store, settings, tmp_path, backend):
+    """A script past its time limit reads the same on every backend: the timeout, then what it
+    printed until then."""
     ctx = scripted_ctx(store, settings, execute_code_timeout=1)
+    if backend != "local":
+        with_backend(ctx, backend, tmp_path)
     started = time.monotonic()
-    out = execute(ctx, 'import threading\nprint("waiting", flush=True)\n'
+    out = execute(ctx, 'import sys, threading\nprint("waiting", flush=True)\n'
+                       'print("warming", file=sys.stderr, flush=True)\n'
                        'threading.Event().wait()\n')
     assert time.monotonic() - started < 20
-    assert "timed out after" in out and "the command was stopped" in out
-    assert "waiting" in out
-    assert not (workspace(settings, ctx) / ".iris-exec").exists()
+    body = out.split("\n", 2)[2]  # after the untrusted-data header
+    assert re.match(r"timed out after \d+\.\d s; the command was stopped\nstdout:\nwaiting\n"
+                    r"stderr:\nwarming\ntool calls made by the script: 0 of 50\n", body), out
+    root = workspace(settings, ctx) if backend == "local" else tmp_path / backend
+    assert not list(root.rglob(".iris-exec"))
 
 
 def test_printed_output_is_capped(store, settings):
