@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import secrets
 import shlex
 import time
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
     from core.messages import ToolCall
     from core.toolkit import ToolContext, ToolOutcome, Toolset
     from sandboxes import ExecResult, Sandbox
+
+log = logging.getLogger("iris.acting")
 
 RUNS_DIR = ".iris-exec"
 SHIM = Path(__file__).with_name("iris_tools.py")
@@ -120,7 +123,12 @@ async def _run(box: Sandbox, channel: ScriptChannel, run_dir: str, token: str,
 async def _watch(script: asyncio.Task[ExecResult], stop_requested: Callable[[], bool]) -> bool:
     """Cancel ``script`` once a /stop is recorded for the turn; True when it did."""
     while not script.done():
-        if await asyncio.to_thread(stop_requested):  # a database read: off the loop
+        try:
+            stop = await asyncio.to_thread(stop_requested)  # a database read: off the loop
+        except Exception:
+            log.warning("execute_code: could not look for /stop", exc_info=True)
+            stop = False
+        if stop:
             script.cancel()
             return True
         await asyncio.wait({script}, timeout=STOP_POLL)
