@@ -278,7 +278,7 @@ async def test_the_backstop_returns_what_was_printed_and_stops_the_command(
     command's output so far comes back with a note, and the command is killed."""
     fake = fake_of(fake_modal)
     fake.exec_overruns = True
-    sandbox = fake_modal.make(options=SandboxOptions(modal_exec_grace=2))
+    sandbox = fake_modal.make(options=SandboxOptions(modal_exec_grace=5))  # ample for two echoes
     result = await sandbox.exec("echo started; echo warming >&2; sleep 60; echo late", timeout=1)
     assert (result.exit_code, result.timed_out) == (TIMEOUT_EXIT_CODE, True)
     assert (result.stdout, result.stderr) == ("started\n", "warming\n")
