@@ -4,17 +4,23 @@ Timeouts: a command that outlives its timeout ends with ``exit_code == TIMEOUT_E
 and ``timed_out=True``, and keeps what it printed until then. A command killed by signal N
 reports ``128 + N``, as a shell would. ``note`` says, in plain words, anything unusual about how
 the command ended (a remote provider that never reported its end); it is empty otherwise.
+
+Stopping: ``exec(..., stop=event)`` ends the command (killed where it runs) once ``event`` is
+set, and returns what it printed until then with ``stopped=True`` and ``exit_code == -1``.
+Cancelling ``exec`` kills the command too, but returns nothing.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import posixpath
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 TIMEOUT_EXIT_CODE = -1
 DEFAULT_OUTPUT_LIMIT = 50_000
@@ -33,6 +39,7 @@ class ExecResult:
     duration: float
     timed_out: bool = False
     note: str = ""
+    stopped: bool = False
 
 
 @dataclass(frozen=True)
@@ -44,6 +51,10 @@ class DirEntry:
 
 class SandboxError(Exception):
     """A sandbox backend failed; the message says what and where."""
+
+
+class Stopped(Exception):
+    """The caller's stop event was set before the command ended."""
 
 
 class PathOutsideWorkspace(SandboxError):
@@ -90,6 +101,30 @@ def kill_argv(run_id: str) -> list[str]:
     return ["bash", "--noprofile", "--norc", "-c", script]
 
 
+_T = TypeVar("_T")
+
+
+async def within(awaitable: Awaitable[_T], timeout: float, stop: asyncio.Event | None) -> _T:
+    """``awaitable``'s result, or ``TimeoutError`` after ``timeout`` seconds, or ``Stopped``
+    once ``stop`` is set; in both of those it is cancelled (shield what must not be)."""
+    if stop is None:
+        return await asyncio.wait_for(awaitable, timeout)
+    work = asyncio.ensure_future(awaitable)
+    stopper = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({work, stopper}, timeout=timeout,
+                           return_when=asyncio.FIRST_COMPLETED)
+        if work.done():
+            return work.result()
+        raise Stopped() if stop.is_set() else TimeoutError()
+    finally:
+        stopper.cancel()
+        if not work.done():
+            work.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await work
+
+
 def shell_argv(command: str) -> list[str]:
     """``command`` as bash runs it in a remote sandbox: no login profile, no rc file, and
     HOME (see ``COMMAND_HOME``) created first so programs that write there work."""
@@ -105,6 +140,7 @@ class Sandbox(Protocol):
         cwd: str | None = None,
         timeout: float | None = None,
         env: dict[str, str] | None = None,
+        stop: asyncio.Event | None = None,
     ) -> ExecResult: ...
 
     async def read_file(self, path: str) -> bytes: ...

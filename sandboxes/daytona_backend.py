@@ -151,6 +151,7 @@ class DaytonaSandbox:
         cwd: str | None = None,
         timeout: float | None = None,
         env: dict[str, str] | None = None,
+        stop: asyncio.Event | None = None,
     ) -> ExecResult:
         """Run ``command`` in a session of its own (``sandboxes.daytona_exec``), so a command
         that outlives ``timeout`` still returns what it printed."""
@@ -166,13 +167,16 @@ class DaytonaSandbox:
             return sandbox, daytona_exec.start(self._sdk, sandbox, line, run_id)
 
         sandbox, run = await self._call("run the command", begin, idempotent=False)
-        stop = threading.Event()
+        halt = threading.Event()
+        asked = asyncio.ensure_future(stop.wait()) if stop is not None else None
+        if asked is not None:
+            asked.add_done_callback(lambda _: halt.set())  # the worker ends the command
         try:
             done = await asyncio.to_thread(
-                daytona_exec.finish, self._sdk, sandbox, run, seconds, self._transient, stop
+                daytona_exec.finish, self._sdk, sandbox, run, seconds, self._transient, halt
             )
         except asyncio.CancelledError:
-            stop.set()  # the worker thread kills the command and deletes its session
+            halt.set()  # the worker thread kills the command and deletes its session
             raise
         except self._sdk.DaytonaError as exc:
             self._handle.set(None)
@@ -180,6 +184,9 @@ class DaytonaSandbox:
                 f"the command was cut off: {self._describe(exc)}. It may have run in part; "
                 "check its effects before running it again. Your files are kept in the sandbox."
             ) from exc
+        finally:
+            if asked is not None:
+                asked.cancel()
         exit_code = done.exit_code
         if done.timed_out or exit_code is None:
             exit_code = TIMEOUT_EXIT_CODE
@@ -194,6 +201,7 @@ class DaytonaSandbox:
             duration=time.monotonic() - started,
             timed_out=done.timed_out,
             note=done.note,
+            stopped=done.stopped,
         )
 
     async def read_file(self, path: str) -> bytes:

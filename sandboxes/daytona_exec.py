@@ -10,7 +10,7 @@ output, so a command runs instead as an asynchronous command in a session of its
 2. ``get_session_command`` is polled (50 ms, doubling to 1 s) until the exit code is known, or
    for at most the timeout plus ``BACKSTOP_GRACE`` seconds when the sandbox has no ``timeout``
    (the result then carries ``BACKSTOP_NOTE``), or until the caller sets ``stop`` (the turn
-   was cancelled).
+   was cancelled, or the caller asked for the command to end: ``stopped`` in the result).
 3. ``get_session_command_logs`` returns stdout and stderr, separately, as far as they got.
 4. ``delete_session`` removes the logs and TERMs, then KILLs, the session's process group
    (apps/daemon/pkg/session/delete.go). It is always called, also after a failure or a stop.
@@ -66,6 +66,7 @@ class Finished:
     exit_code: int | None
     timed_out: bool
     note: str = ""
+    stopped: bool = False
 
 
 def new_run_id() -> str:
@@ -137,14 +138,14 @@ def finish(
         if exit_code is None:  # cancelled, or the backstop: end the command first
             with suppress(sdk.DaytonaError):
                 process.exec(shlex.join(kill_argv(run.run_id)), timeout=KILL_TIMEOUT)
-        if stop.is_set():
-            return Finished("", "", None, False)
         logs = process.get_session_command_logs(run.session_id, run.command_id)
     finally:
         with suppress(sdk.DaytonaError):
             process.delete_session(run.session_id)
     elapsed = time.monotonic() - run.at
     stdout = logs.stdout if logs.stdout is not None else (logs.output or "")
-    timed_out = exit_code is None or (exit_code in STOPPED_BY_TIMEOUT and elapsed >= seconds)
-    note = BACKSTOP_NOTE if exit_code is None else ""
-    return Finished(stdout, logs.stderr or "", exit_code, timed_out, note)
+    stopped = exit_code is None and stop.is_set()
+    timed_out = not stopped and (
+        exit_code is None or (exit_code in STOPPED_BY_TIMEOUT and elapsed >= seconds))
+    note = BACKSTOP_NOTE if exit_code is None and not stopped else ""
+    return Finished(stdout, logs.stderr or "", exit_code, timed_out, note, stopped)

@@ -34,9 +34,11 @@ from sandboxes.base import (
     SandboxFileNotFound,
     SandboxStateStore,
     Status,
+    Stopped,
     join_capped,
     resolve_in_workspace,
     validate_user_id,
+    within,
 )
 from sandboxes.isolation import HOME, bwrap_argv, bwrap_path
 from sandboxes.options import SandboxOptions
@@ -163,6 +165,7 @@ class LocalSandbox:
         cwd: str | None = None,
         timeout: float | None = None,
         env: dict[str, str] | None = None,
+        stop: asyncio.Event | None = None,
     ) -> ExecResult:
         timeout = self._options.default_timeout if timeout is None else timeout
         workdir = resolve_in_workspace(self.workspace, cwd or ".")
@@ -183,12 +186,12 @@ class LocalSandbox:
             start_new_session=True,
         )
         pgid = transport.get_pid()
-        timed_out = False
+        timed_out = stopped = False
         try:
             try:
-                await asyncio.wait_for(asyncio.shield(capture.exited), timeout)
-            except TimeoutError:
-                timed_out = True
+                await within(asyncio.shield(capture.exited), timeout, stop)
+            except (TimeoutError, Stopped) as ended:
+                timed_out, stopped = isinstance(ended, TimeoutError), isinstance(ended, Stopped)
                 await self._kill_group(pgid, capture.exited)
             await asyncio.wait([capture.pipes_closed], timeout=_PIPE_DRAIN_GRACE)
         finally:
@@ -197,7 +200,7 @@ class LocalSandbox:
             transport.close()
         duration = time.monotonic() - started
         returncode = transport.get_returncode()
-        if timed_out or returncode is None:
+        if timed_out or stopped or returncode is None:
             exit_code = TIMEOUT_EXIT_CODE
         else:
             exit_code = returncode if returncode >= 0 else 128 - returncode
@@ -209,6 +212,7 @@ class LocalSandbox:
             truncated=bool(out.omitted or err.omitted),
             duration=duration,
             timed_out=timed_out,
+            stopped=stopped,
         )
 
     def _argv(self, command: str, workdir: Path, env: dict[str, str] | None

@@ -38,12 +38,14 @@ from sandboxes.base import (
     SandboxFileNotFound,
     SandboxStateStore,
     Status,
+    Stopped,
     WorkspaceLost,
     cap_output,
     kill_argv,
     resolve_in_workspace,
     shell_argv,
     validate_user_id,
+    within,
 )
 from sandboxes.options import SandboxOptions
 
@@ -102,6 +104,7 @@ class ModalSandbox:
         cwd: str | None = None,
         timeout: float | None = None,
         env: dict[str, str] | None = None,
+        stop: asyncio.Event | None = None,
     ) -> ExecResult:
         timeout = self._options.default_timeout if timeout is None else timeout
         workdir = resolve_in_workspace(self._root, cwd or ".")
@@ -126,13 +129,18 @@ class ModalSandbox:
         readers = [asyncio.ensure_future(_drain(process.stdout, out)),
                    asyncio.ensure_future(_drain(process.stderr, err))]
         note = ""
+        stopped = False
         try:
-            exit_code = await asyncio.wait_for(
-                _ended(readers, process.wait.aio()), timeout + self._options.modal_exec_grace
+            exit_code = await within(
+                _ended(readers, process.wait.aio()), timeout + self._options.modal_exec_grace,
+                stop,
             )
         except (TimeoutError, self._errors.TimeoutError):
             exit_code, note = TIMEOUT_EXIT_CODE, BACKSTOP_NOTE
             await self._kill(boxes[-1], run_id)
+        except Stopped:
+            exit_code, stopped = TIMEOUT_EXIT_CODE, True
+            await asyncio.shield(self._kill(boxes[-1], run_id))
         except asyncio.CancelledError:
             await asyncio.shield(self._kill(boxes[-1], run_id))
             raise
@@ -155,8 +163,9 @@ class ModalSandbox:
             stderr=stderr,
             truncated=cut_out or cut_err,
             duration=time.monotonic() - started,
-            timed_out=exit_code == TIMEOUT_EXIT_CODE,
+            timed_out=exit_code == TIMEOUT_EXIT_CODE and not stopped,
             note=note,
+            stopped=stopped,
         )
 
     async def _kill(self, sandbox: Any, run_id: str) -> None:

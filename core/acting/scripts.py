@@ -8,27 +8,24 @@ the user's Modal or Daytona sandbox), with the cwd at the workspace root, while 
 answers its tool requests (``core.acting.script_channel``). The directory is removed when the
 script has ended (and one left behind by a turn that died, by a later run).
 
-A ``/stop`` for the turn is looked for every ``STOP_POLL`` seconds while the script runs: it
-ends the script at once (in the sandbox too: each backend kills a command whose ``exec`` is
-cancelled) instead of letting it run to its time limit.
+A ``/stop`` for the turn ends the script at once, in the sandbox too, with what it printed
+so far (``core.acting.stopping``), instead of letting it run to its time limit.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import secrets
 import shlex
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from core.acting.output import format_exec
 from core.acting.script_channel import ChannelReport, ScriptChannel
+from core.acting.stopping import stopped_note, watch_for_stop
 from core.acting.tooling import sandbox_errors, workspaces
 
 if TYPE_CHECKING:
@@ -37,16 +34,12 @@ if TYPE_CHECKING:
     from core.toolkit import ToolContext, ToolOutcome, Toolset
     from sandboxes import ExecResult, Sandbox
 
-log = logging.getLogger("iris.acting")
-
 RUNS_DIR = ".iris-exec"
 SHIM = Path(__file__).with_name("iris_tools.py")
 CLEANUP_TIMEOUT = 30.0
 STALE_MARGIN_MINUTES = 5
 FAILURES_SHOWN = 5
 FAILURE_CHARS = 300
-STOP_POLL = 1.0
-STOPPED_NOTE = "stopped with /stop: the script was ended in the sandbox"
 
 
 @dataclass(frozen=True)
@@ -86,57 +79,28 @@ async def run_script(ctx: ToolContext, toolset: Toolset, code: str) -> ScriptRun
             try:
                 await box.write_file(f"{run_dir}/iris_tools.py", shim_source())
                 await box.write_file(f"{run_dir}/main.py", code.encode("utf-8"))
-                result = await _run(box, channel, run_dir, token, settings,
-                                    lambda: _stop_requested(ctx))
+                async with watch_for_stop(ctx, "execute_code") as stop:
+                    result = await _run(box, channel, run_dir, token, settings, stop)
             finally:
                 await _clean_up(box, run_dir, settings)
     return ScriptRun(result=result, report=channel.report)
 
 
 async def _run(box: Sandbox, channel: ScriptChannel, run_dir: str, token: str,
-               settings: Settings, stop_requested: Callable[[], bool]) -> ExecResult:
-    from sandboxes import ExecResult
-
-    started = time.monotonic()
+               settings: Settings, stop: asyncio.Event) -> ExecResult:
     script = asyncio.create_task(box.exec(
         command_for(run_dir), timeout=settings.execute_code_timeout,
-        env={"IRIS_TOOLS_TOKEN": token},
+        env={"IRIS_TOOLS_TOKEN": token}, stop=stop,
     ))
-    watch = asyncio.create_task(_watch(script, stop_requested))
     try:
         await channel.serve(script)
-        try:
-            return await script
-        except asyncio.CancelledError:
-            if not watch.done() or not watch.result():
-                raise  # this turn itself was cancelled, not stopped by /stop
-        return ExecResult(exit_code=-1, stdout="", stderr="", truncated=False,
-                          duration=time.monotonic() - started, note=STOPPED_NOTE)
+        result = await script
     finally:
-        watch.cancel()
         if not script.done():
             script.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await script
-
-
-async def _watch(script: asyncio.Task[ExecResult], stop_requested: Callable[[], bool]) -> bool:
-    """Cancel ``script`` once a /stop is recorded for the turn; True when it did."""
-    while not script.done():
-        try:
-            stop = await asyncio.to_thread(stop_requested)  # a database read: off the loop
-        except Exception:
-            log.warning("execute_code: could not look for /stop", exc_info=True)
-            stop = False
-        if stop:
-            script.cancel()
-            return True
-        await asyncio.wait({script}, timeout=STOP_POLL)
-    return False
-
-
-def _stop_requested(ctx: ToolContext) -> bool:
-    return ctx.inbox_id is not None and ctx.store.cancels.requested(ctx.user_id, ctx.inbox_id)
+    return replace(result, note=stopped_note("script")) if result.stopped else result
 
 
 async def _clean_up(box: Sandbox, run_dir: str, settings: Settings) -> None:

@@ -1,12 +1,15 @@
-"""``terminal``: run a shell command in the user's workspace."""
+"""``terminal``: run a shell command in the user's workspace. A ``/stop`` while it runs ends
+the command at once, in the sandbox too, with what it printed so far (``core.acting.stopping``)."""
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 from pydantic import BaseModel, Field
 
 from core.acting.output import format_exec
+from core.acting.stopping import stopped_note, watch_for_stop
 from core.acting.tooling import sandbox_errors, workspaces
 from core.approvals import danger_of, hold_command, may_hold
 from core.errors import ToolRetry
@@ -62,6 +65,10 @@ class Terminal(Tool):
             )
         timeout = args.timeout or settings.sandbox_timeout
         with sandbox_errors():
-            async with workspaces(ctx).use(ctx.user_id) as box:
-                result = await box.exec(args.command, cwd=args.workdir, timeout=timeout)
+            async with workspaces(ctx).use(ctx.user_id) as box, \
+                    watch_for_stop(ctx, "terminal") as stop:
+                result = await box.exec(args.command, cwd=args.workdir, timeout=timeout,
+                                        stop=stop)
+        if result.stopped:
+            result = replace(result, note=stopped_note("command"))
         return format_exec(result, settings.max_tool_output_chars)

@@ -1,17 +1,27 @@
-"""Helpers for the acting tests: a tool context for a user, and calling a tool the way a turn
-does (through a ``Toolset``, so argument checks, error handling and untrusted wrapping apply)."""
+"""Helpers for the acting tests: a tool context for a user, calling a tool the way a turn
+does (through a ``Toolset``, so argument checks, error handling and untrusted wrapping apply),
+workspaces on the Modal or Daytona fakes, and sending /stop while a command runs."""
 
 from __future__ import annotations
 
 import asyncio
 import itertools
 import json
+import time
+from collections.abc import Awaitable
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
-from core.messages import ToolCall
+from core.acting.workspaces import Workspaces, sandbox_options
+from core.messages import InboundMessage, ToolCall
 from core.services import Services
 from core.toolkit import Tool, ToolContext, Toolset
 from core.tools import default_toolset
+from sandboxes.daytona_backend import DaytonaSandbox
+from sandboxes.modal_backend import ModalSandbox
+from tests.sandboxes.conftest import alive
+from tests.sandboxes.fakes import FakeDaytona, FakeModal
 
 _ids = itertools.count(1)
 
@@ -40,3 +50,54 @@ def call(ctx: ToolContext, name: str, **args: Any) -> str:
 
 def only(tool: Tool) -> Toolset:
     return Toolset([tool])
+
+
+def with_backend(ctx: ToolContext, backend: str, tmp_path: Path) -> Any:
+    """``ctx`` with its workspaces on a faked Modal or Daytona SDK; returns the fake."""
+    settings = ctx.settings.model_copy(update={"sandbox_backend": backend})
+    spaces = Workspaces(settings, ctx.store)
+    fake: Any
+    if backend == "modal":
+        fake = FakeModal(tmp_path / "modal")
+        spaces._opener = lambda user: ModalSandbox(
+            user, state=spaces.state, options=sandbox_options(settings), sdk=fake)
+    else:
+        fake = FakeDaytona(tmp_path / "daytona")
+        spaces._opener = lambda user: DaytonaSandbox(
+            user, state=spaces.state, options=sandbox_options(settings), sdk=fake)
+    ctx.settings = settings
+    ctx.services = replace(ctx.services, workspaces=spaces)
+    return fake
+
+
+async def until_found(root: Path, name: str, timeout: float = 60.0) -> Path:
+    deadline = time.monotonic() + timeout
+    while True:
+        found = [p for p in root.rglob(name) if p.is_file()]
+        if found:
+            return found[0]
+        assert time.monotonic() < deadline, f"no {name} under {root} after {timeout} s"
+        await asyncio.sleep(0.05)
+
+
+def in_a_turn(ctx: ToolContext) -> None:
+    """Give ``ctx`` an inbox entry, as a turn has, so a /stop can be recorded for it."""
+    ctx.inbox_id = ctx.store.inbox.add(ctx.user_id, InboundMessage(
+        platform="http", chat_id="alice", account=ctx.account, platform_message_id="m1",
+        text="run it"))
+
+
+async def stop_once_begun(ctx: ToolContext, running: Awaitable[str], root: Path,
+                          returns_within: float = 60.0) -> str:
+    """Once a file ``began`` holding the running process' id appears under ``root``, send
+    /stop; return the tool's output after checking the process is gone."""
+    task = asyncio.ensure_future(running)
+    pid = int((await until_found(root, "began")).read_text())
+    assert alive(pid)
+    assert ctx.store.cancels.request_current(ctx.user_id, ctx.chat_key, by=ctx.account)
+    out = await asyncio.wait_for(task, returns_within)
+    deadline = time.monotonic() + 30
+    while alive(pid):
+        assert time.monotonic() < deadline, "the command still runs after /stop"
+        await asyncio.sleep(0.05)
+    return out

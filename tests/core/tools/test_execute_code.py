@@ -7,18 +7,12 @@ import asyncio
 import json
 import re
 import time
-from dataclasses import replace
 
 import pytest
 
-from core.acting.workspaces import Workspaces, sandbox_options
-from core.messages import InboundMessage, ToolCall
+from core.messages import ToolCall
 from core.tools import default_toolset
-from sandboxes.daytona_backend import DaytonaSandbox
-from sandboxes.modal_backend import ModalSandbox
-from tests.core.acting.support import make_ctx
-from tests.sandboxes.conftest import alive
-from tests.sandboxes.fakes import FakeDaytona, FakeModal
+from tests.core.acting.support import in_a_turn, make_ctx, stop_once_begun, with_backend
 
 THREE_TOOLS = '''
 from iris_tools import read_file, search_files, write_file
@@ -46,23 +40,6 @@ def execute(ctx, code):
 
 def workspace(settings, ctx):
     return settings.home / "workspaces" / ctx.user_id
-
-
-def with_backend(ctx, backend, tmp_path):
-    """``ctx`` with its workspaces on a faked Modal or Daytona SDK; returns the fake."""
-    settings = ctx.settings.model_copy(update={"sandbox_backend": backend})
-    spaces = Workspaces(settings, ctx.store)
-    if backend == "modal":
-        fake = FakeModal(tmp_path / "modal")
-        spaces._opener = lambda user: ModalSandbox(
-            user, state=spaces.state, options=sandbox_options(settings), sdk=fake)
-    else:
-        fake = FakeDaytona(tmp_path / "daytona")
-        spaces._opener = lambda user: DaytonaSandbox(
-            user, state=spaces.state, options=sandbox_options(settings), sdk=fake)
-    ctx.settings = settings
-    ctx.services = replace(ctx.services, workspaces=spaces)
-    return fake
 
 
 def test_a_script_calls_three_tools_and_only_its_print_returns(store, settings):
@@ -291,32 +268,7 @@ def test_stop_ends_a_running_script_in_the_sandbox(store, settings, tmp_path, ba
     if backend != "local":
         with_backend(ctx, backend, tmp_path)
     root = workspace(settings, ctx) if backend == "local" else tmp_path / backend
-    ctx.inbox_id = store.inbox.add(ctx.user_id, InboundMessage(
-        platform="http", chat_id="alice", account="http:alice", platform_message_id="m1",
-        text="run it"))
-
-    async def go():
-        running = asyncio.ensure_future(aexecute(ctx, WAITS_FOREVER))
-        began = await until_found(root, "began")
-        pid = int(began.read_text())
-        assert alive(pid)
-        assert store.cancels.request_current(ctx.user_id, ctx.chat_key, by="http:alice")
-        out = await asyncio.wait_for(running, 60)
-        deadline = time.monotonic() + 30
-        while alive(pid):
-            assert time.monotonic() < deadline, "the script still runs after /stop"
-            await asyncio.sleep(0.05)
-        return out
-
-    out = asyncio.run(go())
-    assert "stopped with /stop" in out, out
-
-
-async def until_found(root, name, timeout=60.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        found = [p for p in root.rglob(name) if p.is_file()]
-        if found:
-            return found[0]
-        assert time.monotonic() < deadline, f"no {name} under {root} after {timeout} s"
-        await asyncio.sleep(0.05)
+    in_a_turn(ctx)
+    out = asyncio.run(stop_once_begun(ctx, aexecute(ctx, WAITS_FOREVER), root))
+    assert "stopped with /stop: the script was ended" in out, out
+    assert "stdout:\nbegun" in out, out  # what it printed before the stop

@@ -1,9 +1,17 @@
+import asyncio
 import time
 
 import pytest
 
 from core.approvals import danger_of
-from tests.core.acting.support import call, make_ctx
+from tests.core.acting.support import (
+    acall,
+    call,
+    in_a_turn,
+    make_ctx,
+    stop_once_begun,
+    with_backend,
+)
 
 
 def test_runs_in_the_workspace_and_reports_exit_code_and_output(ctx, iris_home):
@@ -129,3 +137,24 @@ def test_a_timed_out_daytona_command_returns_its_output_with_the_note(ctx, tmp_p
     assert "timed out after" in out and "the command was stopped" in out
     assert "stdout:\nstarted" in out and "stderr:\nwarming" in out
     assert "Process.execute_session_command" in fake.recorder.names()
+
+
+WAITS_LONG = "echo begun; echo $$ > pid && mv pid began && exec sleep 600"
+
+
+@pytest.mark.parametrize("backend", ["local", "modal", "daytona"])
+def test_stop_ends_a_running_command_in_the_sandbox(ctx, iris_home, tmp_path, backend):
+    """/stop during a terminal command ends it where it runs, with what it printed so far,
+    not at its timeout."""
+    ctx.settings = ctx.settings.model_copy(update={"sandbox_isolation": "none"})
+    if backend != "local":
+        with_backend(ctx, backend, tmp_path)
+    root = iris_home / "workspaces" / ctx.user_id if backend == "local" else tmp_path / backend
+    in_a_turn(ctx)
+    out = asyncio.run(stop_once_begun(
+        ctx, acall(ctx, "terminal", command=WAITS_LONG, timeout=300), root))
+    assert "[stopped with /stop: the command was ended in the sandbox; the output is what it " \
+        "printed until then]" in out, out
+    assert "stdout:\nbegun" in out, out
+    assert "timed out" not in out
+

@@ -1,0 +1,63 @@
+"""Watching for ``/stop`` while a sandbox command runs, so the command ends at once.
+
+A ``/stop`` is recorded in the database (``store.cancels``) and the turn itself ends after the
+step it is on; a long step (a ``terminal`` command, an ``execute_code`` script) would otherwise
+keep it waiting until the command's time limit. ``watch_for_stop`` looks for the request every
+``STOP_POLL`` seconds (the read runs off the event loop) and sets the event it yields, which a
+sandbox's ``exec(..., stop=event)`` takes as the order to kill the command where it runs
+(locally, in Modal or in Daytona) and return what it printed so far.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from core.toolkit import ToolContext
+
+log = logging.getLogger("iris.acting")
+
+STOP_POLL = 1.0
+
+
+def stop_requested(ctx: ToolContext) -> bool:
+    """Whether a /stop is recorded for the turn ``ctx`` runs in (a database read)."""
+    return ctx.inbox_id is not None and ctx.store.cancels.requested(ctx.user_id, ctx.inbox_id)
+
+
+def stopped_note(what: str) -> str:
+    return f"stopped with /stop: the {what} was ended in the sandbox; the output is what it " \
+        "printed until then"
+
+
+@contextlib.asynccontextmanager
+async def watch_for_stop(ctx: ToolContext, what: str) -> AsyncIterator[asyncio.Event]:
+    """An event set once a /stop is recorded for ``ctx``'s turn, looked for while the block
+    runs. ``what`` names the step in the log. A turn with no inbox entry is never watched."""
+    stop = asyncio.Event()
+    if ctx.inbox_id is None:
+        yield stop
+        return
+    watcher = asyncio.create_task(_watch(ctx, stop, what))
+    try:
+        yield stop
+    finally:
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
+
+
+async def _watch(ctx: ToolContext, stop: asyncio.Event, what: str) -> None:
+    while True:
+        try:
+            if await asyncio.to_thread(stop_requested, ctx):  # a database read: off the loop
+                stop.set()
+                return
+        except Exception:
+            log.warning("%s: could not look for /stop", what, exc_info=True)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), STOP_POLL)
