@@ -39,6 +39,7 @@ from sandboxes.base import COMMAND_HOME, RUN_MARKER, SandboxError, kill_argv, sh
 
 POLL_FIRST = 0.05
 POLL_MAX = 1.0
+PAUSE_SLICE = 0.05  # how soon a stop is seen while waiting between polls
 KILL_AFTER = 5
 """Seconds ``timeout`` waits after its TERM before it sends KILL."""
 BACKSTOP_GRACE = 10.0
@@ -133,7 +134,7 @@ def finish(
             left = deadline - time.monotonic()
             if left <= 0:
                 break
-            stop.wait(min(delay, left))
+            _pause(stop, min(delay, left))
             delay = min(delay * 2, POLL_MAX)
         if exit_code is None:  # cancelled, or the backstop: end the command first
             with suppress(sdk.DaytonaError):
@@ -149,3 +150,16 @@ def finish(
         exit_code is None or (exit_code in STOPPED_BY_TIMEOUT and elapsed >= seconds))
     note = BACKSTOP_NOTE if exit_code is None and not stopped else ""
     return Finished(stdout, logs.stderr or "", exit_code, timed_out, note, stopped)
+
+
+def _pause(stop: threading.Event, seconds: float) -> None:
+    """Sleep ``seconds`` in short slices, returning early once ``stop`` is set. Not
+    ``stop.wait(seconds)``: a timed wait turns the timeout into an absolute deadline on the
+    monotonic clock, and a clock-shifting tool (libfaketime, as CI's second pass uses) moves
+    that clock, so the wait could last days; a relative sleep cannot."""
+    end = time.monotonic() + seconds
+    while not stop.is_set():
+        left = end - time.monotonic()
+        if left <= 0:
+            return
+        time.sleep(min(PAUSE_SLICE, left))
