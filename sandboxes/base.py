@@ -17,6 +17,7 @@ import contextlib
 import posixpath
 import re
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -87,6 +88,21 @@ RUN_MARKER = "IRIS_RUN_ID"
 """Set in a remote command's environment (its children inherit it), so the command can be
 stopped by marker: Modal gives no process id, and Daytona's session delete signals only the
 session's process group, which GNU ``timeout`` leaves."""
+
+
+KILL_TIMEOUT = 10
+"""Seconds the kill-by-marker command may take."""
+
+
+def new_run_id() -> str:
+    """The value of ``RUN_MARKER`` for one remote command."""
+    return uuid.uuid4().hex
+
+
+def backstop_note(provider: str) -> str:
+    """The note of a command whose end ``provider`` never reported in time (it was killed)."""
+    return (f"{provider} did not report the command's end in time: it was stopped; the output "
+            "is what it printed until then")
 
 
 def kill_argv(run_id: str) -> list[str]:

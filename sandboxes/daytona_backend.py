@@ -47,6 +47,7 @@ from sandboxes.base import (
     Status,
     WorkspaceLost,
     cap_output,
+    new_run_id,
     resolve_in_workspace,
     validate_user_id,
 )
@@ -161,7 +162,7 @@ class DaytonaSandbox:
 
         def begin(sandbox: Any, root: PurePosixPath) -> tuple[Any, daytona_exec.Started]:
             workdir = resolve_in_workspace(root, cwd or ".")
-            run_id = daytona_exec.new_run_id()
+            run_id = new_run_id()
             line = daytona_exec.command_line(command, PurePosixPath(workdir), env or {},
                                              seconds, run_id)
             return sandbox, daytona_exec.start(self._sdk, sandbox, line, run_id)

@@ -28,14 +28,21 @@ import re
 import shlex
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from sandboxes.base import COMMAND_HOME, RUN_MARKER, SandboxError, kill_argv, shell_argv
+from sandboxes.base import (
+    COMMAND_HOME,
+    KILL_TIMEOUT,
+    RUN_MARKER,
+    SandboxError,
+    backstop_note,
+    kill_argv,
+    shell_argv,
+)
 
 POLL_FIRST = 0.05
 POLL_MAX = 1.0
@@ -43,12 +50,8 @@ PAUSE_SLICE = 0.05  # how soon a stop is seen while waiting between polls
 KILL_AFTER = 5
 """Seconds ``timeout`` waits after its TERM before it sends KILL."""
 BACKSTOP_GRACE = 10.0
-KILL_TIMEOUT = 10
 STOPPED_BY_TIMEOUT = frozenset({124, 137})
-BACKSTOP_NOTE = (
-    "Daytona did not report the command's end in time: it was stopped; the output is what "
-    "it printed until then"
-)
+BACKSTOP_NOTE = backstop_note("Daytona")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -68,10 +71,6 @@ class Finished:
     timed_out: bool
     note: str = ""
     stopped: bool = False
-
-
-def new_run_id() -> str:
-    return uuid.uuid4().hex
 
 
 def command_line(command: str, workdir: PurePosixPath, env: dict[str, str], seconds: int,
@@ -116,7 +115,7 @@ def finish(
     stop: threading.Event | None = None,
 ) -> Finished:
     """Wait for the command, read its output, and delete its session (always). Once ``stop``
-    is set, stop waiting: the session is deleted at once, which ends the command."""
+    is set, stop waiting: the command is killed by its marker and its session deleted."""
     process = sandbox.process
     deadline = run.at + seconds + BACKSTOP_GRACE
     delay = POLL_FIRST

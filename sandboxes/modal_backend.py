@@ -21,7 +21,6 @@ import asyncio
 import logging
 import math
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import PurePosixPath
@@ -29,6 +28,7 @@ from typing import Any, TypeVar
 
 from sandboxes.base import (
     COMMAND_HOME,
+    KILL_TIMEOUT,
     RUN_MARKER,
     TIMEOUT_EXIT_CODE,
     DirEntry,
@@ -40,8 +40,10 @@ from sandboxes.base import (
     Status,
     Stopped,
     WorkspaceLost,
+    backstop_note,
     cap_output,
     kill_argv,
+    new_run_id,
     resolve_in_workspace,
     shell_argv,
     validate_user_id,
@@ -54,11 +56,7 @@ logger = logging.getLogger(__name__)
 BACKEND = "modal"
 USER_TAG = "iris-user"
 HANDLE_MAX_IDLE = 60.0
-KILL_TIMEOUT = 10
-BACKSTOP_NOTE = (
-    "Modal did not report the command's end in time: it was stopped; the output is what it "
-    "printed until then"
-)
+BACKSTOP_NOTE = backstop_note("Modal")
 
 T = TypeVar("T")
 
@@ -114,7 +112,7 @@ class ModalSandbox:
             "timeout": max(1, math.ceil(timeout)),
             "env": {**(env or {}), "HOME": COMMAND_HOME},
         }
-        run_id = uuid.uuid4().hex
+        run_id = new_run_id()
         kwargs["env"][RUN_MARKER] = run_id
         started = time.monotonic()
         boxes: list[Any] = []
