@@ -75,10 +75,14 @@ def _check_execute_code(report: Report, settings: Settings) -> None:
     if backend != "local":
         report.add("ok", "execute_code", f"runs in the {backend} sandbox; {limits}")
         return
-    from core.acting.isolation import FIX
-    from sandboxes.isolation import bwrap_path
+    from core.acting.isolation import FIX, local_isolation
+    from core.errors import ConfigError
 
-    if settings.sandbox_isolation != "none" and bwrap_path() is not None:
+    try:  # the rule the local backend itself applies
+        isolated = local_isolation(settings, None) == "bwrap"
+    except ConfigError:  # bubblewrap wanted or needed but missing: the sandbox line says why
+        isolated = False
+    if isolated:
         report.add("ok", "execute_code", f"runs in the local sandbox under bubblewrap; {limits}")
     else:
         why = ("sandbox_isolation: none" if settings.sandbox_isolation == "none"

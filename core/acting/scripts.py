@@ -18,14 +18,14 @@ import asyncio
 import contextlib
 import secrets
 import shlex
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from core.acting.output import format_exec
 from core.acting.script_channel import ChannelReport, ScriptChannel
-from core.acting.stopping import stopped_note, watch_for_stop
+from core.acting.stopping import noted_if_stopped, watch_for_stop
 from core.acting.tooling import sandbox_errors, workspaces
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ async def _run(box: Sandbox, channel: ScriptChannel, run_dir: str, token: str,
             script.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await script
-    return replace(result, note=stopped_note("script")) if result.stopped else result
+    return noted_if_stopped(result, "script")
 
 
 async def _clean_up(box: Sandbox, run_dir: str, settings: Settings) -> None:

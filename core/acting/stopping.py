@@ -14,10 +14,12 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from core.toolkit import ToolContext
+    from sandboxes.base import ExecResult
 
 log = logging.getLogger("iris.acting")
 
@@ -29,9 +31,12 @@ def stop_requested(ctx: ToolContext) -> bool:
     return ctx.inbox_id is not None and ctx.store.cancels.requested(ctx.user_id, ctx.inbox_id)
 
 
-def stopped_note(what: str) -> str:
-    return f"stopped with /stop: the {what} was ended in the sandbox; the output is what it " \
-        "printed until then"
+def noted_if_stopped(result: ExecResult, what: str) -> ExecResult:
+    """``result``, saying so in its note when a /stop ended the ``what`` (command, script)."""
+    if not result.stopped:
+        return result
+    return replace(result, note=f"stopped with /stop: the {what} was ended in the sandbox; the "
+                   "output is what it printed until then")
 
 
 @contextlib.asynccontextmanager

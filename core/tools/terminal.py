@@ -4,12 +4,11 @@ the command at once, in the sandbox too, with what it printed so far (``core.act
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
 
 from pydantic import BaseModel, Field
 
 from core.acting.output import format_exec
-from core.acting.stopping import stopped_note, watch_for_stop
+from core.acting.stopping import noted_if_stopped, watch_for_stop
 from core.acting.tooling import sandbox_errors, workspaces
 from core.approvals import danger_of, hold_command, may_hold
 from core.errors import ToolRetry
@@ -69,6 +68,4 @@ class Terminal(Tool):
                     watch_for_stop(ctx, "terminal") as stop:
                 result = await box.exec(args.command, cwd=args.workdir, timeout=timeout,
                                         stop=stop)
-        if result.stopped:
-            result = replace(result, note=stopped_note("command"))
-        return format_exec(result, settings.max_tool_output_chars)
+        return format_exec(noted_if_stopped(result, "command"), settings.max_tool_output_chars)
