@@ -24,6 +24,7 @@ the one kind of message that goes out while a number's window is closed.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import hmac
@@ -125,6 +126,7 @@ class FakeWhatsApp:
         self._inbound = itertools.count(1)
         self.requests: list[tuple[str, str]] = []
         self.templates: dict[tuple[str, str], int] = {}  # (name, language) → body parameters
+        self._template_gate: threading.Event | None = None
         self.app = Starlette(routes=[
             Route("/_media/{media_id}", self._media_bytes, methods=["GET"]),
             Route("/{version}/{phone}/messages", self._messages, methods=["POST"]),
@@ -143,6 +145,12 @@ class FakeWhatsApp:
 
     def approve_template(self, name: str, language: str = "en", body_parameters: int = 1) -> None:
         self.templates[(name, language)] = body_parameters
+
+    def pause_templates(self) -> threading.Event:
+        """Record templates as they arrive but answer them only once the returned event is
+        set: the person can write back while Iris still waits for the template's answer."""
+        self._template_gate = threading.Event()
+        return self._template_gate
 
     def open_window(self, wa_id: str) -> None:
         self.closed_windows.discard(wa_id)
@@ -276,7 +284,10 @@ class FakeWhatsApp:
             return graph_error(400, 100, "(#100) The parameter messaging_product is required.")
         to = str(body.get("to") or "")
         if body.get("type") == "template":
-            return self._template(to, body)
+            answer = self._template(to, body)
+            if self._template_gate is not None:
+                await asyncio.to_thread(self._template_gate.wait)
+            return answer
         if body.get("type") == "interactive":
             problem = interactive_problem(body.get("interactive"))
             if problem is not None:

@@ -100,11 +100,12 @@ class DeliveryService:
             return "failed"
         reopener = sender if isinstance(sender, Reopener) and sender.can_reopen and not \
             claimed.source.startswith(("direct:", "pairing:")) else None
+        seen = self.store.inbox.last_id(user_id, claimed.chat_key) if reopener else 0
         try:
             try:
                 if (closed := self._outside_window(sender, claimed)) is not None:
                     if reopener is not None:
-                        return await self._hold(reopener, claimed, owner, closed)
+                        return await self._hold(reopener, claimed, owner, closed, seen)
                     self.store.deliveries.mark_retry(user_id, delivery_id, owner,
                                                      error=closed, retry_at=None)
                     return "failed"
@@ -113,7 +114,7 @@ class DeliveryService:
                 except DeliveryFailed as refused:  # the platform says the window is closed
                     if not refused.window_closed or reopener is None:
                         raise
-                    return await self._hold(reopener, claimed, owner, str(refused))
+                    return await self._hold(reopener, claimed, owner, str(refused), seen)
             except DeliveryFailed:
                 raise
             except Exception as exc:
@@ -148,10 +149,12 @@ class DeliveryService:
         return (f"undeliverable: outside {claimed.platform}'s {window / 3600:g}-hour reply "
                 f"window ({since}); it opens again when the person writes")
 
-    async def _hold(self, sender: Reopener, claimed: Delivery, owner: str, closed: str) -> str:
+    async def _hold(self, sender: Reopener, claimed: Delivery, owner: str, closed: str,
+                    seen: int) -> str:
         """Outside the window with a template configured: send the template once (one per
         chat while replies wait), keep the reply until the person writes back
-        (``release_held``) or ``HOLD_SECONDS`` pass."""
+        (``release_held``) or ``HOLD_SECONDS`` pass. ``seen`` is the chat's newest message
+        when this attempt began: one newer came in before the hold was recorded."""
         store, now = self.store, self.store.clock.now()
         if claimed.held_at is not None and now - claimed.held_at >= HOLD_SECONDS:
             store.deliveries.mark_retry(
@@ -168,7 +171,15 @@ class DeliveryService:
             until=(claimed.held_at or now) + HOLD_SECONDS,
             note=f"held: outside {claimed.platform}'s reply window; a template asked the "
                  "person to write back, and this reply goes out when they do")
-        return "pending"
+        if store.inbox.last_id(claimed.user_id, claimed.chat_key) == seen:
+            return "pending"
+        # The person wrote while the template was on its way: their message's release found
+        # nothing held yet, so the chat's held replies are released (and this one sent) here.
+        status = "pending"
+        for delivery_id in store.deliveries.release_held(claimed.user_id, claimed.chat_key):
+            result = await self.attempt(claimed.user_id, delivery_id)
+            status = result if delivery_id == claimed.id else status
+        return status
 
     async def _send(self, sender: Sender, claimed: Delivery, owner: str) -> list[str]:
         voice = claimed.target.get("voice")

@@ -91,6 +91,14 @@ class Inbox:
         )
         return float(value) if value is not None else None
 
+    def last_id(self, user_id: str, chat_key: str) -> int:
+        """The newest message of the chat (0 for none): a clock-free way to ask whether the
+        person wrote since a moment."""
+        value = self.db.scalar(
+            "SELECT max(id) FROM inbox WHERE user_id = ? AND chat_key = ?", (user_id, chat_key)
+        )
+        return int(value) if value is not None else 0
+
     def get(self, user_id: str, entry_id: int) -> InboxEntry:
         row = self.db.one("SELECT * FROM inbox WHERE user_id = ? AND id = ?", (user_id, entry_id))
         if not row:  # the user was merged into another (account link) while a waiter held its id

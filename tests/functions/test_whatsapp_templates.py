@@ -136,3 +136,25 @@ def test_metas_window_refusal_also_holds_the_reply_behind_the_template(iris_home
         s.wait(s.settled)
         assert sorted(s.whatsapp.sent(ADA)) == ["re: hello", "re: still there?"]
         assert len(s.whatsapp.templates_sent(ADA)) == 1
+
+
+def test_a_person_who_writes_while_the_template_is_on_its_way_still_gets_the_reply(iris_home):
+    """The person answers before Meta has answered the template request: their message's
+    release finds nothing held yet, so the hold itself sees the newer message and sends."""
+    with platform_stack(iris_home, **TEMPLATE) as s:
+        s.whatsapp.approve_template("iris_update", "en")
+        s.whatsapp.close_window(ADA)
+        gate = s.whatsapp.pause_templates()
+        try:
+            s.whatsapp_post(s.whatsapp.message_payload("hello"))
+            s.wait(lambda: s.whatsapp.templates_sent(ADA))  # in flight, not yet answered
+            s.whatsapp.open_window(ADA)
+            assert s.whatsapp_post(s.whatsapp.message_payload("still there?")).json()[
+                "statuses"] == ["recorded"]
+            assert held(s) == []  # nothing was held for that message to release
+        finally:
+            gate.set()
+        s.wait(lambda: len(s.whatsapp.sent(ADA)) == 2 and s.settled(), timeout=30)
+        assert sorted(s.whatsapp.sent(ADA)) == ["re: hello", "re: still there?"]
+        assert len(s.whatsapp.templates_sent(ADA)) == 1
+        assert [row["status"] for row in held(s)] == ["sent"]
