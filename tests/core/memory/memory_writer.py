@@ -1,11 +1,17 @@
 """A worker process for the concurrency test: add facts to one user's memory through the
-memory tool, starting at an agreed moment, and print how many attempts the writes took."""
+memory tool, and print how many attempts the writes took.
+
+The two workers meet through files in ``sync_dir`` (no clock): both start once both are ready,
+and the first write of worker ``one`` is made to collide for certain — it pauses between reading
+the store and committing until worker ``two`` has committed its first fact — so the test always
+exercises the compare-and-set; the other writes race freely."""
 
 from __future__ import annotations
 
 import asyncio
 import sys
 import time
+from pathlib import Path
 
 import core.security
 from core.config import load_settings
@@ -14,14 +20,27 @@ from core.store import open_store
 from core.toolkit import ToolContext
 from core.tools.memory import Memory, MemoryArgs
 
+WAIT_SECONDS = 120.0
 
-def main(user_id: str, name: str, count: int, start_at: float) -> None:
+
+def wait_for(path: Path) -> None:
+    deadline = time.monotonic() + WAIT_SECONDS
+    while not path.exists():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"{path.name} never appeared")
+        time.sleep(0.005)
+
+
+def main(user_id: str, name: str, count: int, sync_dir: Path) -> None:
     scans = 0
     real_scan = core.security.scan_text
 
     def slow_scan(text: str) -> list:
         nonlocal scans
         scans += 1
+        if name == "one" and scans == 1:  # read, then let the other worker commit first
+            (sync_dir / "one-read").touch()
+            wait_for(sync_dir / "two-added")
         time.sleep(0.002)  # widen the window between reading the store and committing
         return real_scan(text)
 
@@ -33,13 +52,19 @@ def main(user_id: str, name: str, count: int, start_at: float) -> None:
                       user_id=user_id, session_id=f"ses_{name}",
                       chat_key=f"http:{name}", platform="http", account=f"http:{name}")
     tool = Memory()
-    time.sleep(max(0.0, start_at - time.time()))
+    (sync_dir / f"ready-{name}").touch()
+    wait_for(sync_dir / "ready-one")
+    wait_for(sync_dir / "ready-two")
     for i in range(count):
+        if name == "two" and i == 0:
+            wait_for(sync_dir / "one-read")
         args = MemoryArgs(action="add", content=f"{name} fact number {i}")
         reply = asyncio.run(tool.run(ctx, args))
         assert reply.startswith("Added to memory."), reply
+        if name == "two" and i == 0:
+            (sync_dir / "two-added").touch()
     print(f"{scans}")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
+    main(sys.argv[1], sys.argv[2], int(sys.argv[3]), Path(sys.argv[4]))
