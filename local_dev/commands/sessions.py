@@ -176,21 +176,32 @@ def sessions_search(query: str, user_ref: str | None, limit: int, session_ref: s
 
 
 @sessions_group.command("import")
-@click.argument("path", type=click.File("r", encoding="utf-8"))
+@click.argument("path", type=click.File("rb"))
+@click.option("--format", "fmt", type=click.Choice(["auto", "iris", "openai-jsonl", "sharegpt"]),
+              default="auto", show_default=True,
+              help="The file's format; auto tells it from the content.")
+@click.option("--user", "user_ref",
+              help="The user who gets every conversation of an openai-jsonl or sharegpt file "
+                   "(they name none); a user id or account, or a name for http:<name>.")
 @click.option("--no-create-users", is_flag=True,
-              help="Refuse lines whose user does not exist yet (default: create them).")
+              help="Refuse users that do not exist yet (default: create them).")
 @click.option("--embed", "embed_mode", type=click.Choice(["full", "fast", "none"]),
               default="full", show_default=True,
               help="Vectors for semantic search: full model, fast static vectors, or none now "
                    "(searches and `iris sessions reindex` add them later).")
 @friendly
-def sessions_import(path: Any, no_create_users: bool, embed_mode: str) -> None:
-    """Import past sessions from JSON lines ('-' reads standard input).
+def sessions_import(path: Any, fmt: str, user_ref: str | None, no_create_users: bool,
+                    embed_mode: str) -> None:
+    """Import past sessions ('-' reads standard input).
 
     \b
-    Each line: {"user": "alice", "session_id": "s1", "started_at": "2024-05-01T10:00:00Z",
-                "title": "optional", "messages": [{"role": "user", "content": "…",
-                "timestamp": "…", "id": "m1"}]}
+    Iris lines (what `iris sessions export` writes), one per session:
+      {"user": "alice", "session_id": "s1", "started_at": "2024-05-01T10:00:00Z",
+       "title": "optional", "messages": [{"role": "user", "content": "…",
+       "timestamp": "…", "id": "m1"}]}
+    OpenAI chat JSONL ({"messages": [...]} per line) and ShareGPT ([{"conversations":
+    [{"from": "human", "value": "…"}]}], or one per line) name no user: each conversation
+    becomes a session of --user, with an id derived from its messages.
     A user is a user id or an account; an unknown bare name becomes the HTTP API user
     http:<name>. The file is validated whole first; a session already imported is skipped.
     Images (a message's "images" with data: URLs, as `iris sessions export` writes them, or
@@ -198,12 +209,28 @@ def sessions_import(path: Any, no_create_users: bool, embed_mode: str) -> None:
     http(s) image URLs are never fetched. Each image not imported is listed with its reason.
     Imported messages then get semantic-search vectors (--embed).
 
-    Example: iris sessions import history.jsonl --embed fast
+    \b
+    Examples:
+      iris sessions import history.jsonl --embed fast
+      iris sessions import chatgpt-finetune.jsonl --user alice
+      iris sessions import sharegpt.json --format sharegpt --user telegram:42
     """
-    from core.sessions.transfer import import_sessions, read_lines
+    from core.errors import IrisUsageError
+    from core.sessions.import_formats import MAX_IMPORT_BYTES, read_import, session_lines
+    from core.sessions.transfer import import_sessions
 
-    lines = read_lines(path, source=getattr(path, "name", "input"))
+    source = getattr(path, "name", None)
+    source = source if isinstance(source, str) else "input"
+    parsed = read_import(path.read(MAX_IMPORT_BYTES + 1), source, fmt)
+    if parsed.fmt == "iris" and user_ref is not None:
+        raise IrisUsageError("Iris lines name their own users; --user is for openai-jsonl and "
+                             "sharegpt files")
+    if parsed.fmt != "iris" and not (user_ref or "").strip():
+        raise IrisUsageError(f"this {parsed.fmt} file names no user: say whose conversations "
+                             "they are with --user")
     with opened() as (settings, store):
+        lines = list(parsed.lines) or session_lines(parsed.conversations, str(user_ref).strip(),
+                                                    started_at=store.clock.now())
         report = import_sessions(store, lines, create_users=not no_create_users,
                                  image_max_bytes=settings.image_max_bytes)
         click.echo(f"imported {report.sessions} sessions ({report.messages} messages) for "
