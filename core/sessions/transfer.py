@@ -95,6 +95,19 @@ class LineMessage(BaseModel):
             parse_time(value, field="")
         return value
 
+    @field_validator("tool_calls")
+    @classmethod
+    def _calls(cls, value: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+        """Each call in OpenAI's shape (what ``sessions show`` and export read back later)."""
+        for n, call in enumerate(value or ()):
+            function = call.get("function")
+            if not (isinstance(call.get("id"), str) and call["id"] and isinstance(function, dict)
+                    and isinstance(function.get("name"), str) and function["name"]
+                    and isinstance(function.get("arguments", ""), str)):
+                raise ValueError(f"call {n} needs an id and function.name and "
+                                 "function.arguments as text")
+        return value
+
     @field_validator("content")
     @classmethod
     def _parts(cls, value: str | list[ContentPart]) -> str | list[ContentPart]:

@@ -61,6 +61,12 @@ def test_reimport_is_a_no_op_and_a_conflict_changes_nothing(store):
     (line(messages=[{"role": "robot", "content": "x"}]), "messages.0.role"),
     (line(messages=[{"role": "user"}]), "messages.0.content"),
     (json.dumps({"user": "a", "started_at": "2024-01-01", "messages": []}), "session_id"),
+    (line(messages=[{"role": "assistant", "content": "",
+                     "tool_calls": [{"function": {"name": "clock"}}]}]),
+     "messages.0.tool_calls.*call 0 needs an id"),
+    (line(messages=[{"role": "assistant", "content": "",
+                     "tool_calls": [{"id": "c1", "function": {"arguments": "{}"}}]}]),
+     "call 0 needs an id and function.name"),
 ])
 def test_bad_lines_are_named_and_nothing_is_written(store, bad, message):
     with pytest.raises(IrisUsageError, match=message):
