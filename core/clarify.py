@@ -1,11 +1,13 @@
 """Questions the model asks the user (the ``clarify`` tool) and their answers.
 
 Asking stores the question and ends the turn: the question, with its choices numbered, is that
-turn's answer, and platforms with buttons (Telegram, Slack) show a button per choice. The
+turn's answer, and platforms with buttons (Telegram, Slack, Discord, WhatsApp) show a button
+per choice. The
 answer is the user's next message in the chat: a press of a button (checked at the webhook:
 the person who was asked, the chat's latest open question, not expired), the number of a
 choice, a choice's text, or anything else in their own words. The first message after the
 question closes it, so a second press, a stale press or another person's press starts nothing.
+A question that closed without a press loses its buttons after the turn (``core.clarify_close``).
 """
 
 from __future__ import annotations
