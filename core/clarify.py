@@ -1,11 +1,13 @@
 """Questions the model asks the user (the ``clarify`` tool) and their answers.
 
 Asking stores the question and ends the turn: the question, with its choices numbered, is that
-turn's answer, and platforms with buttons (Telegram, Slack) show a button per choice. The
+turn's answer, and platforms with buttons (Telegram, Slack, Discord, WhatsApp) show a button
+per choice. The
 answer is the user's next message in the chat: a press of a button (checked at the webhook:
 the person who was asked, the chat's latest open question, not expired), the number of a
 choice, a choice's text, or anything else in their own words. The first message after the
 question closes it, so a second press, a stale press or another person's press starts nothing.
+A question that closed without a press loses its buttons after the turn (``core.clarify_close``).
 """
 
 from __future__ import annotations
@@ -60,14 +62,18 @@ def parse_button(data: str) -> tuple[str, int] | None:
 
 
 def ask(store: Store, *, user_id: str, session_id: str, chat_key: str, account: str,
-        question: str, choices: Sequence[str]) -> Asked:
+        question: str, choices: Sequence[str], inbox_id: int | None = None) -> Asked:
+    """Store a new question; the chat's older open ones are closed by the asking entry
+    ``inbox_id`` (superseded), so their buttons are taken off after the turn."""
     asked = Asked(new_id("q"), question, tuple(choices))
     store.clarifications.add(user_id, asked.id, session_id=session_id, chat_key=chat_key,
                              account=account, question=question, choices=asked.choices)
+    if inbox_id is not None:
+        store.clarifications.supersede(user_id, chat_key, inbox_id, keep=asked.id)
     return asked
 
 
-def _open(store: Store, settings: Settings, question: Question | None) -> bool:
+def is_open(store: Store, settings: Settings, question: Question | None) -> bool:
     if question is None or question.closed_by is not None:
         return False
     return store.clock.now() - question.created_at <= settings.clarify_hours * 3600
@@ -80,13 +86,13 @@ def pressable(store: Store, settings: Settings, *, user_id: str, chat_key: str, 
     question = store.clarifications.get(user_id, question_id)
     if question is None or question.account != account or question.chat_key != chat_key:
         return None
-    if not _open(store, settings, question) or not 1 <= number <= len(question.choices):
+    if not is_open(store, settings, question) or not 1 <= number <= len(question.choices):
         return None
     latest = store.clarifications.latest(user_id, chat_key)
     return question if latest is not None and latest.id == question.id else None
 
 
-def _typed_choice(question: Question, text: str) -> int | None:
+def typed_choice(question: Question, text: str) -> int | None:
     said = " ".join(text.split()).rstrip(".").strip().lower()
     if said.isdigit() and 1 <= int(said) <= len(question.choices):
         return int(said)
@@ -112,7 +118,7 @@ def settle(store: Store, settings: Settings, entry: InboxEntry, text: str) -> Se
     pressed = message.meta.get("clarify")
     question = store.clarifications.latest(entry.user_id, entry.chat_key)
     mine = question is not None and question.closed_by == entry.id  # a retried turn
-    if question is None or not (mine or _open(store, settings, question)):
+    if question is None or not (mine or is_open(store, settings, question)):
         return Settled(text, stale=pressed is not None)
     if pressed is not None:
         number = int(message.meta.get("choice", 0))
@@ -121,7 +127,7 @@ def settle(store: Store, settings: Settings, entry: InboxEntry, text: str) -> Se
     elif text.lstrip().startswith("/"):
         return Settled(text)  # a command leaves the question open
     else:
-        number = _typed_choice(question, text) or 0
+        number = typed_choice(question, text) or 0
     if not store.clarifications.close(entry.user_id, question.id, entry.id):
         return Settled(text, stale=pressed is not None)
     return Settled(answer_text(question, number) if number else text)

@@ -35,6 +35,11 @@ class LocalDispatcher:
         if not task.cancelled() and task.exception() is not None:
             log.error("drain task failed", exc_info=task.exception())
 
+    @property
+    def running(self) -> int:
+        """How many drain tasks (turns, then their after-turn hooks) have not ended."""
+        return len(self._tasks)
+
     async def idle(self) -> None:
         """Wait until no drain task of this event loop is running (tests, benchmarks,
         shutdown); tasks another loop runs (a server thread's) are that loop's to wait for."""

@@ -45,6 +45,7 @@ def default_sections() -> list[PromptSection]:
 
 def default_after_turn() -> list[AfterTurn]:
     from core.acting.workspaces import settle_after_turn
+    from core.clarify_close import close_buttons_after_turn
     from core.identity.linking import complete_links_after_turn
     from core.learning.memory_review import review_after_turn
     from core.learning.skill_outcomes import skill_outcomes
@@ -54,8 +55,9 @@ def default_after_turn() -> list[AfterTurn]:
     from core.sessions.titles import title_session
 
     return [
-        speak_after_turn, settle_after_turn, title_session, skill_outcomes, skill_review,
-        review_after_turn, complete_links_after_turn, embed_after_turn,
+        close_buttons_after_turn, speak_after_turn, settle_after_turn, title_session,
+        skill_outcomes, skill_review, review_after_turn, complete_links_after_turn,
+        embed_after_turn,
     ]
 
 

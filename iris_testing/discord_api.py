@@ -1,9 +1,12 @@
 """A fake Discord: builds and signs interactions as Discord sends them (Ed25519 over timestamp +
 body) and answers Iris' REST calls in Discord's shapes: ``PATCH /webhooks/{app}/{token}/
 messages/@original`` and ``POST /webhooks/{app}/{token}?wait=true`` (the interaction's
-response and follow-ups), ``POST /channels/{id}/messages`` and ``PUT /applications/{app}/
-commands`` (bot token), message objects back, errors as ``{"message", "code"}`` (10015 Unknown
-Webhook, 50035 Invalid Form Body, 429 with ``retry_after``).
+response and follow-ups), ``POST /channels/{id}/messages``, ``PATCH /channels/{id}/messages/
+{message}`` (an edit of the bot's own message) and ``PUT /applications/{app}/commands`` (bot
+token), message objects back, errors as ``{"message", "code"}`` (10015 Unknown Webhook, 10008
+Unknown Message, 50005 another user's message, 50035 Invalid Form Body, 429 with
+``retry_after``). ``edits`` records each channel message edit; ``fail_edits(n)`` makes the next
+``n`` answer 500.
 
 ::
 
@@ -87,6 +90,8 @@ class FakeDiscord:
         self.ephemerals: list[dict[str, Any]] = []  # type 4 responses with flags 64, by user
         self._rate_limited = 0
         self.commands: list[dict[str, Any]] = []
+        self.edits: list[dict[str, Any]] = []  # PATCH /channels/{id}/messages/{id}, in order
+        self._failing_edits = 0
         prefix = "/api/v10"
         self.app = Starlette(routes=[
             Route(prefix + "/webhooks/{app}/{token}/messages/@original", self._edit_original,
@@ -94,6 +99,8 @@ class FakeDiscord:
             Route(prefix + "/webhooks/{app}/{token}", self._follow_up, methods=["POST"]),
             Route(prefix + "/channels/{channel}/messages", self._channel_message,
                   methods=["POST"]),
+            Route(prefix + "/channels/{channel}/messages/{message}", self._edit_message,
+                  methods=["PATCH"]),
             Route(prefix + "/applications/{app}/commands", self._put_commands, methods=["PUT"]),
         ])
 
@@ -203,6 +210,10 @@ class FakeDiscord:
     def rate_limit_next(self, times: int = 1) -> None:
         with self._lock:
             self._rate_limited += times
+
+    def fail_edits(self, times: int = 1) -> None:
+        with self._lock:
+            self._failing_edits += times
 
     def messages(self, channel_id: str | None = None) -> list[dict[str, Any]]:
         with self._lock:
@@ -316,6 +327,37 @@ class FakeDiscord:
         with self._lock:
             self._messages.append(message)
         return JSONResponse(message)
+
+    async def _edit_message(self, request: Request) -> Response:
+        if not self._bot(request):
+            return error(401, "401: Unauthorized", 0)
+        try:
+            body = json.loads(await request.body())
+        except ValueError:
+            return error(400, "400: Bad Request", 0)
+        if not isinstance(body, dict):
+            return error(400, "400: Bad Request", 0)
+        problem = components_problem(body["components"]) if "components" in body else None
+        if problem is not None:
+            return error(400, "Invalid Form Body", 50035, errors={"components": {
+                "_errors": [{"code": "COMPONENT_INVALID", "message": problem}]}})
+        channel, wanted = request.path_params["channel"], request.path_params["message"]
+        with self._lock:
+            self.edits.append({"channel_id": channel, "message_id": wanted, "body": body})
+            if self._failing_edits:
+                self._failing_edits -= 1
+                return error(500, "500: Internal Server Error", 0)
+            message = next((m for m in self._messages if m["channel_id"] == channel
+                            and m["id"] == wanted), None)
+            if message is None:
+                return error(404, "Unknown Message", 10008)
+            if message["author"]["id"] != self.application_id:
+                return error(403, "Cannot edit a message authored by another user", 50005)
+            for key in ("content", "components"):
+                if key in body:
+                    message[key] = body[key]
+            message["edited_timestamp"] = datetime.now(UTC).isoformat()
+            return JSONResponse(dict(message))
 
     async def _put_commands(self, request: Request) -> Response:
         if not self._bot(request):

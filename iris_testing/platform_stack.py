@@ -188,6 +188,11 @@ class Stack:
         unsent = db.scalar("SELECT count(*) FROM deliveries WHERE status = 'pending'")
         return pending == 0 and unsent == 0
 
+    def finished(self) -> bool:
+        """Settled, and every drain task (turns and their after-turn hooks) has ended."""
+        running = getattr(self.rt.dispatcher, "running", 0)
+        return self.settled() and running == 0
+
 
 class _Sweeping:
     """An ASGI app with a task in its event loop that attempts due deliveries now and then."""

@@ -76,6 +76,20 @@ class DiscordSender:
             raise failure(status, data)
         return str(data.get("id", ""))
 
+    async def remove_buttons(self, target: dict[str, Any], message_id: str, text: str,
+                             outcome: str) -> None:
+        """Take the buttons off a question that closed without a press: the bot edits the
+        message (``PATCH /channels/{channel}/messages/{id}``, ``components: []``)."""
+        channel = target.get("channel_id") or target.get("chat_id")
+        if not self.bot_token:
+            raise DeliveryFailed("Discord: IRIS_DISCORD_BOT_TOKEN is not set; the buttons stay",
+                                 retryable=False)
+        status, data = await self._call(
+            "PATCH", f"{self.api_base}/channels/{channel}/messages/{message_id}",
+            {"components": []}, bot=True)
+        if status >= 300:
+            raise failure(status, data)
+
     @staticmethod
     def _expired(status: int, data: dict[str, Any]) -> bool:
         return status in (401, 404) and data.get("code") in EXPIRED_TOKEN_CODES

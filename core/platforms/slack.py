@@ -119,6 +119,17 @@ class SlackSender:
         except Exception as exc:
             log.warning("could not take the buttons off a Slack question: %s", exc)
 
+    async def remove_buttons(self, target: dict[str, Any], message_id: str, text: str,
+                             outcome: str) -> None:
+        """A question that closed without a press: its buttons give way to how it closed,
+        as a press's do (``chat.update``). An answer through a slash command's response URL
+        carried no buttons."""
+        if target.get("response_url"):
+            return
+        await asyncio.to_thread(lambda: self.client().chat_update(
+            channel=target["channel"], ts=message_id, text=text,
+            blocks=answered_blocks(text, outcome)))
+
     async def auth_test(self) -> dict[str, Any]:
         return dict((await asyncio.to_thread(lambda: self.client().auth_test())).data)
 

@@ -108,6 +108,14 @@ class TelegramSender:
         except Exception as exc:
             log.warning("could not answer a button press: %s", exc)
 
+    async def remove_buttons(self, target: dict[str, Any], message_id: str, text: str,
+                             outcome: str) -> None:
+        """Take the keyboard off a question that closed without a press
+        (``editMessageReplyMarkup`` with no ``reply_markup``)."""
+        bot = await self.bot()
+        await bot.edit_message_reply_markup(target["chat_id"], int(message_id),
+                                            reply_markup=None)
+
     async def send_voice(self, target: dict[str, Any], audio: bytes, filename: str) -> str:
         """A spoken reply: OGG/Opus as a voice note (sendVoice), anything else (MP3...) as an
         audio file (sendAudio), which Telegram plays all the same."""

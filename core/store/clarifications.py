@@ -68,3 +68,17 @@ class Clarifications:
         return self.db.scalar(
             "SELECT closed_by FROM clarifications WHERE user_id = ? AND id = ?",
             (user_id, question_id)) == inbox_id
+
+    def supersede(self, user_id: str, chat_key: str, inbox_id: int, *, keep: str) -> None:
+        """Close the chat's open questions other than ``keep`` for inbox entry ``inbox_id``
+        (the turn that asked a newer one)."""
+        self.db.execute(
+            "UPDATE clarifications SET closed_by = ? WHERE user_id = ? AND chat_key = ?"
+            " AND closed_by IS NULL AND id != ?", (inbox_id, user_id, chat_key, keep))
+
+    def closed_by(self, user_id: str, chat_key: str, inbox_id: int) -> list[Question]:
+        """The chat's questions that inbox entry ``inbox_id`` closed."""
+        rows = self.db.query(
+            "SELECT * FROM clarifications WHERE user_id = ? AND chat_key = ? AND closed_by = ?"
+            " ORDER BY created_at, rowid", (user_id, chat_key, inbox_id))
+        return [Question.from_row(row) for row in rows]

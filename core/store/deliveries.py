@@ -234,3 +234,11 @@ class Deliveries:
             (user_id, chat_key),
         )
         return [Delivery.from_row(row) for row in rows]
+
+    def for_question(self, user_id: str, chat_key: str, question_id: str) -> Delivery | None:
+        """The delivery that carried a ``clarify`` question's buttons (its target's choices)."""
+        row = self.db.one(
+            "SELECT * FROM deliveries WHERE user_id = ? AND chat_key = ?"
+            " AND json_extract(target, '$.choices.id') = ? ORDER BY id DESC LIMIT 1",
+            (user_id, chat_key, question_id))
+        return Delivery.from_row(row) if row else None

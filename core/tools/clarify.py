@@ -34,5 +34,6 @@ class Clarify(Tool):
             raise ToolRetry("one question per turn")
         ctx.asked = ask(ctx.store, user_id=ctx.user_id, session_id=ctx.session_id,
                         chat_key=ctx.chat_key, account=ctx.account,
-                        question=args.question.strip(), choices=choices)
+                        question=args.question.strip(), choices=choices,
+                        inbox_id=ctx.inbox_id)
         return "Asked. Stop here: the user's answer comes as their next message."

@@ -86,3 +86,17 @@ def test_a_press_for_a_closed_question_is_stale(store, settings):
     assert settle(store, settings, wrong, "1").stale  # pressed on the older question
     right = entry(4, "1", clarify=fresh.id, choice=1)
     assert settle(store, settings, right, "1").text == '[answer to "Milk?"] 1. Yes'
+
+
+def test_asking_again_closes_the_chats_older_open_questions_for_the_asking_entry(store):
+    older = question(store)
+    other_chat = ask(store, user_id="u1", session_id="s1", chat_key="telegram:7", account="a",
+                     question="Elsewhere?", choices=("Yes", "No"))
+    someone_else = ask(store, user_id="u2", session_id="s2", chat_key=CHAT, account="b",
+                       question="Theirs?", choices=("Yes", "No"))
+    newer = ask(store, user_id="u1", session_id="s1", chat_key=CHAT, account="telegram:4242",
+                question="Milk?", choices=("Yes", "No"), inbox_id=9)
+    assert [q.id for q in store.clarifications.closed_by("u1", CHAT, 9)] == [older.id]
+    assert store.clarifications.get("u1", newer.id).closed_by is None
+    assert store.clarifications.get("u1", other_chat.id).closed_by is None
+    assert store.clarifications.get("u2", someone_else.id).closed_by is None

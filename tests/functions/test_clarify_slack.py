@@ -40,3 +40,28 @@ def test_a_question_is_answered_by_a_slack_button(scripted_llm, iris_home):
         assert len(llm.requests) == 2
         assert len(slack.posted("D123")) == 2
         assert stack.settled()
+
+
+def test_a_typed_answer_replaces_the_slack_buttons_once(scripted_llm, iris_home):
+    llm, model = scripted_llm
+    llm.tool_call("clarify", {"question": "Where?", "choices": ["Indoors", "Outdoors"]})
+    with platform_stack(iris_home, model=model) as stack:
+        slack = stack.slack
+
+        def say(text):
+            stack.slack_post(slack.event_payload(
+                slack.message_event(text, channel="D123", channel_type="im")))
+            stack.wait(stack.finished)
+
+        say("book a table")
+        row = stack.rt.store.db.one("SELECT platform_ids FROM deliveries")
+        ts = json.loads(row["platform_ids"])[0]
+        llm.reply("Outdoors, booked.").reply("Enjoy.")
+        say("outdoors")
+        assert llm.requests[-1]["messages"][-1]["content"] == '[answer to "Where?"] 2. Outdoors'
+        now = slack.message("D123", ts)
+        assert [b["type"] for b in now["blocks"]] == ["section", "context"]
+        assert now["blocks"][1]["elements"][0]["text"] == "→ Outdoors"
+        say("thanks")
+        assert slack.posted("D123")[-1]["text"] == "Enjoy."
+        assert slack.methods_called().count("chat.update") == 1
