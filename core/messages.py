@@ -107,6 +107,7 @@ class Usage:
     cache_write_tokens: int = 0
     cost_usd: float | None = None
     calls: int = 1
+    kind: str = "chat"  # chat, vision, speech or transcription
 
     def __add__(self, other: Usage) -> Usage:
         cost = None
@@ -120,6 +121,7 @@ class Usage:
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             cost_usd=cost,
             calls=self.calls + other.calls,
+            kind=self.kind,
         )
 
 

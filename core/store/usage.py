@@ -1,4 +1,5 @@
-"""Token and cost accounting per user, session, turn and model."""
+"""Token and cost accounting per user, session, turn, model and kind of call (chat, vision,
+speech, transcription)."""
 
 from __future__ import annotations
 
@@ -37,12 +38,12 @@ class UsageLog:
     ) -> Statement:
         return (
             "INSERT INTO usage (user_id, session_id, inbox_id, model, calls, prompt_tokens,"
-            " completion_tokens, cache_read_tokens, cache_write_tokens, cost_usd, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " completion_tokens, cache_read_tokens, cache_write_tokens, cost_usd, kind,"
+            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 user_id, session_id, inbox_id, usage.model, usage.calls, usage.prompt_tokens,
                 usage.completion_tokens, usage.cache_read_tokens, usage.cache_write_tokens,
-                usage.cost_usd, self.db.clock.now(),
+                usage.cost_usd, usage.kind, self.db.clock.now(),
             ),
         )
 
@@ -79,6 +80,24 @@ class UsageLog:
             for r in rows
         }
 
+    def by_kind(self, user_id: str, *, session_id: str | None = None) -> dict[str, UsageTotals]:
+        """Totals per kind of call, the user's (or one session's), by kind name."""
+        sql = (
+            "SELECT kind, sum(calls) AS calls, sum(prompt_tokens) AS p,"
+            " sum(completion_tokens) AS c, sum(cache_read_tokens) AS cr,"
+            " sum(cache_write_tokens) AS cw, sum(cost_usd) AS cost"
+            " FROM usage WHERE user_id = ?"
+        )
+        params: list[object] = [user_id]
+        if session_id is not None:
+            sql += " AND session_id = ?"
+            params.append(session_id)
+        rows = self.db.query(sql + " GROUP BY kind ORDER BY kind", params)
+        return {
+            r["kind"]: UsageTotals(r["calls"], r["p"], r["c"], r["cr"], r["cw"], r["cost"])
+            for r in rows
+        }
+
     def daily(self, user_id: str, *, since: float) -> list[tuple[str, str, UsageTotals]]:
         """(UTC day, model, totals) from ``since`` on, oldest first."""
         rows = self.db.query(
@@ -105,7 +124,7 @@ class UsageLog:
                 model=r["model"], prompt_tokens=r["prompt_tokens"],
                 completion_tokens=r["completion_tokens"], cache_read_tokens=r["cache_read_tokens"],
                 cache_write_tokens=r["cache_write_tokens"], cost_usd=r["cost_usd"],
-                calls=r["calls"],
+                calls=r["calls"], kind=r["kind"],
             )
             for r in rows
         ]

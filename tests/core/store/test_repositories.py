@@ -113,3 +113,25 @@ def test_delivery_claim_is_exclusive(store):
     store.deliveries.mark_sent(user, delivery, "a", ["m1"])
     assert store.deliveries.claim(user, delivery, "b", ttl=60) is None
     assert store.deliveries.get(user, delivery).platform_ids == ["m1"]
+
+
+def test_usage_is_kept_by_kind_per_user_and_session(store):
+    alice = store.users.for_account("http:alice")
+    bob = store.users.for_account("http:bob")
+    session = store.sessions.start(alice, "http:alice", "http")
+    store.usage.record(alice, Usage(model="m", prompt_tokens=5, cost_usd=0.01),
+                       session_id=session.id, inbox_id=1)
+    store.usage.record(alice, Usage(model="openai/whisper-1", cost_usd=0.0004,
+                                    kind="transcription"), session_id=session.id, inbox_id=1)
+    store.usage.record(alice, Usage(model="openai/whisper-1", cost_usd=None,
+                                    kind="transcription"), session_id=None, inbox_id=None)
+    store.usage.record(bob, Usage(model="openai/whisper-1", cost_usd=0.5, kind="transcription"),
+                       session_id=None, inbox_id=None)
+    kinds = store.usage.by_kind(alice)
+    assert set(kinds) == {"chat", "transcription"}
+    assert kinds["transcription"].calls == 2
+    assert kinds["transcription"].cost_usd == pytest.approx(0.0004)  # an unpriced call adds none
+    assert store.usage.by_kind(alice, session_id=session.id)["transcription"].calls == 1
+    assert [u.kind for u in store.usage.for_inbox(alice, 1)] == ["chat", "transcription"]
+    assert store.usage.totals(alice).calls == 3
+    assert store.usage.by_kind(bob)["transcription"].cost_usd == 0.5
