@@ -129,7 +129,10 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
     user = store.users.get(entry.user_id)
     text = message.text
     if has_voice(message):
-        heard = await transcribe_voice(deps.settings, deps.services.senders, message)
+        heard = await transcribe_voice(
+            deps.settings, deps.services.senders, message,
+            charge=lambda usage: store.usage.record(entry.user_id, usage, session_id=session.id,
+                                                    inbox_id=entry.id))
         if heard.reply is not None:
             return TurnOutcome(session_id=session.id, messages=[], reply=heard.reply,
                                status=heard.status, error=heard.error)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from core.errors import ProviderError
 from core.messages import Usage
-from core.platforms.voice import audio_call
+from core.platforms.voice import audio_call, response_cost
 
 if TYPE_CHECKING:
     from core.config import Settings
@@ -47,9 +47,7 @@ async def synthesize(settings: Settings, text: str) -> tuple[bytes, float | None
                                 input=text, voice=settings.tts_voice, response_format="opus",
                                 max_retries=0,
                                 timeout=min(settings.model_timeout, SPEECH_TIMEOUT))
-    hidden = getattr(response, "_hidden_params", None) or {}
-    cost = hidden.get("response_cost")
-    return bytes(response.content), float(cost) if isinstance(cost, int | float) else None
+    return bytes(response.content), response_cost(response)
 
 
 def filename_of(audio: bytes) -> str:
@@ -80,7 +78,8 @@ async def voice_audio(store: Store, settings: Settings | None,
                            retryable=retryable and delivery.attempts < SPEECH_ATTEMPTS) from exc
     if not audio:
         raise SpeechFailed("speech: the model returned no audio", retryable=False)
-    store.usage.record(delivery.user_id, Usage(model=settings.tts_model, cost_usd=cost),
+    spoken = Usage(model=settings.tts_model, cost_usd=cost, kind="speech")
+    store.usage.record(delivery.user_id, spoken,
                        session_id=voice.get("session_id"), inbox_id=voice.get("inbox_id"))
     await asyncio.to_thread(store.objects.put, delivery.user_id, voice["key"], audio)
     return audio, filename_of(audio)

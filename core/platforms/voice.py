@@ -1,16 +1,19 @@
 """Voice notes: download the audio through the platform's sender and transcribe it with litellm
 (``Settings.transcription_model``, e.g. ``openai/whisper-1``). Without a transcription model the
-user gets a clear answer that voice is off, and no model call is made."""
+user gets a clear answer that voice is off, and no model call is made. Every transcription the
+provider answers is counted at once as the user's usage (kind ``transcription``, priced by
+litellm: whisper-1 per second of audio); a call the provider refused is not."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from core.errors import ProviderError
+from core.messages import Usage
 
 if TYPE_CHECKING:
     from core.config import Settings
@@ -57,11 +60,23 @@ async def audio_call(settings: Settings, method: str, prefix: str, **kwargs: Any
         raise classify_error(exc) from exc
 
 
-async def transcribe_audio(settings: Settings, audio: bytes, filename: str) -> str:
-    """Audio → text through litellm; provider failures raise ProviderError."""
+def response_cost(response: Any) -> float | None:
+    """The cost litellm put on an audio response (``_hidden_params["response_cost"]``), or None
+    when litellm does not price the model."""
+    hidden = getattr(response, "_hidden_params", None) or {}
+    cost = hidden.get("response_cost")
+    return float(cost) if isinstance(cost, int | float) else None
+
+
+async def transcribe_audio(settings: Settings, audio: bytes, filename: str) -> tuple[str, Usage]:
+    """Audio → (text, the call's usage) through litellm; provider failures raise
+    ProviderError. Attempts the provider answered with an error (retried by the OpenAI client)
+    carry no usage and are not charged; the answered call is."""
+    model = settings.transcription_model or ""
     response = await audio_call(settings, "atranscription", "transcription",
-                                model=settings.transcription_model, file=(filename, audio))
-    return str(getattr(response, "text", "") or "").strip()
+                                model=model, file=(filename, audio))
+    usage = Usage(model=model, cost_usd=response_cost(response), kind="transcription")
+    return str(getattr(response, "text", "") or "").strip(), usage
 
 
 def _filename(attachment: Attachment) -> str:
@@ -74,9 +89,12 @@ def _filename(attachment: Attachment) -> str:
 
 
 async def transcribe_voice(
-    settings: Settings, senders: Mapping[str, Sender], message: InboundMessage
+    settings: Settings, senders: Mapping[str, Sender], message: InboundMessage,
+    charge: Callable[[Usage], None],
 ) -> Heard:
-    """The message's text with its voice notes transcribed, or the answer that ends the turn."""
+    """The message's text with its voice notes transcribed, or the answer that ends the turn.
+    ``charge`` records each answered transcription's usage as soon as it is made, so a later
+    failure of the turn does not lose a call that was paid for."""
     if not settings.transcription_model:
         return Heard(reply=VOICE_OFF)
     sender = senders.get(message.platform)
@@ -93,7 +111,9 @@ async def transcribe_voice(
             if len(audio) > MAX_AUDIO_BYTES:
                 return Heard(reply="That voice note is too long for me to transcribe.",
                              status="failed", error="voice: audio over 20 MB")
-            heard.append(await transcribe_audio(settings, audio, _filename(attachment)))
+            text, usage = await transcribe_audio(settings, audio, _filename(attachment))
+            charge(usage)
+            heard.append(text)
         except ProviderError as exc:
             log.warning("transcription failed: %s: %s", exc.kind, exc)
             return Heard(reply=f"I could not transcribe your voice note. {exc.user_message()}",

@@ -6,6 +6,7 @@ The call's tokens and cost are recorded as the user's usage (``store.usage``), l
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
@@ -57,7 +58,7 @@ class VisionAnalyze(Tool):
         except ProviderError as exc:
             return f"The vision model could not answer: {exc.user_message()}"
         # Counted like the turn's own calls: per user, session and message, under this model.
-        ctx.store.usage.record(ctx.user_id, response.usage, session_id=ctx.session_id,
-                               inbox_id=ctx.inbox_id)
+        ctx.store.usage.record(ctx.user_id, replace(response.usage, kind="vision"),
+                               session_id=ctx.session_id, inbox_id=ctx.inbox_id)
         answer = response.message.content.strip() or "(the vision model gave no answer)"
         return f"{args.image_id}: {answer}"
