@@ -28,6 +28,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from iris_testing.llm_audio import Transcriptions
+
 
 class Gate:
     """Holds a streamed answer's server-sent events until the test lets them through, so a
@@ -185,6 +187,7 @@ class ScriptedLLM:
         self._queue: deque[Step] = deque()
         self._requests: list[dict[str, Any]] = []
         self._ids = itertools.count(1)
+        self.transcriptions = Transcriptions()  # script it: .text, .seconds, .fail(status)
         self.app = Starlette(
             routes=[
                 Route("/v1/chat/completions", self._chat, methods=["POST"]),
@@ -192,6 +195,7 @@ class ScriptedLLM:
                 Route("/v1/models", self._models, methods=["GET"]),
                 Route("/models", self._models, methods=["GET"]),
                 Route("/v1/audio/speech", self._speech, methods=["POST"]),
+                Route("/v1/audio/transcriptions", self.transcriptions.answer, methods=["POST"]),
             ]
         )
         # /v1/audio/speech: the audio it answers with (OGG bytes), or an HTTP error status
