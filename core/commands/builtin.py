@@ -19,26 +19,36 @@ async def show_help(ctx: CommandContext, args: str) -> CommandResult:
     return CommandResult(reply=help_text())
 
 
+# Calls other than chat, named in /usage under the all-time line (they are in its totals).
+KIND_LABELS = {"vision": "image questions (vision)", "speech": "spoken replies (speech)",
+               "transcription": "voice notes transcribed (transcription)"}
+
+
 @command("usage", "tokens and cost of this session and in total")
 async def usage(ctx: CommandContext, args: str) -> CommandResult:
     session = ctx.store.usage.totals(ctx.user_id, session_id=ctx.session.id)
     total = ctx.store.usage.totals(ctx.user_id)
 
-    def line(label: str, t) -> str:
+    def cost(t) -> str:
         if t.cost_usd is None:
-            cost = "cost unknown"
-        elif t.cost_usd == 0 and ctx.settings.model_free:
-            cost = "cost 0 (local model)"
-        else:
-            cost = f"${t.cost_usd:.4f}"
+            return "cost unknown"
+        if t.cost_usd == 0 and ctx.settings.model_free:
+            return "cost 0 (local model)"
+        return f"${t.cost_usd:.4f}"
+
+    def line(label: str, t) -> str:
         cache = (f", cache read {t.cache_read_tokens} / write {t.cache_write_tokens}"
                  if t.cache_read_tokens or t.cache_write_tokens else "")
         return (
             f"{label}: {t.calls} model calls, {t.prompt_tokens} prompt + "
-            f"{t.completion_tokens} completion tokens{cache}, {cost}"
+            f"{t.completion_tokens} completion tokens{cache}, {cost(t)}"
         )
 
     reply = f"{line('This session', session)}\n{line('All time', total)}"
+    for kind, t in ctx.store.usage.by_kind(ctx.user_id).items():
+        if kind in KIND_LABELS:
+            calls = "1 call" if t.calls == 1 else f"{t.calls} calls"
+            reply += f"\n  of which {KIND_LABELS[kind]}: {calls}, {cost(t)}"
     summary = ctx.store.compaction.latest(ctx.user_id, ctx.session.id)
     if summary is not None:
         reply += f"\nCompressed: {summary.compacted_count} earlier messages are summarised."

@@ -1,4 +1,5 @@
-"""Tokens, cost and cache hits per day and per model, shaped for the usage page's charts."""
+"""Tokens, cost and cache hits per day, per model and per kind of call (chat, vision, speech,
+transcription), shaped for the usage page's charts."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ class Day:
     tokens: int = 0
     cache_read: int = 0
     cost: float = 0.0
+    calls: int = 0
     height: float = 0.0  # 0..100, of the busiest day
 
 
@@ -28,6 +30,7 @@ class UsageView:
     days: list[Day]
     models: dict[str, UsageTotals]
     total: UsageTotals
+    kinds: dict[str, UsageTotals] = field(default_factory=dict)
     peak: int = 0
     cost_known: bool = True
     notes: list[str] = field(default_factory=list)
@@ -46,6 +49,7 @@ def usage_view(store: Store, user_id: str, *, days: int = DAYS) -> UsageView:
             continue
         slot.tokens += totals.total_tokens
         slot.cache_read += totals.cache_read_tokens
+        slot.calls += totals.calls
         if totals.cost_usd is None:
             cost_known = False
         slot.cost += totals.cost_usd or 0.0
@@ -53,4 +57,5 @@ def usage_view(store: Store, user_id: str, *, days: int = DAYS) -> UsageView:
     for d in by_day.values():
         d.height = round(100 * d.tokens / peak, 1) if peak else 0.0
     return UsageView(days=list(by_day.values()), models=store.usage.by_model(user_id),
-                     total=store.usage.totals(user_id), peak=peak, cost_known=cost_known)
+                     total=store.usage.totals(user_id), kinds=store.usage.by_kind(user_id),
+                     peak=peak, cost_known=cost_known)
