@@ -106,7 +106,7 @@ def test_a_failing_speech_call_is_retried_and_sends_one_note(voiced):
         stack.telegram_post(stack.telegram.make_update("/usage"))
         stack.wait(lambda: len(stack.telegram.sent_messages(4242)) == 2)
         shown = stack.telegram.sent_messages(4242)[1]["text"]
-        assert "This session: 2 model calls" in shown  # the turn's and the speech's
+        assert "This session: 3 model calls" in shown  # the turn, the transcription, the speech
 
 
 def test_a_speech_call_that_keeps_failing_still_sends_the_text(voiced):
