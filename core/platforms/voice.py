@@ -75,7 +75,10 @@ async def transcribe_audio(settings: Settings, audio: bytes, filename: str) -> t
     model = settings.transcription_model or ""
     response = await audio_call(settings, "atranscription", "transcription",
                                 model=model, file=(filename, audio))
-    usage = Usage(model=model, cost_usd=response_cost(response), kind="transcription")
+    billed = getattr(response, "usage", None)  # token counts, for the models billed by token
+    usage = Usage(model=model, cost_usd=response_cost(response), kind="transcription",
+                  prompt_tokens=int(getattr(billed, "input_tokens", 0) or 0),
+                  completion_tokens=int(getattr(billed, "output_tokens", 0) or 0))
     return str(getattr(response, "text", "") or "").strip(), usage
 
 

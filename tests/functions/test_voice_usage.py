@@ -158,3 +158,29 @@ def test_the_dashboard_usage_page_shows_transcription(voiced):
     kinds = page.text.split('id="kinds-h"')[1].split("</table>")[0]
     assert "<td>transcription</td><td>1</td>" in kinds and f"${cost:.4f}" in kinds
     assert "openai/whisper-1" in page.text
+
+
+@pytest.mark.anyio
+async def test_a_model_billed_by_token_records_its_tokens_and_litellms_price(iris_home):
+    """gpt-4o-mini-transcribe answers with token usage (audio in, text out): the row keeps the
+    tokens, and the cost is litellm's, from its per-token rates."""
+    from core.config import load_settings
+    from core.platforms.voice import transcribe_audio
+
+    llm = ScriptedLLM()
+    llm.transcriptions.text = "remind me at noon"
+    with serve(llm.app) as server:
+        settings = load_settings({"IRIS_HOME": str(iris_home),
+                                  "IRIS_TRANSCRIPTION_MODEL": "openai/gpt-4o-mini-transcribe",
+                                  "IRIS_TRANSCRIPTION_API_BASE": f"{server.url}/v1",
+                                  "IRIS_TRANSCRIPTION_API_KEY": "sk-t"})
+        text, usage = await transcribe_audio(settings, b"OggS-fake-audio", "voice.ogg")
+    assert text == "remind me at noon" and usage.kind == "transcription"
+    billed = llm.transcriptions.usage("gpt-4o-mini-transcribe")
+    assert (usage.prompt_tokens, usage.completion_tokens) == (billed["input_tokens"],
+                                                              billed["output_tokens"])
+    rates = load_litellm().model_cost["gpt-4o-mini-transcribe"]
+    expected = (billed["input_token_details"]["audio_tokens"]
+                * rates["input_cost_per_audio_token"]
+                + billed["output_tokens"] * rates["output_cost_per_token"])
+    assert usage.cost_usd == pytest.approx(expected) and expected > 0
