@@ -194,6 +194,12 @@ class Stack:
         return self.settled() and running == 0
 
 
+def _until_idle(dispatcher: object, seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while getattr(dispatcher, "running", 0) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 class _Sweeping:
     """An ASGI app with a task in its event loop that attempts due deliveries now and then."""
 
@@ -273,6 +279,8 @@ def platform_stack(home: Path, *, model: Any = None, clock: Clock = SYSTEM_CLOCK
             yield Stack(rt, model, telegram, slack, iris.url, http, variables, whatsapp=whatsapp,
                         discord=discord, mail=mail)
     finally:
+        if rt is not None:  # let drains and after-turn steps end before their store closes
+            _until_idle(rt.dispatcher)
         for server in servers:  # stop together: each takes a few uvicorn ticks
             server.server.should_exit = True
         for server in servers:
