@@ -23,7 +23,7 @@ log = logging.getLogger("iris.webhooks")
 
 @dataclass(frozen=True)
 class Outcome:
-    status: str  # recorded | duplicate | denied | answered | ignored
+    status: str  # recorded | duplicate | denied | answered | ignored | tapped (WhatsApp)
     user_id: str | None = None
     entry_id: int | None = None
 

@@ -6,7 +6,8 @@
 records each message once and dispatches its chat, and answers 200; the turn runs after the ack,
 in a worker. Meta re-sends a webhook until it gets a 200, so status callbacks and messages Iris
 does not act on are acknowledged too. A press of a ``clarify`` button takes the same path as a
-Telegram or Slack press (``functions.webhooks.accept_press``).
+Telegram or Slack press (``functions.webhooks.accept_press``). A tap on a quick-reply button of
+a template Iris sent to reopen the window (``tap``) releases the held replies without a turn.
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ from fastapi.responses import PlainTextResponse
 from pydantic import ValidationError
 
 from core.clarify import PRESS_REFUSED
+from core.errors import NotFound
 from core.messages import InboundMessage
 from core.platforms.whatsapp_inbound import WaPayload, parse_payload
 from functions.auth import ApiError
 from functions.runtime import Runtime
-from functions.webhooks import Outcome, accept, accept_press, answer, read_body
+from functions.webhooks import Outcome, accept, accept_press, access, answer, read_body
 
 MAX_PAYLOAD_BYTES = 3 * 1024 * 1024
 SIGNATURE_HEADER = "x-hub-signature-256"
@@ -91,6 +93,34 @@ async def press(rt: Runtime, message: InboundMessage, background: BackgroundTask
     return outcome
 
 
+async def tap(rt: Runtime, message: InboundMessage, background: BackgroundTasks) -> Outcome:
+    """A tap on a quick-reply button of a template (``meta["tapped"]``: its wamid). When the
+    template is one Iris sent this person's chat to reopen the window (held replies still
+    waiting or already sent), the tap is recorded as a finished inbox entry, so a re-sent
+    webhook is a duplicate, and starts no turn: the caller releases the held replies, which
+    are the answer to it. A tap naming any other message (stale, forged, someone else's
+    template) is an ordinary message, the button's text read by the model as if typed."""
+    store = rt.store
+    try:
+        owner: str | None = store.users.resolve(message.account)
+    except NotFound:
+        owner = None
+    template = str(message.meta["tapped"])
+    if owner is None or not store.deliveries.reopened_by(owner, message.chat_key, template):
+        return await accept(rt, message, background)
+    decision = access(rt, message)
+    if not decision.allowed or decision.user_id != owner:
+        return Outcome("denied")
+    with store.transaction():
+        entry_id = store.inbox.add(owner, message)
+        if entry_id is not None:
+            store.inbox.finish(owner, entry_id, status="done", session_id=None, reply=None)
+    if entry_id is None:
+        existing = store.inbox.find(owner, "whatsapp", message.platform_message_id)
+        return Outcome("duplicate", owner, existing.id if existing else None)
+    return Outcome("tapped", owner, entry_id)
+
+
 def build_router(rt: Runtime) -> APIRouter:
     router = APIRouter()
 
@@ -123,10 +153,12 @@ def build_router(rt: Runtime) -> APIRouter:
                 continue
             if "clarify" in parsed.message.meta:
                 outcome = await press(rt, parsed.message, background)
+            elif "tapped" in parsed.message.meta:
+                outcome = await tap(rt, parsed.message, background)
             else:
                 outcome = await accept(rt, parsed.message, background, instead=parsed.reply)
             statuses.append(outcome.status)
-            if outcome.status == "recorded" and outcome.user_id is not None:
+            if outcome.status in ("recorded", "tapped") and outcome.user_id is not None:
                 release_held(rt, outcome.user_id, parsed.message.chat_key, background)
         return {"ok": True, "statuses": statuses}
 

@@ -5,10 +5,11 @@ acknowledged and ignored).
 Every WhatsApp chat with a business number is one person's: the chat is the sender's ``wa_id``
 and the message id (``wamid…``) is the inbox's idempotency key, so Meta's re-sends are no-ops.
 Text, button replies and captions are read (a press of a ``clarify`` button or list row is
-the answer to its question); voice notes and audio go through transcription,
-images become image attachments and documents file attachments (the documents path saves
-them under ``inbox/``); the sender downloads each by its media id. Videos and stickers without
-a caption get a short answer without a turn.
+the answer to its question; a tap on a template's quick-reply button, type ``button``, carries
+the template's id in ``meta["tapped"]``: see ``functions.whatsapp.tap``); voice notes and
+audio go through transcription, images become image attachments and documents file
+attachments (the documents path saves them under ``inbox/``); the sender downloads each by its
+media id. Videos and stickers without a caption get a short answer without a turn.
 """
 
 from __future__ import annotations
@@ -59,6 +60,12 @@ class WaButton(_Model):
     payload: str | None = None
 
 
+class WaContext(_Model):
+    """The message a reply or a tap answers (``context.id``: its wamid)."""
+
+    id: str | None = Field(default=None, pattern=ID)
+
+
 class WaMessage(_Model):
     from_: str = Field(alias="from", pattern=r"^\d{1,32}$")
     id: str = Field(pattern=ID)
@@ -73,6 +80,7 @@ class WaMessage(_Model):
     sticker: WaMedia | None = None
     button: WaButton | None = None
     interactive: WaInteractive | None = None
+    context: WaContext | None = None
 
 
 class WaProfile(_Model):
@@ -183,10 +191,13 @@ def parse_message(msg: WaMessage, names: dict[str, str]) -> Parsed:
             return Parsed(reason="nothing to read")
         reply = MEDIA_ONLY
     wa_id = msg.from_
+    meta: dict[str, object] = {"message_id": msg.id}
+    if msg.type == "button" and msg.context is not None and msg.context.id:
+        meta["tapped"] = msg.context.id  # a quick-reply button of this template was tapped
     message = InboundMessage(
         platform="whatsapp", chat_id=wa_id, account=f"whatsapp:{wa_id}",
         platform_message_id=msg.id, text=text, display_name=names.get(wa_id),
-        attachments=attachments, meta={"message_id": msg.id},
+        attachments=attachments, meta=meta,
     )
     return Parsed(message=message, reply=reply)
 

@@ -158,6 +158,15 @@ class Deliveries:
         )
         return None if row is None else str(row["reopen_id"])
 
+    def reopened_by(self, user_id: str, chat_key: str, reopen_id: str) -> bool:
+        """Whether ``reopen_id`` is a template sent to this user's chat for replies that are
+        still held or went out (not given up)."""
+        return self.db.one(
+            "SELECT 1 FROM deliveries WHERE user_id = ? AND chat_key = ? AND reopen_id = ?"
+            " AND held_at IS NOT NULL AND status != 'failed' LIMIT 1",
+            (user_id, chat_key, reopen_id),
+        ) is not None
+
     def release_held(self, user_id: str, chat_key: str) -> list[int]:
         """The person wrote back: the chat's held deliveries are due now (oldest first)."""
         rows = self.db.query(
