@@ -19,7 +19,9 @@ Cloud API's limits (``interactive_problem``) and, like text, refused outside the
 ``press_payload`` builds the webhook of a person pressing one. Template messages
 (``type: template``) are checked against ``approve_template`` as Meta checks
 them (name and language known, body parameter count, no newlines or tabs in a parameter) and are
-the one kind of message that goes out while a number's window is closed.
+the one kind of message that goes out while a number's window is closed. ``tap_payload`` builds
+the webhook of a person tapping one of a sent template's quick-reply buttons (a message of type
+``button`` whose ``context.id`` is the template's wamid).
 """
 
 from __future__ import annotations
@@ -126,6 +128,7 @@ class FakeWhatsApp:
         self._inbound = itertools.count(1)
         self.requests: list[tuple[str, str]] = []
         self.templates: dict[tuple[str, str], int] = {}  # (name, language) → body parameters
+        self.quick_replies: dict[tuple[str, str], tuple[str, ...]] = {}  # their buttons
         self._template_gate: threading.Event | None = None
         self.app = Starlette(routes=[
             Route("/_media/{media_id}", self._media_bytes, methods=["GET"]),
@@ -143,8 +146,12 @@ class FakeWhatsApp:
     def add_media(self, media_id: str, data: bytes, mime_type: str = "audio/ogg") -> None:
         self.media[media_id] = (data, mime_type)
 
-    def approve_template(self, name: str, language: str = "en", body_parameters: int = 1) -> None:
+    def approve_template(self, name: str, language: str = "en", body_parameters: int = 1,
+                         quick_replies: tuple[str, ...] = ()) -> None:
+        """A template Meta approved, with ``quick_replies``: its quick-reply buttons' labels
+        (static buttons, defined with the template, not in the send request)."""
         self.templates[(name, language)] = body_parameters
+        self.quick_replies[(name, language)] = quick_replies
 
     def pause_templates(self) -> threading.Event:
         """Record templates as they arrive but answer them only once the returned event is
@@ -176,6 +183,12 @@ class FakeWhatsApp:
     def templates_sent(self, to: str | None = None) -> list[dict[str, Any]]:
         with self._lock:
             return [m["template"] for m in self._sent
+                    if m.get("type") == "template" and (to is None or m["to"] == to)]
+
+    def template_ids(self, to: str | None = None) -> list[str]:
+        """The wamids of the templates sent, in order."""
+        with self._lock:
+            return [m["id"] for m in self._sent
                     if m.get("type") == "template" and (to is None or m["to"] == to)]
 
     def sent_requests(self) -> list[dict[str, Any]]:
@@ -220,6 +233,26 @@ class FakeWhatsApp:
         msg = {"context": {"from": DISPLAY_NUMBER, "id": sent["id"]}, "from": wa_id,
                "id": message_id or self.next_wamid(), "timestamp": str(int(time.time())),
                "type": "interactive", "interactive": {"type": kind, kind: reply}}
+        return self._envelope({"contacts": [{"profile": {"name": name}, "wa_id": wa_id}],
+                               "messages": [msg]}, None)
+
+    def tap_payload(self, template_id: str, label: str, *, wa_id: str = "4915112345678",
+                    name: str = "Ada", message_id: str | None = None) -> dict[str, Any]:
+        """A person's tap on the quick-reply button ``label`` of the template sent as
+        ``template_id``, as Meta's messages webhook reports it: type ``button``, ``button``
+        with ``payload`` and ``text`` (both the label for a static button), ``context`` naming
+        the template. A label the sent template has no button for is refused here (Meta
+        cannot send such a tap); an id the fake never sent is built as given (a forgery)."""
+        with self._lock:
+            sent = next((m for m in self._sent if m["id"] == template_id), None)
+        if sent is not None:
+            template = sent.get("template") or {}
+            key = (template.get("name"), (template.get("language") or {}).get("code"))
+            if label not in self.quick_replies.get(key, ()):  # type: ignore[arg-type]
+                raise ValueError(f"template {key} has no quick-reply button {label!r}")
+        msg = {"context": {"from": DISPLAY_NUMBER, "id": template_id}, "from": wa_id,
+               "id": message_id or self.next_wamid(), "timestamp": str(int(time.time())),
+               "type": "button", "button": {"payload": label, "text": label}}
         return self._envelope({"contacts": [{"profile": {"name": name}, "wa_id": wa_id}],
                                "messages": [msg]}, None)
 
