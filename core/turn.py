@@ -154,7 +154,7 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
         ctx = CommandContext(
             store=store, settings=deps.settings, services=deps.services, user_id=entry.user_id,
             account=message.account, chat_key=entry.chat_key, platform=message.platform,
-            session=session, is_owner=user.is_owner,
+            session=session, is_owner=user.is_owner, inbox_id=entry.id,
         )
         result = await run_command(ctx, text)
         if result is not None:

@@ -45,6 +45,7 @@ from sandboxes.base import (
     SandboxFileNotFound,
     SandboxStateStore,
     Status,
+    Stopped,
     WorkspaceLost,
     cap_output,
     new_run_id,
@@ -160,18 +161,33 @@ class DaytonaSandbox:
         seconds = max(1, math.ceil(timeout))
         started = time.monotonic()
 
+        halt = threading.Event()
+
+        def stopped() -> bool:  # read in worker threads: a flag, no loop call
+            return halt.is_set() or (stop is not None and stop.is_set())
+
         def begin(sandbox: Any, root: PurePosixPath) -> tuple[Any, daytona_exec.Started]:
             workdir = resolve_in_workspace(root, cwd or ".")
             run_id = new_run_id()
             line = daytona_exec.command_line(command, PurePosixPath(workdir), env or {},
                                              seconds, run_id)
-            return sandbox, daytona_exec.start(self._sdk, sandbox, line, run_id)
+            return sandbox, daytona_exec.start(self._sdk, sandbox, line, run_id, stopped)
 
-        sandbox, run = await self._call("run the command", begin, idempotent=False)
-        halt = threading.Event()
         asked = asyncio.ensure_future(stop.wait()) if stop is not None else None
         if asked is not None:
             asked.add_done_callback(lambda _: halt.set())  # the worker ends the command
+        try:
+            sandbox, run = await self._call("run the command", begin, idempotent=False)
+        except BaseException as exc:
+            if asked is not None:
+                asked.cancel()
+            if not isinstance(exc, Stopped):
+                raise
+            # the stop came while the command was starting (a sandbox woken, its session
+            # opened): it was never started
+            return ExecResult(exit_code=TIMEOUT_EXIT_CODE, stdout="", stderr="",
+                              truncated=False, duration=time.monotonic() - started,
+                              stopped=True)
         try:
             done = await asyncio.to_thread(
                 daytona_exec.finish, self._sdk, sandbox, run, seconds, self._transient, halt

@@ -18,6 +18,11 @@ output, so a command runs instead as an asynchronous command in a session of its
    kill, so a command stopped before its end (a cancel, the backstop) is first killed by its
    environment marker (``sandboxes.base.kill_argv``) with ``process.exec``.
 
+A stop that comes while the command is still starting (the sandbox being woken, its session
+being opened) refuses to start it: ``start`` looks before opening the session and again before
+starting the command, and raises ``sandboxes.base.Stopped`` with nothing left behind. A stop
+that comes later is seen by ``finish`` at once, which kills the command by its marker.
+
 A command is reported as timed out when ``timeout`` stopped it (exit 124, or 137 after the
 kill grace) at or after its timeout, or when the backstop was reached.
 """
@@ -39,6 +44,7 @@ from sandboxes.base import (
     KILL_TIMEOUT,
     RUN_MARKER,
     SandboxError,
+    Stopped,
     backstop_note,
     kill_argv,
     shell_argv,
@@ -89,12 +95,18 @@ def command_line(command: str, workdir: PurePosixPath, env: dict[str, str], seco
     )
 
 
-def start(sdk: Any, sandbox: Any, line: str, run_id: str) -> Started:
-    """Open a session and start ``line`` in it; a failed start leaves no session behind."""
+def start(sdk: Any, sandbox: Any, line: str, run_id: str,
+          stopped: Callable[[], bool] = lambda: False) -> Started:
+    """Open a session and start ``line`` in it; a failed start leaves no session behind.
+    Raises ``Stopped``, having started nothing, once ``stopped()`` says a stop came first."""
     process = sandbox.process
     session_id = f"iris-{run_id}"
+    if stopped():
+        raise Stopped()
     process.create_session(session_id)
     try:
+        if stopped():
+            raise Stopped()
         at = time.monotonic()
         response = process.execute_session_command(
             session_id, sdk.SessionExecuteRequest(command=line, run_async=True)

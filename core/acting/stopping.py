@@ -5,7 +5,8 @@ step it is on; a long step (a ``terminal`` command, an ``execute_code`` script) 
 keep it waiting until the command's time limit. ``watch_for_stop`` looks for the request every
 ``STOP_POLL`` seconds (the read runs off the event loop) and sets the event it yields, which a
 sandbox's ``exec(..., stop=event)`` takes as the order to kill the command where it runs
-(locally, in Modal or in Daytona) and return what it printed so far.
+(locally, in Modal or in Daytona) and return what it printed so far. A held command run by
+``/approve N`` is watched the same way, in the turn of the ``/approve`` message.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from core.toolkit import ToolContext
+    from core.store import Store
     from sandboxes.base import ExecResult
 
 log = logging.getLogger("iris.acting")
@@ -26,7 +27,19 @@ log = logging.getLogger("iris.acting")
 STOP_POLL = 1.0
 
 
-def stop_requested(ctx: ToolContext) -> bool:
+class InTurn(Protocol):
+    """Where a step runs: a tool's ``ToolContext``, or a slash command's ``CommandContext``
+    (``/approve N`` runs a held command inside the turn of its own inbox entry)."""
+
+    @property
+    def store(self) -> Store: ...
+    @property
+    def user_id(self) -> str: ...
+    @property
+    def inbox_id(self) -> int | None: ...
+
+
+def stop_requested(ctx: InTurn) -> bool:
     """Whether a /stop is recorded for the turn ``ctx`` runs in (a database read)."""
     return ctx.inbox_id is not None and ctx.store.cancels.requested(ctx.user_id, ctx.inbox_id)
 
@@ -40,7 +53,7 @@ def noted_if_stopped(result: ExecResult, what: str) -> ExecResult:
 
 
 @contextlib.asynccontextmanager
-async def watch_for_stop(ctx: ToolContext, what: str) -> AsyncIterator[asyncio.Event]:
+async def watch_for_stop(ctx: InTurn, what: str) -> AsyncIterator[asyncio.Event]:
     """An event set once a /stop is recorded for ``ctx``'s turn, looked for while the block
     runs. ``what`` names the step in the log. A turn with no inbox entry is never watched."""
     stop = asyncio.Event()
@@ -56,7 +69,7 @@ async def watch_for_stop(ctx: ToolContext, what: str) -> AsyncIterator[asyncio.E
             await watcher
 
 
-async def _watch(ctx: ToolContext, stop: asyncio.Event, what: str) -> None:
+async def _watch(ctx: InTurn, stop: asyncio.Event, what: str) -> None:
     while True:
         try:
             if await asyncio.to_thread(stop_requested, ctx):  # a database read: off the loop

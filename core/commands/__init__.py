@@ -33,6 +33,7 @@ class CommandContext:
     platform: str
     session: Session
     is_owner: bool = False
+    inbox_id: int | None = None  # the turn's inbox entry: what /stop marks
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,8 @@
 """``/approve N``, ``/approve list``, ``/approve deny N``: the user's held commands
 (``core.approvals`` holds them). An approved command runs exactly as stored, once, in the
-user's sandbox, and the turn continues so the model sees the result and reports it."""
+user's sandbox, and the turn continues so the model sees the result and reports it. A ``/stop``
+in the chat while it runs ends it, as it ends a ``terminal`` command
+(``core.acting.stopping``): the ``/approve`` message's turn is the one ``/stop`` marks."""
 
 from __future__ import annotations
 
@@ -107,22 +109,30 @@ async def _run(ctx: CommandContext, held: HeldCommands, number: int) -> CommandR
     assert command is not None
     workspaces = ctx.services.workspaces
     timeout = min(command.timeout or ctx.settings.sandbox_timeout, ctx.settings.sandbox_max_timeout)
+    from core.acting.stopping import noted_if_stopped, watch_for_stop
+
+    stopped = False
     try:
-        async with workspaces.use(ctx.user_id) as box:
-            result = await box.exec(command.command, cwd=command.workdir, timeout=timeout)
+        async with workspaces.use(ctx.user_id) as box, \
+                watch_for_stop(ctx, "approved command") as stop:
+            result = await box.exec(command.command, cwd=command.workdir, timeout=timeout,
+                                    stop=stop)
     except Exception as exc:
         output, exit_code = f"could not run: {exc}", None
     else:
         from core.acting.output import format_exec
 
-        output = format_exec(result, ctx.settings.max_tool_output_chars)
+        stopped = result.stopped
+        output = format_exec(noted_if_stopped(result, "command"),
+                             ctx.settings.max_tool_output_chars)
         exit_code = result.exit_code
     held.finish(ctx.user_id, number, exit_code=exit_code, output=output[:RESULT_CHARS])
     from core.security.untrusted import wrap_untrusted
 
+    ran = "was started, then ended by the user's /stop" if stopped else "has now run once"
     facts = (
-        f"The user approved held command #{number} (`{command.command}`), and it has now run "
-        f"once in the workspace. Its result:\n{wrap_untrusted('terminal', output)}\n"
+        f"The user approved held command #{number} (`{command.command}`), and it {ran} in "
+        f"the workspace. Its result:\n{wrap_untrusted('terminal', output)}\n"
         "Tell the user what happened, then carry on with the task if there is more to do."
     )
     return CommandResult(continue_with=f"/approve {number}", extra_context=facts)

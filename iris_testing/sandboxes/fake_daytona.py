@@ -28,6 +28,9 @@ What the source cannot show (the server decides), the fake assumes and says so h
   fake starts each command as ``bash -c`` in the work dir (the daemon writes it to the
   session's shell), and, having no chroot, maps the machine paths it knows in the command text
   (the work dir and ``/tmp/iris-home``) into the machine's directory.
+- ``hold_start`` (an Event, None by default) holds each ``create_session`` until it is set,
+  with ``starting`` set while it waits: a command caught in its starting phase, for tests of
+  what happens to a stop that comes then.
 - Transitional states move one step each time the sandbox is looked at (``refresh_data``) or
   waited for; no real time passes.
 """
@@ -35,6 +38,8 @@ What the source cannot show (the server decides), the fake assumes and says so h
 from __future__ import annotations
 
 import posixpath
+import threading
+import time
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,6 +130,8 @@ class FakeDaytona:
         self.records: dict[str, SandboxRecord] = {}
         self.clients = 0
         self.build_fails = False
+        self.hold_start: threading.Event | None = None
+        self.starting = threading.Event()
 
     @property
     def calls(self) -> list[Any]:
@@ -361,6 +368,11 @@ class FakeProcess:
     def create_session(self, session_id: str, request_timeout: float | None = None) -> None:
         self._fake.recorder.record("Process.create_session", session_id,
                                    request_timeout=request_timeout)
+        hold = self._fake.hold_start
+        if hold is not None:
+            self._fake.starting.set()
+            while not hold.is_set():  # short sleeps, not a timed wait (see daytona_exec._pause)
+                time.sleep(0.01)
         self._sessions().create(session_id)
 
     def execute_session_command(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import shlex
+import threading
 import warnings
 
 import pytest
@@ -398,3 +399,38 @@ async def test_the_backstop_returns_what_was_printed_with_a_note(
     assert result.note == daytona_exec.BACKSTOP_NOTE
     (record,) = fake.for_user("alice")
     assert record.sessions is not None and record.sessions.open == {}
+
+
+async def test_a_stop_while_the_command_starts_means_it_never_runs(fake_daytona: Backend) -> None:
+    """/stop arrives while the command is still starting (its session being opened): the
+    command is not started, the result says it was stopped, and no session is left."""
+    fake = fake_of(fake_daytona)
+    sandbox = fake_daytona.make()
+    await sandbox.exec("true")
+    (record,) = fake.for_user("alice")
+    fake.hold_start, stop = threading.Event(), asyncio.Event()
+    running = asyncio.ensure_future(
+        sandbox.exec(ECHO_PID_THEN_SLEEP, timeout=600, stop=stop))
+    await until(fake.starting.is_set, "the command to be starting")
+    stop.set()
+    fake.hold_start.set()
+    result = await asyncio.wait_for(running, 60)
+    assert result.stopped and not result.timed_out
+    assert (result.stdout, result.stderr) == ("", "")
+    started = [c for c in fake.calls if c.name == "Process.execute_session_command"]
+    assert len(started) == 1, "only the first command (true) was started"
+    assert not record.container.host("/home/daytona/began").exists()
+    assert record.sessions is not None and record.sessions.open == {}
+
+
+async def test_a_stop_before_the_command_starts_means_it_never_runs(
+    fake_daytona: Backend,
+) -> None:
+    fake = fake_of(fake_daytona)
+    stop = asyncio.Event()
+    stop.set()
+    result = await fake_daytona.make().exec("echo ran > ran", stop=stop)
+    assert result.stopped
+    assert "Process.execute_session_command" not in fake.recorder.names()
+    (record,) = fake.for_user("alice")
+    assert not record.container.host("/home/daytona/ran").exists()
