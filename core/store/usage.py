@@ -4,6 +4,7 @@ speech, transcription)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from core.messages import Usage
 from core.store.db import Database, Statement
@@ -68,22 +69,17 @@ class UsageLog:
         return UsageTotals(row["calls"], row["p"], row["c"], row["cr"], row["cw"], row["cost"])
 
     def by_model(self, user_id: str) -> dict[str, UsageTotals]:
-        rows = self.db.query(
-            "SELECT model, sum(calls) AS calls, sum(prompt_tokens) AS p,"
-            " sum(completion_tokens) AS c, sum(cache_read_tokens) AS cr,"
-            " sum(cache_write_tokens) AS cw, sum(cost_usd) AS cost"
-            " FROM usage WHERE user_id = ? GROUP BY model ORDER BY model",
-            (user_id,),
-        )
-        return {
-            r["model"]: UsageTotals(r["calls"], r["p"], r["c"], r["cr"], r["cw"], r["cost"])
-            for r in rows
-        }
+        return self._grouped(user_id, "model")
 
     def by_kind(self, user_id: str, *, session_id: str | None = None) -> dict[str, UsageTotals]:
         """Totals per kind of call, the user's (or one session's), by kind name."""
+        return self._grouped(user_id, "kind", session_id=session_id)
+
+    def _grouped(
+        self, user_id: str, column: Literal["model", "kind"], *, session_id: str | None = None
+    ) -> dict[str, UsageTotals]:
         sql = (
-            "SELECT kind, sum(calls) AS calls, sum(prompt_tokens) AS p,"
+            f"SELECT {column} AS key, sum(calls) AS calls, sum(prompt_tokens) AS p,"
             " sum(completion_tokens) AS c, sum(cache_read_tokens) AS cr,"
             " sum(cache_write_tokens) AS cw, sum(cost_usd) AS cost"
             " FROM usage WHERE user_id = ?"
@@ -92,9 +88,9 @@ class UsageLog:
         if session_id is not None:
             sql += " AND session_id = ?"
             params.append(session_id)
-        rows = self.db.query(sql + " GROUP BY kind ORDER BY kind", params)
+        rows = self.db.query(sql + f" GROUP BY {column} ORDER BY {column}", params)
         return {
-            r["kind"]: UsageTotals(r["calls"], r["p"], r["c"], r["cr"], r["cw"], r["cost"])
+            r["key"]: UsageTotals(r["calls"], r["p"], r["c"], r["cr"], r["cw"], r["cost"])
             for r in rows
         }
 
