@@ -12,7 +12,7 @@ import openai
 import pytest
 
 from iris_testing.llm_server import ScriptedLLM
-from tests.core.acting.support import until_found
+from tests.core.acting.support import until_cancelled, until_found
 from tests.fakes.stack import emulator_stack
 from tests.sandboxes.conftest import alive
 
@@ -75,10 +75,7 @@ def test_stop_ends_a_command_run_by_approve_and_only_that_one(llm, monkeypatch):
         marked = rt.store.db.one("SELECT inbox_id FROM turn_cancels WHERE user_id = ?",
                                  (alice,))["inbox_id"]  # what /stop marked: the /approve turn
         assert rt.store.inbox.get(alice, marked).message.text == "/approve 1"
-        deadline = asked + 60
-        while (done := rt.store.inbox.get(alice, marked)).status != "cancelled":
-            assert time.monotonic() < deadline, f"the /approve turn is still {done.status}"
-            time.sleep(0.05)
+        done = until_cancelled(rt.store, alice, marked, asked, "the /approve turn")
         ended_in = time.monotonic() - asked
         alice_runs.join(60)
         assert not alice_runs.is_alive()

@@ -10,7 +10,7 @@ import openai
 import pytest
 
 from iris_testing.llm_server import ScriptedLLM
-from tests.core.acting.support import until_found
+from tests.core.acting.support import until_cancelled, until_found
 from tests.fakes.stack import emulator_stack
 from tests.sandboxes.conftest import alive
 
@@ -49,10 +49,7 @@ def test_stop_ends_a_long_terminal_command_and_the_turn(llm, monkeypatch):
         alice = rt.store.users.resolve("http:alice")
         entry = rt.store.db.one("SELECT id FROM inbox WHERE user_id = ? ORDER BY id LIMIT 1",
                                 (alice,))
-        deadline = asked + 60
-        while (done := rt.store.inbox.get(alice, entry["id"])).status != "cancelled":
-            assert time.monotonic() < deadline, f"the turn is still {done.status} after /stop"
-            time.sleep(0.05)
+        done = until_cancelled(rt.store, alice, entry["id"], asked, "the turn")
         ended_in = time.monotonic() - asked
         running.join(60)
         assert not running.is_alive()

@@ -80,6 +80,15 @@ async def until_found(root: Path, name: str, timeout: float = 60.0) -> Path:
         await asyncio.sleep(0.05)
 
 
+def until_cancelled(store: Any, user_id: str, entry_id: int, since: float, what: str,
+                    timeout: float = 60.0) -> Any:
+    """The inbox entry once a /stop has cancelled it, ``timeout`` s after ``since`` at most."""
+    while (entry := store.inbox.get(user_id, entry_id)).status != "cancelled":
+        assert time.monotonic() < since + timeout, f"{what} is still {entry.status} after /stop"
+        time.sleep(0.05)
+    return entry
+
+
 def in_a_turn(ctx: ToolContext) -> None:
     """Give ``ctx`` an inbox entry, as a turn has, so a /stop can be recorded for it."""
     ctx.inbox_id = ctx.store.inbox.add(ctx.user_id, InboundMessage(
