@@ -33,8 +33,9 @@ PLATFORM = "inbox"
 SIGNATURE_HEADER = "X-Iris-Signature"
 TIMEOUT_SECONDS = 10.0
 NOT_TAKEN = "the webhook did not take the notification"
-REFUSED = ("Iris sends notifications only to public http(s) addresses it can resolve "
-           "(IRIS_WEB_ALLOW_HOSTS exempts the hosts an operator names)")
+REFUSED = ("Iris sends notifications only to public http(s) addresses it can resolve, with no "
+           "user name or password in the URL (IRIS_WEB_ALLOW_HOSTS exempts the hosts an "
+           "operator names)")
 log = logging.getLogger(__name__)
 
 

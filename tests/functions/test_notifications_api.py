@@ -105,6 +105,7 @@ def register(api, url, user="alice"):
     "http://[fd00:ec2::254]/", "http://metadata.google.internal/computeMetadata/v1/",
     "https://intranet.example.test/hook",  # a name that resolves to a private address
     "https://nowhere.example.test/hook",  # a name that does not resolve: the same answer
+    "https://user:secret@hooks.example.test/hook",  # credentials in the URL
 ])
 def test_local_private_and_metadata_urls_are_refused_at_registration(make_api, url):
     rt, api = make_api()
