@@ -139,6 +139,10 @@ class Settings(BaseModel):
     email_smtp_url: SecretStr | None = None  # smtp://user:pass@host:587 or smtps://…:465
     email_from: str | None = Field(default=None, pattern=r"^[^@\s<>]+@[^@\s<>]+$")
     email_attachment_days: float = Field(default=30.0, gt=0, le=3650)  # then the sweep deletes
+    # the authserv-id of the service that receives Iris' mail: only its Authentication-Results
+    # count; unset: only the topmost one does (docs/platforms.md)
+    email_authserv_id: str | None = Field(default=None,
+                                          pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$")
     group_reply_mode: Literal["mention", "all"] = "mention"
     transcription_model: str | None = None
     transcription_api_base: str | None = None

@@ -270,7 +270,8 @@ def _check_web(report: Report, settings: Settings) -> None:
                    "set it in .env, or unset IRIS_WEB_SEARCH_PROVIDER")
     if settings.web_allow_hosts:
         report.add("warning", "web extract",
-                   f"may reach private addresses of {', '.join(settings.web_allow_hosts)}",
+                   f"may reach private addresses of {', '.join(settings.web_allow_hosts)} "
+                   "(so may notification webhooks users register)",
                    "keep IRIS_WEB_ALLOW_HOSTS to hosts you mean the model to read")
 
 

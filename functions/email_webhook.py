@@ -105,9 +105,9 @@ def _mailgun_auth(form: dict[str, Any]) -> str | None:
     return None
 
 
-def mail_from_mailgun(form: dict[str, Any]) -> Mail:
+def mail_from_mailgun(form: dict[str, Any], authserv_id: str | None = None) -> Mail:
     if isinstance(form.get("body-mime"), str):
-        mail = read_rfc822(form["body-mime"].encode())
+        mail = read_rfc822(form["body-mime"].encode(), authserv_id)
         failure = _mailgun_auth(form) or mail.auth_failure
         return replace(mail, auth_failure=failure)
     headers: dict[str, str] = {}
@@ -189,7 +189,8 @@ class EmailEndpoint:
         if content_type.startswith("message/rfc822"):
             self._raw(request)
             # parsing a large mail takes seconds: never on the event loop
-            mail = await asyncio.to_thread(read_rfc822, await read_body(request, MAX_MAIL_BYTES))
+            mail = await asyncio.to_thread(read_rfc822, await read_body(request, MAX_MAIL_BYTES),
+                                           self.rt.settings.email_authserv_id)
         else:
             key = self.rt.settings.secret("email_mailgun_signing_key")
             if not key:
@@ -199,7 +200,8 @@ class EmailEndpoint:
             body = await read_body(request, MAX_MAIL_BYTES)
             form = await asyncio.to_thread(_form, body, content_type)
             check_mailgun(key, form, now=self.rt.store.clock.now())
-            mail = await asyncio.to_thread(mail_from_mailgun, form)
+            mail = await asyncio.to_thread(mail_from_mailgun, form,
+                                           self.rt.settings.email_authserv_id)
         parsed = parse_mail(mail)
         own = self.rt.settings.email_from
         if own and mail.sender.strip().lower() == own.lower():

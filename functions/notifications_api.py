@@ -5,6 +5,7 @@ while they were away, and the webhook they may be pushed to.
     POST   /v1/notifications/read                {"user": "alice", "up_to": 42}
     PUT    /v1/notifications/webhook             {"user": "alice", "url": "https://…"}
                                                  → {"url": …, "secret": "whsec_…"} (shown once)
+                                                 (400 for local, private or metadata addresses)
     GET    /v1/notifications/webhook?user=alice  → {"url": …} or 404
     DELETE /v1/notifications/webhook?user=alice
 
@@ -73,6 +74,11 @@ def build_router(rt: Runtime) -> APIRouter:
     @router.put("/v1/notifications/webhook")
     async def set_webhook(body: WebhookRequest) -> dict[str, Any]:
         url = _checked_url(body.url)
+        try:
+            url = await inbox.check_webhook_url(url, rt.settings, rt.resolver)
+        except ValueError as exc:
+            raise ApiError(400, f"url refused: {exc}", param="url",
+                           code="webhook_url_refused") from None
         user_id = store.users.for_account(f"http:{body.user}")
         hook = store.webhooks.set(user_id, url, inbox.new_secret())
         return {"url": hook.url, "secret": hook.secret,

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from core.store.inbox import InboxEntry
     from core.toolkit import Toolset
     from core.turn import ToolProvider, TurnDeps, TurnOutcome
+    from core.web.fetch import Resolver
 
 
 def default_sections() -> list[PromptSection]:
@@ -84,6 +85,7 @@ class Runtime:
     checkpoint: Callable[[str], None] | None = None  # fault-injection point for crash tests
     embedded_model: bool = False  # the emulator runs its offline demo model
     priority: InteractiveFirst = field(default_factory=InteractiveFirst)
+    resolver: Resolver | None = None  # DNS for URLs users choose (webhooks); None: the system's
 
     @cached_property
     def toolset(self) -> Toolset:
@@ -170,6 +172,7 @@ def compose(
     router: ModelRouter | None = None,
     senders: Mapping[str, Sender] | None = None,
     toolset: Toolset | None = None,
+    resolver: Resolver | None = None,
 ) -> Runtime:
     """A process's runtime from its settings; each part may be given instead (tests, tools)."""
     from core.platforms.registry import PLATFORMS
@@ -179,11 +182,13 @@ def compose(
     if senders is None:
         from core.platforms.inbox import PLATFORM, InboxSender
 
-        senders = {**PLATFORMS.senders(settings), PLATFORM: InboxSender(store)}
+        inbox = InboxSender(store, allow_hosts=frozenset(settings.web_allow_hosts),
+                            resolver=resolver)
+        senders = {**PLATFORMS.senders(settings), PLATFORM: inbox}
     rt = Runtime(
         settings=settings, store=store, dispatcher=dispatcher,
         router=router or SettingsRouter(settings), senders=senders,
-        delivery=DeliveryService(store, senders, settings),
+        delivery=DeliveryService(store, senders, settings), resolver=resolver,
     )
     if isinstance(dispatcher, RelaysAnswers):
         rt.answers = dispatcher.answer_channel()

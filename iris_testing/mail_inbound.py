@@ -18,6 +18,7 @@ from email.utils import formatdate
 from typing import Any
 
 _ids = itertools.count(1)
+RECEIVER = "mx.iris.example.net"  # the authserv-id of the service receiving Iris' mail
 
 
 def new_message_id(domain: str = "mail.example.com") -> str:
@@ -28,7 +29,8 @@ def raw_mail(text: str, *, sender: str = "Ada Lovelace <ada@example.com>",
              to: str = "iris@iris.example.net", subject: str = "Hello Iris",
              message_id: str | None = None, in_reply_to: str | None = None,
              references: list[str] | None = None, auth: str = "spf=pass dkim=pass dmarc=pass",
-             attachment: tuple[str, bytes] | None = None, html: str | None = None,
+             authserv_id: str = RECEIVER, attachment: tuple[str, bytes] | None = None,
+             html: str | None = None,
              attachments: Sequence[tuple[str, bytes, str]] = ()) -> bytes:
     message = EmailMessage()
     message["From"] = sender
@@ -41,7 +43,7 @@ def raw_mail(text: str, *, sender: str = "Ada Lovelace <ada@example.com>",
     if references:
         message["References"] = " ".join(f"<{r}>" for r in references)
     if auth:
-        message["Authentication-Results"] = f"mx.iris.example.net; {auth}"
+        message["Authentication-Results"] = f"{authserv_id}; {auth}"
     message.set_content(text)
     if html is not None:
         message.add_alternative(html, subtype="html")
@@ -52,6 +54,14 @@ def raw_mail(text: str, *, sender: str = "Ada Lovelace <ada@example.com>",
         maintype, subtype = mime.split("/", 1)
         message.add_attachment(data, maintype=maintype, subtype=subtype, filename=name)
     return bytes(message)
+
+
+def as_received(raw: bytes, auth: str, *, authserv_id: str = RECEIVER) -> bytes:
+    """``raw`` as a receiving service hands it on: its own ``Authentication-Results`` prepended
+    above every header the sender wrote (RFC 8601 section 7.1), so ``raw``'s own ones (pass
+    ``raw_mail(auth="")`` for none) are the sender's."""
+    newline = b"\r\n" if b"\r\n" in raw else b"\n"
+    return f"Authentication-Results: {authserv_id}; {auth}".encode() + newline + raw
 
 
 def mailgun_files(attachments: Sequence[tuple[str, bytes, str]]) -> dict[str, Any]:

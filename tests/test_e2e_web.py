@@ -104,3 +104,23 @@ def test_todo_is_shown_by_status(llm, monkeypatch):
         status = ask(stack.client, "/status")
         assert "Tools loaded for this session: todo." in status
         assert status.endswith("Tasks (0/1 done):\n[~] 1. Read the tide tables")
+
+
+def test_one_invalid_redirect_fails_only_its_own_url(llm, web, monkeypatch):
+    """A ``Location: http:\\\\…`` makes httpx raise ``InvalidURL`` (not an ``HTTPError``) while
+    it reads the redirect: that URL gets its error, the batch's other pages their text."""
+    _, s, _, _ = web
+    bad = f"{s.url}/redirect?to=http:%5C%5Cevil.example%5Cx"
+    broken = f"{s.url}/redirect?to=http://%5Bzz%5D/"
+    with emulator_stack(llm, monkeypatch, IRIS_WEB_ALLOW_HOSTS=f"127.0.0.1:{s.port}") as stack:
+        (llm.tool_call("web_extract", {"urls": [bad, f"{s.url}/article", broken,
+                                                f"{s.url}/notes.txt"]})
+         .reply("Read what could be read."))
+        assert ask(stack.client, "Read these four.") == "Read what could be read."
+    (result,) = tool_results(llm)
+    sections = result.split("\n## ")[1:]
+    assert len(sections) == 4, result
+    assert "Error: an invalid URL on the way" in sections[0]
+    assert "Around the Wash the range reaches seven metres" in sections[1]
+    assert "Error:" in sections[2] and "Invalid URL" in sections[2]
+    assert "plain notes\nline two" in sections[3]

@@ -2,7 +2,9 @@
 after the thread's first Message-ID (the first of ``References``, else ``In-Reply-To``, else the
 message's own), or after the chat an Iris reply named in its own Message-ID, so a reply from a
 client that keeps only ``In-Reply-To`` stays in its thread. Quoted history and signatures are cut
-before the text reaches the model; mail the provider marks as failing SPF or DKIM is refused.
+before the text reaches the model; mail the provider marks as failing SPF, DKIM or DMARC is
+refused, read from the ``Authentication-Results`` the receiving service wrote (never one the
+sender added).
 Attachments (up to ten, each up to 20 MB) become image or file attachments; the webhook keeps
 their bytes in the owner's object store until the turn reads them (``attachment_key``).
 """
@@ -19,6 +21,7 @@ from email.utils import getaddresses, parseaddr
 from html.parser import HTMLParser
 
 from core.messages import Attachment, InboundMessage
+from core.platforms.email_auth import auth_failure
 from core.platforms.inbound import Parsed
 from core.platforms.media import (
     MAX_ATTACHMENTS,
@@ -126,19 +129,8 @@ def strip_reply(text: str) -> str:
     return "\n".join(kept).strip()
 
 
-def auth_failure(results: list[str]) -> str | None:
-    """Why the receiving provider's ``Authentication-Results`` condemn the mail, or None."""
-    joined = " ".join(results).lower()
-    if re.search(r"\bspf=(fail|softfail)\b", joined):
-        return "SPF check failed"
-    if re.search(r"\bdkim=fail\b", joined) and not re.search(r"\bdkim=pass\b", joined):
-        return "DKIM check failed"
-    if re.search(r"\bdmarc=fail\b", joined):
-        return "DMARC check failed"
-    return None
-
-
-def read_rfc822(raw: bytes) -> Mail:
+def read_rfc822(raw: bytes, authserv_id: str | None = None) -> Mail:
+    """``authserv_id``: whose ``Authentication-Results`` to trust (``auth_failure``)."""
     message = BytesParser(policy=policy.default).parsebytes(raw)
     assert isinstance(message, EmailMessage)
     name, sender = parseaddr(str(message.get("From", "")))
@@ -163,7 +155,7 @@ def read_rfc822(raw: bytes) -> Mail:
         message_id=message_id, in_reply_to=ids(str(message.get("In-Reply-To", ""))),
         references=ids(str(message.get("References", ""))), text=text,
         auth_failure=auth_failure([str(v) for v in message.get_all(
-            "Authentication-Results", [])]),
+            "Authentication-Results", [])], authserv_id),
         attachments=attachments,
         to=[addr for _, addr in getaddresses([str(v) for v in message.get_all("To", [])])],
         automatic=is_automatic(message.get("Auto-Submitted"), message.get("Precedence")),

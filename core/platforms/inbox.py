@@ -3,13 +3,20 @@
 until read (``iris chat`` shows it, ``GET /v1/notifications`` returns it) and, when the user
 registered a webhook, is pushed there too: a JSON POST signed with HMAC-SHA256 of the raw body
 under the user's own secret (``X-Iris-Signature: sha256=<hex>``), retried with the delivery's
-backoff, and counted as read once the webhook took it (any 2xx)."""
+backoff, and counted as read once the webhook took it (any 2xx).
+
+The webhook's URL is the user's choice, so it is held to ``web_extract``'s address rules at
+registration and again at every push (``core.web.outbound``: connected to the address checked,
+no proxy, no redirect). Every failed push, whatever its cause (a refused address, no answer, a
+non-2xx status), is recorded with the same words and retried the same way, so a user cannot
+learn from their deliveries what answers at an address; the cause goes to the log."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
 import json
+import logging
 import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -17,12 +24,40 @@ from typing import TYPE_CHECKING, Any
 from core.platforms.delivery import DeliveryFailed
 
 if TYPE_CHECKING:
+    from core.config import Settings
     from core.store import Store
     from core.store.deliveries import Delivery
+    from core.web.fetch import FetchPolicy, Resolver
 
 PLATFORM = "inbox"
 SIGNATURE_HEADER = "X-Iris-Signature"
 TIMEOUT_SECONDS = 10.0
+NOT_TAKEN = "the webhook did not take the notification"
+REFUSED = ("Iris sends notifications only to public http(s) addresses it can resolve, with no "
+           "user name or password in the URL (IRIS_WEB_ALLOW_HOSTS exempts the hosts an "
+           "operator names)")
+log = logging.getLogger(__name__)
+
+
+def webhook_policy(allow_hosts: frozenset[str], timeout: float = TIMEOUT_SECONDS) -> FetchPolicy:
+    from core.web.fetch import FetchPolicy
+
+    return FetchPolicy(allow_hosts=allow_hosts, timeout=timeout)
+
+
+async def check_webhook_url(url: str, settings: Settings, resolver: Resolver | None) -> str:
+    """The URL to register, or ``ValueError`` with the one reason given for any refusal (a
+    refused address and an unresolvable name read alike: no probing the network by name)."""
+    from core.web.addresses import AddressRefused
+    from core.web.fetch import FetchFailed, system_resolver
+    from core.web.outbound import check_url
+
+    policy = webhook_policy(frozenset(settings.web_allow_hosts))
+    try:
+        return await check_url(url, policy, resolver=resolver or system_resolver)
+    except (AddressRefused, FetchFailed) as exc:
+        log.info("webhook URL refused at registration: %s", exc)
+        raise ValueError(REFUSED) from None
 
 
 def new_secret() -> str:
@@ -41,6 +76,8 @@ def notification_json(delivery: Delivery) -> dict[str, Any]:
 @dataclass
 class InboxSender:
     store: Store
+    allow_hosts: frozenset[str] = frozenset()  # IRIS_WEB_ALLOW_HOSTS
+    resolver: Resolver | None = None  # the system's DNS unless given (tests)
     timeout: float = TIMEOUT_SECONDS
 
     async def send(self, target: dict[str, Any], text: str) -> list[str]:
@@ -51,20 +88,23 @@ class InboxSender:
         hook = self.store.webhooks.get(delivery.user_id)
         if hook is None:
             return []
-        import httpx
+        from core.web.addresses import AddressRefused
+        from core.web.fetch import FetchFailed, system_resolver
+        from core.web.outbound import post
 
         body = json.dumps({**notification_json(delivery), "sent_at": self.store.clock.now()},
                           ensure_ascii=False).encode()
         headers = {"Content-Type": "application/json",
                    SIGNATURE_HEADER: signature(hook.secret, body)}
         try:
-            async with httpx.AsyncClient(timeout=self.timeout) as client:
-                response = await client.post(hook.url, content=body, headers=headers)
-        except httpx.HTTPError as exc:
-            raise DeliveryFailed(f"webhook {hook.url}: {type(exc).__name__}: {exc}") from exc
-        if response.status_code >= 300:
-            retryable = response.status_code >= 500 or response.status_code in (408, 429)
-            raise DeliveryFailed(f"webhook {hook.url} answered {response.status_code}",
-                                 retryable=retryable)
+            status = await post(hook.url, body, headers,
+                                webhook_policy(self.allow_hosts, self.timeout),
+                                resolver=self.resolver or system_resolver)
+        except (AddressRefused, FetchFailed) as exc:
+            log.info("webhook push %s for %s failed: %s", delivery.id, delivery.user_id, exc)
+            raise DeliveryFailed(NOT_TAKEN) from None
+        if not 200 <= status < 300:
+            log.info("webhook push %s for %s answered %s", delivery.id, delivery.user_id, status)
+            raise DeliveryFailed(NOT_TAKEN)
         self.store.deliveries.mark_one_read(delivery.user_id, delivery.id)
-        return [f"webhook:{response.status_code}"]
+        return [f"webhook:{status}"]

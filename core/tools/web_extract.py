@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 
 from pydantic import BaseModel, Field
 
@@ -12,6 +13,7 @@ from core.web.fetch import FetchFailed, FetchPolicy, Resolver, fetch, system_res
 from core.web.readable import Page, readable
 
 MAX_URLS = 5
+log = logging.getLogger(__name__)
 
 
 class WebExtractArgs(BaseModel):
@@ -44,6 +46,9 @@ class WebExtract(Tool):
             return f"## {url}\nRefused: {exc}. Iris does not fetch local or private addresses."
         except FetchFailed as exc:
             return f"## {url}\nError: {exc}"
+        except Exception:  # one URL's surprise must not cost the batch the others' text
+            log.exception("web_extract failed on %r", url)
+            return f"## {url}\nError: this URL could not be read (an internal error, logged)"
         return _section(url, page)
 
 

@@ -172,6 +172,8 @@ async def fetch(text: str, policy: FetchPolicy, *, resolver: Resolver = system_r
             raise FetchFailed(f"more than {policy.max_redirects} redirects")
     except TimeoutError:
         raise FetchFailed(f"no complete answer within {policy.timeout:g} s") from None
+    except httpx.InvalidURL as exc:  # not an HTTPError: e.g. a redirect to ``http:\\host``
+        raise FetchFailed(f"an invalid URL on the way: {exc}") from None
     except httpx.HTTPError as exc:
         raise FetchFailed(f"{type(exc).__name__}: {exc}") from None
 

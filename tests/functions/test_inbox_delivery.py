@@ -15,6 +15,7 @@ from starlette.routing import Route
 
 from core.clock import ManualClock
 from core.messages import InboundMessage, ToolCall
+from core.platforms import inbox
 from core.scheduler.jobs import CronJobs
 from functions.app import create_app
 from functions.cron import run_now
@@ -102,6 +103,7 @@ class Receiver:
     def __init__(self, statuses=()):
         self.statuses = list(statuses)
         self.received: list[tuple[bytes, str]] = []
+        self.url = ""
 
     async def endpoint(self, request: Request) -> JSONResponse:
         self.received.append((await request.body(), request.headers["x-iris-signature"]))
@@ -112,20 +114,30 @@ class Receiver:
         return Starlette(routes=[Route("/hook", self.endpoint, methods=["POST"])])
 
 
-def test_a_registered_webhook_gets_the_result_signed_and_retried(api, runtime, scripted, clock):
+@pytest.fixture
+def receiver(iris_home, monkeypatch):
+    """A webhook on loopback that fails once with 503, allowed by the operator's setting
+    (a loopback webhook is refused otherwise); start it before the runtime reads settings."""
     receiver = Receiver(statuses=[503])
     with serve(receiver.app) as hook_server:
-        registered = api.put("/v1/notifications/webhook",
-                             json={"user": "alice", "url": f"{hook_server.url}/hook"}).json()
-        secret = registered["secret"]
-        assert secret.startswith("whsec_")
-        user_id, job = make_job_over_http(runtime, scripted)
-        scripted.then("Rain later.")
-        run_job(runtime, user_id, job)
-        [delivery] = runtime.store.deliveries.for_chat(user_id, job.chat_key)
-        assert delivery.status == "pending" and "503" in (delivery.last_error or "")
-        clock.advance(60)
-        assert asyncio.run(runtime.delivery.sweep()) == 1
+        monkeypatch.setenv("IRIS_WEB_ALLOW_HOSTS", f"127.0.0.1:{hook_server.port}")
+        receiver.url = f"{hook_server.url}/hook"
+        yield receiver
+
+
+def test_a_registered_webhook_gets_the_result_signed_and_retried(receiver, api, runtime,
+                                                                   scripted, clock):
+    registered = api.put("/v1/notifications/webhook",
+                         json={"user": "alice", "url": receiver.url}).json()
+    secret = registered["secret"]
+    assert secret.startswith("whsec_")
+    user_id, job = make_job_over_http(runtime, scripted)
+    scripted.then("Rain later.")
+    run_job(runtime, user_id, job)
+    [delivery] = runtime.store.deliveries.for_chat(user_id, job.chat_key)
+    assert delivery.status == "pending" and delivery.last_error == inbox.NOT_TAKEN
+    clock.advance(60)
+    assert asyncio.run(runtime.delivery.sweep()) == 1
     assert runtime.store.deliveries.get(user_id, delivery.id).status == "sent"
     assert len(receiver.received) == 2
     body, signature = receiver.received[-1]
