@@ -68,6 +68,15 @@ class Settings(BaseModel):
     prompt_caching: bool = True  # Anthropic cache_control breakpoints
     session_titles: bool = True  # name each session with the side model
     lease_seconds: float = Field(default=90.0, ge=5)
+    # Blocking work runs in bounded thread pools per purpose (core/lanes, docs/security.md):
+    pool_threads: int = Field(default=16, ge=1, le=256)  # threads one lane runs at once
+    pool_per_user: int = Field(default=2, ge=1, le=64)  # a user's jobs running at once, per lane
+    pool_spare_threads: int = Field(default=32, ge=0, le=1024)  # replacements for stuck threads
+    blocking_timeout: float = Field(default=120.0, gt=0, le=3600)  # per blocking call, seconds
+    skill_import_timeout: float = Field(default=600.0, gt=0, le=7200)  # per skill import
+    # a turn running longer (on the store's clock) is stopped and counts as a failed attempt
+    turn_timeout: float = Field(default=900.0, gt=0, le=86_400)
+    shutdown_seconds: float = Field(default=10.0, gt=0, le=600)  # SIGTERM: then exit regardless
 
     dispatcher: Literal["local", "modal"] = "local"
     modal_app: str = Field(default="iris", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from core.errors import IrisUsageError
+from core.lanes import blocking
 from core.memory.models import MemoryOperation, clip
 
 if TYPE_CHECKING:
@@ -139,7 +140,6 @@ def choices(store: Store, user_id: str, kind: str, arg: str) -> tuple[list[int],
 async def decide_quarantined(store: Store, settings: Settings, user_id: str, verb: str,
                              name: str, *, by: str) -> str:
     """Approve or reject the quarantined skill ``name``; the reply says what happened."""
-    import asyncio
 
     from core.errors import NotFound
     from core.skills import quarantine
@@ -148,7 +148,8 @@ async def decide_quarantined(store: Store, settings: Settings, user_id: str, ver
     library = SkillLibrary(store, settings)
     try:
         if verb == "approve":  # writes files and routing vectors: off the event loop
-            written = await asyncio.to_thread(quarantine.approve, library, user_id, name, by=by)
+            written = await blocking("skills", user_id, quarantine.approve, library, user_id,
+                                     name, by=by, what=f"approving {name}")
             return (f"Approved {name}: it is one of your skills now (version "
                     f"{written.version or written.entry.version}).")
         quarantine.reject(library, user_id, name)
@@ -170,7 +171,6 @@ def reject(store: Store, user_id: str, kind: str, number: int, *, by: str) -> st
 async def approve(store: Store, settings: Settings, user_id: str, kind: str, number: int, *,
                   by: str) -> str:
     """Carry out held write ``number``; the reply says what happened."""
-    import asyncio
 
     held = _pending(store, user_id, kind, number)
     if isinstance(held, str):
@@ -181,7 +181,8 @@ async def approve(store: Store, settings: Settings, user_id: str, kind: str, num
         if held.kind == "memory":
             message = _apply_memory(store, settings, held, by)
         else:  # skill files are scanned before they are stored: off the event loop
-            message = await asyncio.to_thread(_apply_skill, store, settings, held)
+            message = await blocking("skills", user_id, _apply_skill, store, settings, held,
+                                     what="saving the skill")
     except IrisUsageError as exc:
         store.held_writes.decide(user_id, number, status="failed", outcome=str(exc))
         return f"#{number} could not be saved: {exc}"

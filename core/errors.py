@@ -57,3 +57,13 @@ class ProviderError(IrisError):
         }
         hint = hints.get(self.kind, "The model call failed.")
         return f"{hint} ({self})"
+
+
+class TookTooLong(IrisError):
+    """Blocking work overran its deadline and was given up (``core.lanes``): the caller goes on
+    without it; the thread that ran it is left to finish and no longer counts as capacity."""
+
+    def __init__(self, what: str, seconds: float) -> None:
+        super().__init__(f"{what} took longer than {seconds:g} s and was given up")
+        self.what = what
+        self.seconds = seconds

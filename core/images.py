@@ -12,7 +12,6 @@ and nothing is stored."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import logging
 import re
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from core.ids import new_id
+from core.lanes import blocking
 from core.messages import Attachment, ImageRef, InboundMessage
 
 if TYPE_CHECKING:
@@ -175,8 +175,8 @@ async def take_images(
     refs = []
     for mime, data in checked_images:
         image_id = new_id("img")
-        await asyncio.to_thread(objects.put, user_id, image_key(image_id), data,
-                                if_none_match=True)
+        await blocking("io", user_id, objects.put, user_id, image_key(image_id), data,
+                       if_none_match=True, what="storing the image")
         refs.append(ImageRef(id=image_id, mime_type=mime))
     return TakenImages(images=tuple(refs))
 

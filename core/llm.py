@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from core.errors import ProviderError
+from core.lanes import blocking
 from core.llm_stream import StreamAssembler
 from core.messages import Message, ToolCall, Usage
 from core.printed_calls import PrintedCallFilter
@@ -195,7 +196,7 @@ class LiteLLMModel:
     async def complete(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec] = ()
     ) -> ModelResponse:
-        litellm = await asyncio.to_thread(load_litellm)
+        litellm = await blocking("io", "import:litellm", load_litellm, what="loading litellm")
         kwargs: dict[str, Any] = {
             "model": self.name,
             "messages": self._payload(messages),

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
 
-from core.errors import IrisUsageError, ToolRetry
+from core.errors import IrisUsageError, TookTooLong, ToolRetry
 from core.llm import ToolSpec
 from core.messages import Message, ToolCall
 
@@ -202,7 +202,7 @@ class Toolset:
             return _failed(f"the arguments for {call.name} are not a JSON object: {exc}")
         try:
             output = await tool.run(ctx, args)
-        except (ToolRetry, IrisUsageError) as exc:
+        except (ToolRetry, IrisUsageError, TookTooLong) as exc:
             return _failed(str(exc))
         except Exception as exc:
             log.exception("tool %s failed", call.name)

@@ -3,7 +3,6 @@ until a final answer or the step cap, and return everything to persist. No I/O d
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections.abc import Callable, Sequence
@@ -16,8 +15,9 @@ from core.clarify import settle
 from core.commands import CommandContext, run_command
 from core.context import PromptInputs, PromptSection, build_system_prompt
 from core.documents import has_documents, take_documents
-from core.errors import ConfigError, NotFound, ProviderError
+from core.errors import ConfigError, NotFound, ProviderError, TookTooLong
 from core.images import has_images
+from core.lanes import blocking
 from core.messages import ImageRef, Message, Usage
 from core.platforms.voice import has_voice, transcribe_voice
 from core.priority import InteractiveFirst, Yielding
@@ -118,6 +118,10 @@ def system_prompt(deps: TurnDeps, entry: InboxEntry, session: Session, first_tex
     return deps.store.sessions.freeze_prompt(entry.user_id, session.id, built)
 
 
+def took_too_long(error: TookTooLong) -> str:
+    return f"Sorry, {error}. Please try again in a while."
+
+
 async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
     message = entry.message
     store = deps.store
@@ -170,7 +174,12 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
                            images=images)
     # The first turn of a session builds the prompt: skill ranking runs the embedding model and
     # memory entries are scanned again, CPU work that must not hold up the event loop.
-    prompt = await asyncio.to_thread(system_prompt, deps, entry, session, text)
+    try:
+        prompt = await blocking("prompt", entry.user_id, system_prompt, deps, entry, session, text,
+                                what="preparing this conversation")
+    except TookTooLong as error:
+        return TurnOutcome(session_id=session.id, messages=[], reply=took_too_long(error),
+                           status="failed", error=f"timeout: {error}")
     system = Message(role="system", content=prompt)
     new: list[Message] = [user_message]
     usages: list[Usage] = []
@@ -232,6 +241,12 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
         return TurnOutcome(
             session_id=session.id, messages=new, reply=f"Iris is not configured: {error}",
             status="failed", error=f"config: {error}",
+        )
+    except TookTooLong as error:
+        return TurnOutcome(
+            session_id=session.id, messages=new, reply=took_too_long(error),
+            usage=merge_usage(usages), status="failed", error=f"timeout: {error}",
+            tool_calls=count_tool_calls(new),
         )
     finally:
         if answers is not None:

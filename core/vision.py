@@ -9,13 +9,13 @@ Stored messages never hold the bytes: only ``ImageRef`` ids."""
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from core.images import ImageNotFound, data_url, has_images, load_image, take_images
+from core.lanes import blocking
 from core.messages import ImageRef, InboundMessage, Message
 
 if TYPE_CHECKING:
@@ -41,7 +41,8 @@ async def sight_of(settings: Settings, model_name: str) -> Sight:
     if sees is None:
         from core.llm import supports_vision
 
-        sees = await asyncio.to_thread(supports_vision, model_name)
+        sees = await blocking("io", f"model:{model_name}", supports_vision, model_name,
+                              what="looking up the model")
     if sees:
         return "sees"
     return "tool" if settings.vision_model else "blind"
@@ -104,7 +105,8 @@ async def show_images(
                 notes.append(_note(image, sight, True, vision_tool))
                 continue
             try:
-                mime, data = await asyncio.to_thread(load_image, store.objects, user_id, image.id)
+                mime, data = await blocking("io", user_id, load_image, store.objects, user_id,
+                                            image.id, what="reading the image")
             except ImageNotFound:
                 notes.append(f"[image {image.id} is no longer stored]")
                 continue

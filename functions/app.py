@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -12,6 +14,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from core.config import Settings
+from core.lanes import install_default_executor
 from core.platforms.registry import PLATFORMS
 from functions.auth import ApiError, check_key, door_for
 from functions.runtime import Runtime
@@ -113,11 +116,28 @@ class LazyDashboard:
         await self.app(scope, receive, send)
 
 
+def _bounded(lifespan: Any) -> Any:
+    """``lifespan`` run with the loop's default executor made bounded, of daemon threads
+    (``core.lanes``): the emulator and Modal's web function both start here."""
+
+    @asynccontextmanager
+    async def bounded(app: Any) -> AsyncIterator[None]:
+        install_default_executor()
+        if lifespan is None:
+            yield
+        else:
+            async with lifespan(app):
+                yield
+
+    return bounded
+
+
 def create_app(rt: Runtime, *, lifespan: Any = None) -> FastAPI:
     from functions.http_api import build_router
 
     app = FastAPI(
-        title="Iris", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan
+        title="Iris", docs_url=None, redoc_url=None, openapi_url=None,
+        lifespan=_bounded(lifespan),
     )
     app.state.runtime = rt
 

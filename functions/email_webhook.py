@@ -19,7 +19,6 @@ message is recorded once (its Message-ID) and its thread dispatched; the turn ru
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import hmac
 import json
@@ -32,6 +31,8 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, BackgroundTasks, Request
 from fastapi.responses import JSONResponse
 
+from core.ids import new_id
+from core.lanes import blocking
 from core.messages import Attachment, InboundMessage
 from core.platforms.email_inbound import (
     Mail,
@@ -164,7 +165,8 @@ def keep_attachments(rt: Runtime, mail: Mail) -> Any:
 
         if not message.attachments:
             return message
-        return replace(message, attachments=await asyncio.to_thread(store))
+        return replace(message, attachments=await blocking("io", owner, store,
+                                                           what="keeping the attachments"))
 
     return prepare
 
@@ -188,9 +190,11 @@ class EmailEndpoint:
         content_type = request.headers.get("content-type", "").lower()
         if content_type.startswith("message/rfc822"):
             self._raw(request)
-            # parsing a large mail takes seconds: never on the event loop
-            mail = await asyncio.to_thread(read_rfc822, await read_body(request, MAX_MAIL_BYTES),
-                                           self.rt.settings.email_authserv_id)
+            # parsing a large mail takes seconds: never on the event loop; each mail is its
+            # own work (the sender is not known before it is parsed)
+            mail = await blocking("parse", new_id("mail"), read_rfc822,
+                                  await read_body(request, MAX_MAIL_BYTES),
+                                  self.rt.settings.email_authserv_id, what="reading the mail")
         else:
             key = self.rt.settings.secret("email_mailgun_signing_key")
             if not key:
@@ -198,10 +202,11 @@ class EmailEndpoint:
                                " (or post message/rfc822 with the bearer secret)",
                                code="email_disabled")
             body = await read_body(request, MAX_MAIL_BYTES)
-            form = await asyncio.to_thread(_form, body, content_type)
+            work = new_id("mail")
+            form = await blocking("parse", work, _form, body, content_type, what="reading the form")
             check_mailgun(key, form, now=self.rt.store.clock.now())
-            mail = await asyncio.to_thread(mail_from_mailgun, form,
-                                           self.rt.settings.email_authserv_id)
+            mail = await blocking("parse", work, mail_from_mailgun, form,
+                                  self.rt.settings.email_authserv_id, what="reading the mail")
         parsed = parse_mail(mail)
         own = self.rt.settings.email_from
         if own and mail.sender.strip().lower() == own.lower():

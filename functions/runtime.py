@@ -175,8 +175,10 @@ def compose(
     resolver: Resolver | None = None,
 ) -> Runtime:
     """A process's runtime from its settings; each part may be given instead (tests, tools)."""
+    from core import lanes
     from core.platforms.registry import PLATFORMS
 
+    lanes.configure(settings)
     store = store or open_store(settings, clock=clock)
     dispatcher = dispatcher or dispatcher_for(settings)
     if senders is None:

@@ -7,11 +7,11 @@ ever ``http:alice``).
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from fastapi import APIRouter, Query
 
+from core.lanes import blocking
 from core.sessions.transfer import parse_time
 from core.store.search import Filters
 from functions.admin_api import api_user
@@ -49,9 +49,9 @@ def build_search_router(rt: Runtime) -> APIRouter:
                 raise ApiError(404, f"no session {session_id!r} for this user",
                                code="session_not_found")
         filters = Filters(session_id=scoped, role=role, since=start, until=end)
-        hits = await asyncio.to_thread(
-            search_messages, rt.store, user_id, q, limit=limit, filters=filters,
-            timezone=rt.settings.timezone,
+        hits = await blocking(
+            "prompt", user_id, search_messages, rt.store, user_id, q, limit=limit,
+            filters=filters, timezone=rt.settings.timezone, what="searching",
         )
         return [hit.to_json(rank) for rank, hit in enumerate(hits, 1)]
 

@@ -4,11 +4,11 @@ the emulator starts."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import dataclass
 
 from core.dispatch import ChatRef
+from core.lanes import blocking
 from core.platforms.email_retention import expire_attachments
 from functions.runtime import Runtime
 from functions.worker import lease_name
@@ -38,8 +38,9 @@ async def sweep(rt: Runtime) -> SweepReport:
             resumed += 1
     attempted = await rt.delivery.sweep()
     try:
-        attachments = await asyncio.to_thread(
-            expire_attachments, store, rt.settings.email_attachment_days
+        attachments = await blocking(
+            "io", "sweep:attachments", expire_attachments, store,
+            rt.settings.email_attachment_days, what="expiring email attachments",
         )
     except Exception:  # a broken object store must not stop the rest of the tick
         log.exception("sweep: expiring email attachments failed")

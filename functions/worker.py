@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from core.dispatch import ChatRef
 from core.ids import new_id
@@ -27,8 +28,14 @@ if TYPE_CHECKING:
     from functions.runtime import Runtime
 
 log = logging.getLogger("iris.worker")
+T = TypeVar("T")
 
 MAX_ATTEMPTS = 3
+WATCH_SECONDS = 1.0  # how often a running turn's deadline is looked at (on the store's clock)
+
+
+class TurnHung(Exception):
+    """The turn ran past ``turn_timeout`` and was stopped; its entry stays pending."""
 
 
 def lease_name(chat: ChatRef) -> str:
@@ -53,7 +60,8 @@ async def process(rt: Runtime, entry: InboxEntry) -> TurnOutcome | None:
             entry.user_id, entry.chat_key, entry.message.platform,
             idle_seconds=rt.settings.session_idle_hours * 3600, at=entry.received_at,
         )
-        reply = "Sorry, I could not process this message (it failed several times)."
+        reply = ("Sorry, I could not process this message (it failed several times, or took "
+                 "too long each time).")
         record = TurnRecord(
             entry=entry, session_id=session.id, messages=[], reply=reply, status="failed",
             error=f"gave up after {MAX_ATTEMPTS} attempts",
@@ -87,6 +95,29 @@ async def process(rt: Runtime, entry: InboxEntry) -> TurnOutcome | None:
         await rt.delivery.send_claimed(delivery, sender_id)
         turn_checkpoint("after_delivery")
     return outcome
+
+
+async def within_deadline(rt: Runtime, turn: Coroutine[Any, Any, T]) -> T:
+    """``turn``'s result, or TurnHung once it has run ``turn_timeout`` seconds on the store's
+    clock (then it is cancelled). A hung turn is an attempt like a crashed one: the sweeper
+    resumes it, and after ``MAX_ATTEMPTS`` it is given up with a reply. Without this a turn
+    stuck in an await would renew its lease, and hold its chat, forever."""
+    task = asyncio.ensure_future(turn)
+    clock, limit = rt.store.clock, rt.settings.turn_timeout
+    started = clock.now()
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=WATCH_SECONDS)
+            if done:
+                return task.result()
+            if clock.now() - started >= limit:
+                break
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    task.cancel()
+    await asyncio.wait({task})  # its own cleanup (lease, typing, answer feed) runs first
+    raise TurnHung
 
 
 async def run_after_turn(rt: Runtime, finished: list[tuple[InboxEntry, TurnOutcome]]) -> None:
@@ -134,7 +165,12 @@ async def _drain(
                     rt.checkpoint("after_lease")
                 renewer = asyncio.create_task(_renew(rt, name, owner))
             try:
-                outcome = await process(rt, entry)
+                outcome = await within_deadline(rt, process(rt, entry))
+            except TurnHung:
+                log.warning("inbox %s: turn ran past %g s and was stopped; it stays pending "
+                            "(attempt %d of %d)", entry.id, rt.settings.turn_timeout,
+                            entry.attempts, MAX_ATTEMPTS)
+                return done
             except Exception:
                 log.exception("inbox %s: turn crashed; it stays pending", entry.id)
                 return done

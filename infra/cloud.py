@@ -141,15 +141,19 @@ def web_app() -> FastAPI:
 
 async def drain_chat(runtime: Runtime, user_id: str, chat_key: str) -> int:
     from core.dispatch import ChatRef
+    from core.lanes import install_default_executor
     from functions.worker import drain
 
+    install_default_executor()  # bounded daemon threads: a stuck one never holds the exit
     return await drain(runtime, ChatRef(user_id, chat_key))
 
 
 async def tick_once(runtime: Runtime | None = None) -> dict[str, Any]:
     """One cron tick with a fresh runtime (closed afterwards); returns a summary for the logs."""
+    from core.lanes import install_default_executor
     from functions.tick import run_tick
 
+    install_default_executor()
     owned = runtime is None
     rt = runtime or build_cloud_runtime()
     try:

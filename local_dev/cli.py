@@ -57,11 +57,10 @@ def dev(host: str, port: int, tick: float) -> None:
 
     Example: iris dev --port 8787
     """
-    import uvicorn
-
     from local_dev.demo_prompt import demo_sections
     from local_dev.emulator import build_emulator, refuse_unisolated
     from local_dev.local_model import LocalModelServer, demo_settings, demo_toolset
+    from local_dev.shutdown import serve_until_stopped
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     _exit_on_sigterm()
@@ -90,7 +89,8 @@ def dev(host: str, port: int, tick: float) -> None:
         base = "" if port == DEFAULT_PORT and host == "127.0.0.1" else \
             f" --base-url http://{host}:{port}"
         click.echo(f"Dashboard on http://{host}:{port}/ui/ (sign in: iris dashboard link{base})")
-        uvicorn.run(emulator.app(tick_seconds=tick), host=host, port=port, log_level="warning")
+        serve_until_stopped(emulator.app(tick_seconds=tick), host=host, port=port,
+                            seconds=settings.shutdown_seconds)
     finally:
         if model_server is not None:
             model_server.stop()

@@ -38,7 +38,11 @@ class Emulator:
                 ticker.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await ticker
-                await self.dispatcher.idle()
+                # turns still running stay pending (the sweeper resumes them): a stuck one
+                # must not hold the shutdown
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.dispatcher.idle(),
+                                           self.runtime.settings.shutdown_seconds / 2)
 
         return create_app(self.runtime, lifespan=lifespan)
 

@@ -18,6 +18,8 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
+from core.lanes import blocking
+
 if TYPE_CHECKING:
     from core.store import Store
     from sandboxes.base import ExecResult
@@ -72,7 +74,8 @@ async def watch_for_stop(ctx: InTurn, what: str) -> AsyncIterator[asyncio.Event]
 async def _watch(ctx: InTurn, stop: asyncio.Event, what: str) -> None:
     while True:
         try:
-            if await asyncio.to_thread(stop_requested, ctx):  # a database read: off the loop
+            if await blocking("checks", ctx.user_id, stop_requested, ctx,  # a database read
+                              what="looking for /stop"):
                 stop.set()
                 return
         except Exception:

@@ -11,6 +11,7 @@ import re
 from core.commands import CommandContext, CommandResult
 from core.errors import NotFound
 from core.identity.access import is_owner_account
+from core.lanes import blocking
 from core.platforms.registry import PLATFORMS
 from core.store.acting import HeldCommand, HeldCommands
 
@@ -180,7 +181,6 @@ IMPORTED = "import"  # who "asked" for a quarantined skill: an import, so nobody
 
 
 async def _review(ctx: CommandContext, name: str) -> str:
-    import asyncio
 
     from core.skills import quarantine
     from core.skills.library import SkillLibrary
@@ -192,4 +192,5 @@ async def _review(ctx: CommandContext, name: str) -> str:
         item = quarantine.get(library, ctx.user_id, name.strip())
     except NotFound as exc:
         return str(exc)
-    return await asyncio.to_thread(quarantine.review, library, item)
+    return await blocking("skills", ctx.user_id, quarantine.review, library, item,
+                          what="reviewing the import")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from core.commands import FALLBACKS, CommandContext, CommandResult, command
+from core.lanes import blocking
 
 if TYPE_CHECKING:
     from core.skills.library import SkillLibrary
@@ -23,7 +24,6 @@ def _library(ctx: CommandContext) -> SkillLibrary:
 @command("skills", "list your skills, or find some: /skills [words]; use one with /<name>; "
          "/skills pending (held writes and quarantined imports), /skills review NAME")
 async def list_skills(ctx: CommandContext, args: str) -> CommandResult:
-    import asyncio
 
     from core.skills.index import matches
 
@@ -37,8 +37,8 @@ async def list_skills(ctx: CommandContext, args: str) -> CommandResult:
     if not entries:
         return CommandResult(reply="No skills yet.")
     if args:
-        hits = await asyncio.to_thread(matches, library, ctx.user_id, args, limit=MATCHES,
-                                       entries=entries)
+        hits = await blocking("prompt", ctx.user_id, matches, library, ctx.user_id, args,
+                              limit=MATCHES, entries=entries, what="ranking skills")
         if not hits:
             return CommandResult(reply=f"No skill matches “{args}”. /skills lists them all.")
         lines = [f"/{e.name} — {_short(e.description)}" for e in hits]

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from core.skills.library import SkillLibrary
 
 KEEP_JOBS = 200
-RUNNING_PER_USER = 2
+RUNNING_PER_USER = 1  # and across processes: core.skills.import_slot
 
 
 @dataclass
@@ -46,7 +46,8 @@ class ImportJobs:
         with self._lock:
             running = sum(1 for j in self._jobs.values() if j.user_id == user_id and not j.done)
             if running >= RUNNING_PER_USER:
-                raise IrisUsageError(f"{running} imports are running already; wait for them")
+                raise IrisUsageError("an import of yours is running already; wait for it to "
+                                     "finish (one import at a time)")
             job = ImportJob(id=new_id("imp"), user_id=user_id, source=source)
             self._jobs[job.id] = job
             while len(self._jobs) > KEEP_JOBS:

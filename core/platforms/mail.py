@@ -9,7 +9,6 @@ names the thread's chat, so a reply to it finds the thread even without ``Refere
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import ipaddress
 import re
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from core.errors import ConfigError, IrisUsageError
+from core.lanes import blocking
 from core.platforms.delivery import DeliveryFailed
 from core.platforms.format_email import to_email_html
 from core.platforms.spec import ChatAddress, PlatformSpec
@@ -93,7 +93,8 @@ class EmailSender:
 
         objects = self._objects()
         try:
-            return (await asyncio.to_thread(objects.get, owner, key)).data
+            return (await blocking("io", owner, objects.get, owner, key,
+                                   what="reading the attachment")).data
         except ObjectNotFound:
             raise DocumentRefused("the attachment is no longer kept: email attachments are "
                                   "deleted after email_attachment_days") from None
@@ -125,7 +126,8 @@ class EmailSender:
 
     async def send(self, target: dict[str, Any], text: str) -> list[str]:
         message = self.compose(target, text)
-        await asyncio.to_thread(self._deliver, message)
+        await blocking("io", f"mail:{message['To']}", self._deliver, message,
+                       what="sending the email")
         return [str(message["Message-ID"]).strip("<>")]
 
     def _deliver(self, message: EmailMessage) -> None:

@@ -8,13 +8,13 @@ at 4,000 characters (Slack's recommended maximum) on paragraph boundaries.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from core.errors import IrisUsageError
+from core.lanes import blocking
 from core.platforms.delivery import DeliveryFailed
 from core.platforms.format_slack import render_block
 from core.platforms.slack_actions import answered_blocks, question_blocks
@@ -58,14 +58,15 @@ class SlackSender:
     async def send_part(self, target: dict[str, Any], part: Part, index: int) -> str:
         try:
             if target.get("response_url"):
-                return await asyncio.to_thread(self._respond, target["response_url"], part)
+                return await blocking("io", _key(target), self._respond, target["response_url"],
+                                      part, what="answering on Slack")
             choices = target.get("choices") if index == 0 else None
             blocks = question_blocks(part.rendered, choices) if choices else None
-            response = await asyncio.to_thread(
-                lambda: self.client().chat_postMessage(
+            response = await blocking(
+                "io", _key(target), lambda: self.client().chat_postMessage(
                     channel=target["channel"], text=part.rendered, blocks=blocks,
                     thread_ts=target.get("thread_ts"), mrkdwn=True, unfurl_links=False,
-                )
+                ), what="sending to Slack",
             )
             return str(response["ts"])
         except Exception as exc:
@@ -114,8 +115,9 @@ class SlackSender:
     async def close_buttons(self, channel: str, ts: str, text: str, chosen: str) -> None:
         """Replace an answered question's buttons with the choice made (best effort)."""
         try:
-            await asyncio.to_thread(lambda: self.client().chat_update(
-                channel=channel, ts=ts, text=text, blocks=answered_blocks(text, chosen)))
+            await blocking("io", f"slack:{channel}", lambda: self.client().chat_update(
+                channel=channel, ts=ts, text=text, blocks=answered_blocks(text, chosen)),
+                what="updating a Slack message")
         except Exception as exc:
             log.warning("could not take the buttons off a Slack question: %s", exc)
 
@@ -126,12 +128,18 @@ class SlackSender:
         carried no buttons."""
         if target.get("response_url"):
             return
-        await asyncio.to_thread(lambda: self.client().chat_update(
+        await blocking("io", _key(target), lambda: self.client().chat_update(
             channel=target["channel"], ts=message_id, text=text,
-            blocks=answered_blocks(text, outcome)))
+            blocks=answered_blocks(text, outcome)), what="updating a Slack message")
 
     async def auth_test(self) -> dict[str, Any]:
-        return dict((await asyncio.to_thread(lambda: self.client().auth_test())).data)
+        return dict((await blocking("io", "slack:auth", lambda: self.client().auth_test(),
+                                     what="checking the Slack token")).data)
+
+
+def _key(target: dict[str, Any]) -> str:
+    """Whose blocking work a send is (``core.lanes``): its channel's."""
+    return f"slack:{target.get('channel') or target.get('response_url', '')[:80]}"
 
 
 def failure(exc: Exception) -> DeliveryFailed:

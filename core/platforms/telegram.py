@@ -16,6 +16,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from core.errors import IrisUsageError
+from core.lanes import blocking
 from core.platforms.delivery import DeliveryFailed
 from core.platforms.format_telegram import render_block
 from core.platforms.spec import ChatAddress, PlatformSpec
@@ -44,7 +45,8 @@ class TelegramSender:
         loop = asyncio.get_running_loop()
         if self._bot is None or self._loop is not loop:
             if "telegram.request" not in sys.modules:
-                await asyncio.to_thread(importlib.import_module, "telegram.request")
+                await blocking("io", "import:telegram", importlib.import_module, "telegram.request",
+                               what="loading python-telegram-bot")
             from telegram import Bot
             from telegram.request import HTTPXRequest
 

@@ -5,10 +5,10 @@ calls ``voice_audio`` and turns ``SpeechFailed`` into its own retry with backoff
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING
 
 from core.errors import ProviderError
+from core.lanes import blocking
 from core.messages import Usage
 from core.platforms.voice import audio_call, response_cost
 
@@ -62,7 +62,8 @@ async def voice_audio(store: Store, settings: Settings | None,
 
     voice = delivery.target["voice"]
     try:
-        stored = await asyncio.to_thread(store.objects.get, delivery.user_id, voice["key"])
+        stored = await blocking("io", delivery.user_id, store.objects.get, delivery.user_id,
+                                voice["key"], what="reading the voice note")
         return stored.data, voice.get("filename") or filename_of(stored.data)
     except ObjectNotFound:
         if voice.get("filename"):  # recorded with its audio, which is gone
@@ -81,5 +82,6 @@ async def voice_audio(store: Store, settings: Settings | None,
     spoken = Usage(model=settings.tts_model, cost_usd=cost, kind="speech")
     store.usage.record(delivery.user_id, spoken,
                        session_id=voice.get("session_id"), inbox_id=voice.get("inbox_id"))
-    await asyncio.to_thread(store.objects.put, delivery.user_id, voice["key"], audio)
+    await blocking("io", delivery.user_id, store.objects.put, delivery.user_id, voice["key"],
+                   audio, what="storing the voice note")
     return audio, filename_of(audio)

@@ -6,13 +6,13 @@ litellm: whisper-1 per second of audio); a call the provider refused is not."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from core.errors import ProviderError
+from core.lanes import blocking
 from core.messages import Usage
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ async def audio_call(settings: Settings, method: str, prefix: str, **kwargs: Any
     ProviderError."""
     from core.llm import classify_error, load_litellm
 
-    litellm = await asyncio.to_thread(load_litellm)
+    litellm = await blocking("io", "import:litellm", load_litellm, what="loading litellm")
     kwargs.setdefault("timeout", settings.model_timeout)
     if base := getattr(settings, f"{prefix}_api_base"):
         kwargs["api_base"] = base

@@ -3,9 +3,10 @@ webhook ack path). numpy and the model are imported only when the hook runs."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import TYPE_CHECKING
+
+from core.lanes import blocking
 
 if TYPE_CHECKING:
     from core.hooks import HookContext
@@ -25,8 +26,8 @@ async def embed_after_turn(ctx: HookContext) -> None:
 
     if not embed.available():
         return
-    written = await asyncio.to_thread(
-        embed.backfill, ctx.store, ctx.user_id, session_id=outcome.session_id,
-        limit=AFTER_TURN_LIMIT,
+    written = await blocking(
+        "prompt", ctx.user_id, embed.backfill, ctx.store, ctx.user_id,
+        session_id=outcome.session_id, limit=AFTER_TURN_LIMIT, what="embedding messages",
     )
     log.debug("embedded %d messages of session %s", written, outcome.session_id)

@@ -9,7 +9,6 @@ A failed summary leaves the prompt exactly as it was and backs off before trying
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import logging
 from collections.abc import Sequence
@@ -17,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from core.context import conversation_tail
+from core.lanes import blocking
 from core.messages import Message, Usage
 from core.sessions.summarise import summarise
 
@@ -75,7 +75,8 @@ async def context_window(model: Any, settings: Settings) -> int:
     from core.llm import LiteLLMModel
 
     if isinstance(model, LiteLLMModel):
-        found = await asyncio.to_thread(_litellm_window, model.name)
+        found = await blocking("io", f"model:{model.name}", _litellm_window, model.name,
+                               what="looking up the context window")
         if found:
             return found
     return DEFAULT_WINDOW

@@ -25,13 +25,26 @@ from core.skills.findings import FileFinding, refusal, scan_files
 from core.skills.format import MAX_NAME_CHARS, name_problems
 from core.skills.frontmatter import set_name_line
 from core.skills.paths import MAX_FILE_BYTES, MAX_FILES, check_file_path
-from core.skills.sources import open_source
+from core.skills.sources import MAX_ENTRIES, open_source
 
 if TYPE_CHECKING:
     from core.skills.format import ParsedSkill
     from core.skills.library import SkillLibrary, SkillSnapshot
 
 STATUSES = ("loaded", "unchanged", "quarantined", "refused")
+MAX_SKILLS = 300  # per import: each is scanned and stored, seconds for thousands
+
+
+def count_files(root: Path) -> int:
+    """The files under ``root`` (a directory or a clone; archives are counted as they are
+    unpacked); IrisUsageError past ``MAX_ENTRIES``."""
+    seen = 0
+    for _current, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        seen += len(files)
+        if seen > MAX_ENTRIES:
+            raise IrisUsageError(f"the source has more than {MAX_ENTRIES} files")
+    return seen
 
 
 @dataclass
@@ -179,15 +192,22 @@ def import_skills(
     ``label`` names the source in the skills' history (default: ``source``); ``progress``
     hears each stage."""
     from core.skills.format import find_skill_dirs
+    from core.skills.import_slot import import_slot
 
     report = ImportReport(source=label or source)
     label = label or (source if "://" in source or "@" in source
                       else str(Path(source).expanduser()))
-    with open_source(source) as unpacked:
+    # the slot outlives the import's deadline (the lane gives up on it; the thread may go on)
+    with import_slot(library.store, user_id, 2 * library.settings.skill_import_timeout), \
+            open_source(source) as unpacked:
+        count_files(unpacked.root)
         skill_dirs = find_skill_dirs(unpacked.root)
         if not skill_dirs:
             raise IrisUsageError(f"{source}: no skill found (a skill is a directory holding "
                                  "SKILL.md)")
+        if len(skill_dirs) > MAX_SKILLS:
+            raise IrisUsageError(f"{source} holds {len(skill_dirs)} skills; one import takes at "
+                                 f"most {MAX_SKILLS}: split it")
         rel_dirs = [d.relative_to(unpacked.root).as_posix() for d in skill_dirs]
         report.left_out = {
             entry: why for entry, why in unpacked.refused.items()

@@ -23,7 +23,7 @@ from core.errors import IrisUsageError
 from core.skills.paths import MAX_FILE_BYTES
 
 MAX_ARCHIVE_BYTES = 64 * 1024 * 1024
-MAX_ENTRIES = 5_000
+MAX_ENTRIES = 2_000  # files and directories in one archive or source
 GIT_TIMEOUT = 120.0
 ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz", ".tar")
 _GIT_URL = re.compile(r"^(?:(?:https?|ssh|git|file)://\S+|[\w.-]+@[\w.-]+:\S+)$")

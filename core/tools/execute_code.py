@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from pydantic import BaseModel, Field
 
 from core.acting.scripts import describe, run_script
 from core.approvals import danger_of
 from core.errors import ToolRetry
+from core.lanes import blocking
 from core.toolkit import Tool, ToolContext
 
 MAX_CODE_CHARS = 100_000
@@ -37,7 +36,8 @@ class ExecuteCode(Tool):
         toolset = ctx.toolset
         if toolset is None:
             raise ToolRetry("execute_code is not available here")
-        reason = await asyncio.to_thread(danger_of, ctx.settings, args.code)  # off the loop
+        reason = await blocking("checks", ctx.user_id, danger_of, ctx.settings, args.code,
+                                what="checking the script")
         if reason is not None:
             raise ToolRetry(
                 f"refused: this script {reason}; it was not run. Do that step with the "

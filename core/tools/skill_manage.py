@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from core.confirm import hold_skill_write
 from core.errors import ToolRetry
+from core.lanes import blocking
 from core.toolkit import Tool, ToolContext
 
 Action = Literal["create", "patch", "edit", "delete", "write_file", "remove_file"]
@@ -71,5 +71,6 @@ class SkillManage(Tool):
             return hold_skill_write(ctx, change)
         # A skill's files (up to 1 MiB each) are scanned before they are stored: a thread's
         # work, not the event loop's.
-        outcome = await asyncio.to_thread(editor.apply, change)
+        outcome = await blocking("skills", ctx.user_id, editor.apply, change,
+                                 what="saving the skill")
         return outcome.message

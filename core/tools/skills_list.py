@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from core.lanes import blocking
 from core.toolkit import Tool, ToolContext
 
 MAX_LISTED = 150
@@ -35,7 +36,6 @@ class SkillsList(Tool):
     Args = SkillsListArgs
 
     async def run(self, ctx: ToolContext, args: SkillsListArgs) -> str:
-        import asyncio
 
         from core.skills.index import matches
         from core.skills.library import SkillLibrary
@@ -48,8 +48,8 @@ class SkillsList(Tool):
             if not entries:
                 return f"No skills in category {args.category!r}."
         if args.query and args.query.strip():
-            hits = await asyncio.to_thread(matches, library, ctx.user_id, args.query,
-                                           limit=MATCHES, entries=entries)
+            hits = await blocking("prompt", ctx.user_id, matches, library, ctx.user_id, args.query,
+                                  limit=MATCHES, entries=entries, what="ranking skills")
             if not hits:
                 return f"No skill matches {args.query!r}."
             return "\n".join(f"- {e.name} [{e.category or 'general'}]: {_short(e.description)}"

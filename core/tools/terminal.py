@@ -3,8 +3,6 @@ the command at once, in the sandbox too, with what it printed so far (``core.act
 
 from __future__ import annotations
 
-import asyncio
-
 from pydantic import BaseModel, Field
 
 from core.acting.output import format_exec
@@ -12,6 +10,7 @@ from core.acting.stopping import noted_if_stopped, watch_for_stop
 from core.acting.tooling import sandbox_errors, workspaces
 from core.approvals import danger_of, hold_command, may_hold
 from core.errors import ToolRetry
+from core.lanes import blocking
 from core.toolkit import Tool, ToolContext
 
 MAX_COMMAND_CHARS = 32_000
@@ -46,7 +45,8 @@ class Terminal(Tool):
         limit = settings.sandbox_max_timeout
         if args.timeout is not None and args.timeout > limit:
             raise ToolRetry(f"timeout may be at most {limit:g} seconds")
-        reason = await asyncio.to_thread(danger_of, settings, args.command)  # off the loop
+        reason = await blocking("checks", ctx.user_id, danger_of, settings, args.command,
+                                what="checking the command")
         if reason is not None:
             if not may_hold(ctx):
                 raise ToolRetry(

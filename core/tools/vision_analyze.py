@@ -5,7 +5,6 @@ The call's tokens and cost are recorded as the user's usage (``store.usage``), l
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -13,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from core.errors import ProviderError, ToolRetry
 from core.images import ImageNotFound, data_url, load_image
+from core.lanes import blocking
 from core.messages import ImageRef, Message
 from core.toolkit import Tool, ToolContext
 
@@ -44,8 +44,8 @@ class VisionAnalyze(Tool):
         if not model_name:
             return "No vision model is configured (IRIS_VISION_MODEL)."
         try:
-            mime, data = await asyncio.to_thread(load_image, ctx.store.objects, ctx.user_id,
-                                                 args.image_id)
+            mime, data = await blocking("io", ctx.user_id, load_image, ctx.store.objects,
+                                        ctx.user_id, args.image_id, what="reading the image")
         except ImageNotFound as exc:
             raise ToolRetry(f"{exc}; use an image_id from this conversation") from None
         image = ImageRef(id=args.image_id, mime_type=mime, url=data_url(mime, data))

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 
+from core.lanes import blocking
 from core.web.addresses import (
     AddressRefused,
     IPAddress,
@@ -71,7 +72,8 @@ class Target:
 
 
 async def system_resolver(host: str, port: int) -> list[IPAddress]:
-    infos = await asyncio.to_thread(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM)
+    infos = await blocking("io", f"dns:{host}", socket.getaddrinfo, host, port,
+                           type=socket.SOCK_STREAM, what=f"looking up {host}")
     seen: list[IPAddress] = []
     for *_, sockaddr in infos:
         ip = literal_address(str(sockaddr[0]))

@@ -17,9 +17,10 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from core.dashboard.imports import ImportJob, ImportJobs, run_import
-from core.errors import IrisUsageError
+from core.errors import IrisUsageError, TookTooLong
+from core.lanes import blocking
 from core.skills import quarantine
-from core.skills.git_fetch import check_repo_url
+from core.skills.git_fetch import CheckedRepo, check_repo_url
 from core.skills.library import SkillLibrary
 from core.web.fetch import FetchPolicy
 from functions.dashboard.guard import Viewer, back, form_checked, notice, own, runtime
@@ -89,17 +90,28 @@ async def _start(request: Request, seen: Viewer, form: FormData) -> Response:
         source = f"upload:{name[:100]}"
     job = _jobs(request).start(seen.user_id, source)
     try:
-        archive = await run_in_threadpool(_save_upload, upload, job) \
+        archive = await blocking("skills", seen.user_id, _save_upload, upload, job,
+                                 what="saving the upload") \
             if isinstance(upload, UploadFile) and not url else None
     except BaseException:
         job.done, job.error, job.stage = True, "the upload could not be saved", "Failed"
         shutil.rmtree(job.workdir, ignore_errors=True)
         raise
-    task = asyncio.get_running_loop().create_task(asyncio.to_thread(
-        run_import, _library(request), job, archive=archive, repo=repo))
+    task = asyncio.get_running_loop().create_task(
+        _run(_library(request), job, archive=archive, repo=repo))
     request.app.state.import_tasks.add(task)
     task.add_done_callback(request.app.state.import_tasks.discard)
     return back(request, seen, f"/u/{seen.user_id}/skills/imports/{job.id}")
+
+
+async def _run(library: SkillLibrary, job: ImportJob, *, archive: Path | None,
+               repo: CheckedRepo | None) -> None:
+    """The import in the skills lane (its own threads, one import per user, a deadline)."""
+    try:
+        await blocking("skills", job.user_id, run_import, library, job, archive=archive,
+                       repo=repo, what="the import")
+    except TookTooLong as exc:
+        job.error, job.stage, job.done = str(exc), "Failed", True
 
 
 def import_page(request: Request, form: FormData | None) -> Response:

@@ -233,10 +233,13 @@ def skills_import(source: str, user: str | None, as_json: bool) -> None:
       iris skills import team-skills.zip --user telegram:4242
       iris skills import https://github.com/ORG/skills.git
     """
+    from core.lanes import blocking_sync
     from core.skills.importer import import_skills
 
     with _library() as library:
-        report = import_skills(library, _user(library, user, create=True), source)
+        owner = _user(library, user, create=True)
+        report = blocking_sync("skills", owner, import_skills, library, owner, source,
+                               what="the import", timeout=library.settings.skill_import_timeout)
     if as_json:
         click.echo(json.dumps(report.as_dict(), indent=2))
     else:

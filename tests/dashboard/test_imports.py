@@ -53,7 +53,7 @@ def test_a_failed_import_says_why(store, settings, tmp_path):
 def test_jobs_belong_to_their_user_and_are_limited():
     jobs = ImportJobs()
     started = [jobs.start("usr_a", f"upload:{n}.zip") for n in range(RUNNING_PER_USER)]
-    with pytest.raises(IrisUsageError, match="running already"):
+    with pytest.raises(IrisUsageError, match="running already; wait for it to finish"):
         jobs.start("usr_a", "upload:more.zip")
     other = jobs.start("usr_b", "upload:b.zip")
     assert other.user_id == "usr_b"
