@@ -57,6 +57,10 @@ class Settings(BaseModel):
     s3_endpoint_url: str | None = None
     s3_region: str | None = None
     s3_timeout: float = Field(default=60.0, gt=0)  # seconds to wait for an S3 answer
+    # botocore's CRC checksums: "when_supported" sends every PutObject as aws-chunked with a
+    # trailer (AWS accepts it; B2, older MinIO/Ceph and other S3-compatible stores refuse it)
+    s3_request_checksum_calculation: Literal["when_required", "when_supported"] = "when_required"
+    s3_response_checksum_validation: Literal["when_required", "when_supported"] = "when_required"
 
     timezone: str = "UTC"
     max_iterations: int = Field(default=20, ge=1, le=200)

@@ -62,6 +62,10 @@ def check_configuration(
     _check_model(report, settings, environ, online=online, cloud=cloud, probe=probe)
     _check_api_key(report, settings, cloud=cloud)
     _check_platforms(report, settings)
+    if online:
+        from core import doctor_platforms
+
+        doctor_platforms.check_online(report, settings)
     _check_sandbox(report, settings, environ, cloud=cloud, modal_token=modal_token, store=store)
     _check_mcp(report, settings)
     _check_web(report, settings)

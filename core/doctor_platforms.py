@@ -1,5 +1,6 @@
 """``iris doctor``'s checks of the WhatsApp, Discord and email settings: what is half set, and
-what does not look like the value the platform hands out. Nothing here calls the platforms."""
+what does not look like the value the platform hands out; with ``--online``, Telegram's own view
+of the webhook (``check_online``). Nothing else here calls the platforms."""
 
 from __future__ import annotations
 
@@ -90,3 +91,39 @@ def _email(report: Report, settings: Settings) -> None:
         report.add("ok", "email", f"SMTP {server.host}:{server.port} (STARTTLS required)")
     else:
         report.add("ok", "email", f"SMTP {server.host}:{server.port}")
+
+
+def check_online(report: Report, settings: Settings) -> None:
+    """Telegram's ``getWebhookInfo``: a warning when no webhook is set, when the registration
+    leaves out an update type Iris handles (Telegram never sends it), or when Telegram's last
+    delivery failed."""
+    token = settings.secret("telegram_token")
+    if not token:
+        return
+    import asyncio
+
+    from core.platforms.telegram import TelegramSender
+    from core.platforms.telegram_webhook import FIX, TelegramWebhook, read_webhook
+
+    async def read() -> TelegramWebhook:
+        sender = TelegramSender(token, settings.telegram_api_base)
+        try:
+            return await read_webhook(sender)
+        finally:
+            if sender._bot is not None:
+                await sender._bot.shutdown()
+
+    hook = asyncio.run(read())
+    if hook.problem:
+        report.add("error", "telegram webhook", hook.problem, "check IRIS_TELEGRAM_TOKEN")
+    elif not hook.url:
+        report.add("warning", "telegram webhook", "no webhook set: Telegram keeps the bot's "
+                   "updates to itself", "iris telegram set-webhook URL")
+    elif hook.missing_warning:
+        report.add("warning", "telegram webhook", hook.missing_warning, FIX)
+    elif hook.last_error:
+        report.add("warning", "telegram webhook", f"{hook.url}: last delivery failed: "
+                   f"{hook.last_error}", "check that Iris answers at that address")
+    else:
+        kinds = ", ".join(hook.allowed_updates) or "Telegram's default update types"
+        report.add("ok", "telegram webhook", f"{hook.url} ({kinds})")

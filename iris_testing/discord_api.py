@@ -33,13 +33,30 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 APPLICATION_ID = "1187261718928101376"
 GUILD_ID = "1187261900000000001"
 CONTENT_LIMIT = 2000
+
+
+class _Recorder:
+    """Keeps each REST call's method, path and headers (lower-case names) in ``requests``:
+    Discord asks bots for ``User-Agent: DiscordBot ($url, $versionNumber)`` on every call."""
+
+    def __init__(self, app: ASGIApp, fake: FakeDiscord) -> None:
+        self.app, self.fake = app, fake
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+            with self.fake._lock:
+                self.fake.requests.append((scope["method"], scope["path"], headers))
+        await self.app(scope, receive, send)
 
 
 def error(status: int, message: str, code: int, **extra: Any) -> JSONResponse:
@@ -93,7 +110,8 @@ class FakeDiscord:
         self.edits: list[dict[str, Any]] = []  # PATCH /channels/{id}/messages/{id}, in order
         self._failing_edits = 0
         prefix = "/api/v10"
-        self.app = Starlette(routes=[
+        self.requests: list[tuple[str, str, dict[str, str]]] = []  # method, path, headers
+        self.app = Starlette(middleware=[Middleware(_Recorder, fake=self)], routes=[
             Route(prefix + "/webhooks/{app}/{token}/messages/@original", self._edit_original,
                   methods=["PATCH"]),
             Route(prefix + "/webhooks/{app}/{token}", self._follow_up, methods=["POST"]),

@@ -67,6 +67,7 @@ class FaultProxy:
         self._random = random.Random(0)
         self._lock = threading.Lock()
         self._counts: dict[str, int] = {}
+        self._seen: list[tuple[str, dict[str, str], bytes]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.Server | None = None
         self._thread: threading.Thread | None = None
@@ -86,6 +87,12 @@ class FaultProxy:
     def reset(self) -> None:
         with self._lock:
             self._counts = {}
+            self._seen = []
+
+    def requests(self) -> list[tuple[str, dict[str, str], bytes]]:
+        """Every request as it arrived: its line, its headers (lower-case names), its body."""
+        with self._lock:
+            return list(self._seen)
 
     def _count(self, name: str) -> None:
         with self._lock:
@@ -138,6 +145,8 @@ class FaultProxy:
             if request is None:
                 return
             self._count("requests")
+            with self._lock:
+                self._seen.append((request.line, _headers(request.head), request.body))
             rule = self._pick(request.line)
             if rule is not None:
                 self._count(rule.kind)

@@ -7,6 +7,12 @@
         bot = Bot("123:abc", base_url=f"{server.url}/bot", base_file_url=f"{server.url}/file/bot")
         await bot.send_message(chat_id=42, text="hi")
     assert telegram.sent_messages(42)[0]["text"] == "hi"
+
+Like Telegram, it delivers updates to the registered webhook (``deliver``) only when their type
+is among the webhook's ``allowed_updates`` (Bot API, setWebhook: a call without the list keeps
+the previous one; none ever registered: every type but ``chat_member``, ``message_reaction``
+and ``message_reaction_count``). ``tunnel`` stands for the public https address: the
+registered URL's scheme and host are replaced by it (a loopback ``http://`` server).
 """
 
 from __future__ import annotations
@@ -19,25 +25,24 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import urlsplit, urlunsplit
 
+import httpx
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-MAX_MESSAGE_LENGTH = 4096
-TEXT_PARAMS = frozenset(
-    {"text", "caption", "secret_token", "url", "parse_mode", "action", "file_id", "description"}
+from iris_testing.telegram_wire import (
+    TelegramApiError,
+    as_int,
+    chat_json,
+    error_response,
+    read_params,
 )
 
-
-class TelegramApiError(Exception):
-    def __init__(self, error_code: int, description: str, retry_after: int | None = None) -> None:
-        super().__init__(description)
-        self.error_code = error_code
-        self.description = description
-        self.retry_after = retry_after
+MAX_MESSAGE_LENGTH = 4096
+NOT_SENT_BY_DEFAULT = frozenset({"chat_member", "message_reaction", "message_reaction_count"})
 
 
 @dataclass
@@ -84,6 +89,9 @@ class FakeTelegram:
         self._files: dict[str, tuple[str, bytes]] = {}
         self._failures: dict[str, list[_Failure]] = defaultdict(list)
         self._webhook: dict[str, Any] | None = None
+        self._allowed_updates: list[str] | None = None  # survives setWebhook calls without it
+        self._withheld: list[dict[str, Any]] = []
+        self.tunnel: str | None = None
         self._webhook_error: tuple[int, str] | None = None
         self._message_ids = itertools.count(1)
         self._update_ids = itertools.count(100001)
@@ -137,6 +145,35 @@ class FakeTelegram:
     def add_file(self, file_id: str, data: bytes, file_path: str | None = None) -> None:
         with self._lock:
             self._files[file_id] = (file_path or f"documents/{file_id}.bin", data)
+
+    def deliver(self, update: dict[str, Any]) -> httpx.Response | None:
+        """POST ``update`` to the registered webhook with its secret token, as Telegram does;
+        None (and kept in ``withheld``) when the webhook did not ask for its type."""
+        kind = next(key for key in update if key != "update_id")
+        with self._lock:
+            webhook = dict(self._webhook) if self._webhook else None
+            allowed = self._allowed_updates
+            if webhook is None:
+                raise RuntimeError("no webhook is set: Telegram would keep the update for "
+                                   "getUpdates")
+            if (kind in NOT_SENT_BY_DEFAULT) if not allowed else (kind not in allowed):
+                self._withheld.append(update)
+                return None
+        url = str(webhook["url"])
+        if self.tunnel:
+            parts = urlsplit(url)
+            url = self.tunnel.rstrip("/") + urlunsplit(
+                ("", "", parts.path, parts.query, ""))
+        headers = {"Content-Type": "application/json"}
+        if webhook.get("secret_token"):
+            headers["X-Telegram-Bot-Api-Secret-Token"] = str(webhook["secret_token"])
+        return httpx.post(url, content=json.dumps(update), headers=headers, timeout=30)
+
+    @property
+    def withheld(self) -> list[dict[str, Any]]:
+        """Updates ``deliver`` did not send: their type was not asked for."""
+        with self._lock:
+            return list(self._withheld)
 
     # inspection
 
@@ -204,7 +241,7 @@ class FakeTelegram:
         message: dict[str, Any] = {
             "message_id": message_id,
             "from": user,
-            "chat": _chat(chat_id, chat_type, user),
+            "chat": chat_json(chat_id, chat_type, user),
             "date": int(time.time()),
         }
         if text is not None:
@@ -243,7 +280,7 @@ class FakeTelegram:
 
     async def _api(self, request: Request) -> Response:
         method = request.path_params["method"]
-        params = await _read_params(request)
+        params = await read_params(request)
         with self._lock:
             self._calls.append((method, params))
             try:
@@ -255,7 +292,7 @@ class FakeTelegram:
                     raise TelegramApiError(404, "Not Found: method not found")
                 result = handler(params)
             except TelegramApiError as error:
-                return _error_response(error)
+                return error_response(error)
         return JSONResponse({"ok": True, "result": result})
 
     async def _download(self, request: Request) -> Response:
@@ -298,7 +335,7 @@ class FakeTelegram:
         return message
 
     def _edit_message_text(self, params: dict[str, Any]) -> dict[str, Any]:
-        key = (str(params.get("chat_id")), _as_int(params.get("message_id")))
+        key = (str(params.get("chat_id")), as_int(params.get("message_id")))
         message = self._messages.get(key)
         if message is None:
             raise TelegramApiError(400, "Bad Request: message to edit not found")
@@ -326,7 +363,7 @@ class FakeTelegram:
         return True
 
     def _edit_reply_markup(self, params: dict[str, Any]) -> dict[str, Any]:
-        key = (str(params.get("chat_id")), _as_int(params.get("message_id")))
+        key = (str(params.get("chat_id")), as_int(params.get("message_id")))
         message = self._messages.get(key)
         if message is None:
             raise TelegramApiError(400, "Bad Request: message to edit not found")
@@ -369,6 +406,11 @@ class FakeTelegram:
             raise TelegramApiError(
                 400, "Bad Request: bad webhook: An HTTPS URL must be provided for webhook"
             )
+        if "allowed_updates" in params:
+            allowed = params["allowed_updates"]
+            if not isinstance(allowed, list) or not all(isinstance(a, str) for a in allowed):
+                raise TelegramApiError(400, "Bad Request: can't parse allowed updates")
+            self._allowed_updates = allowed
         self._webhook = params if url else None
         return True
 
@@ -383,9 +425,11 @@ class FakeTelegram:
             "has_custom_certificate": False,
             "pending_update_count": 0,
         }
-        for key in ("max_connections", "allowed_updates", "ip_address"):
+        for key in ("max_connections", "ip_address"):
             if key in webhook:
                 info[key] = webhook[key]
+        if webhook and self._allowed_updates:
+            info["allowed_updates"] = list(self._allowed_updates)
         if self._webhook_error is not None:
             info["last_error_date"], info["last_error_message"] = self._webhook_error
         return info
@@ -403,69 +447,11 @@ class FakeTelegram:
         }
 
     def _bot_message(self, chat_id: int | str, message_id: int, text: str = "") -> dict[str, Any]:
-        chat_type = "private" if _as_int(chat_id) > 0 else "supergroup"
+        chat_type = "private" if as_int(chat_id) > 0 else "supergroup"
         return {
             "message_id": message_id,
             "from": self.bot_user,
-            "chat": _chat(chat_id, chat_type, None),
+            "chat": chat_json(chat_id, chat_type, None),
             "date": int(time.time()),
             "text": text,
         }
-
-
-def _chat(chat_id: int | str, chat_type: str, user: dict[str, Any] | None) -> dict[str, Any]:
-    if isinstance(chat_id, str) and chat_id.startswith("@"):
-        return {"id": -1001000000099, "type": "channel", "username": chat_id[1:]}
-    chat: dict[str, Any] = {"id": _as_int(chat_id), "type": chat_type}
-    if chat_type == "private":
-        chat["first_name"] = (user or {}).get("first_name", "Ada")
-    else:
-        chat["title"] = "Test group"
-    return chat
-
-
-def _as_int(value: object) -> int:
-    try:
-        return int(value)  # type: ignore[call-overload]
-    except (TypeError, ValueError):
-        return 0
-
-
-def _decode(key: str, value: str) -> Any:
-    if key in TEXT_PARAMS:
-        return value
-    try:
-        return json.loads(value)
-    except ValueError:
-        return value
-
-
-async def _read_params(request: Request) -> dict[str, Any]:
-    params: dict[str, Any] = {k: _decode(k, v) for k, v in request.query_params.items()}
-    content_type = request.headers.get("content-type", "")
-    if content_type.startswith("application/json"):
-        body = await request.json()
-        if isinstance(body, dict):
-            params.update(
-                (k, _decode(k, v) if isinstance(v, str) and v[:1] in "{[" else v)
-                for k, v in body.items()
-            )
-    elif content_type.startswith("multipart/form-data"):
-        form = await request.form()
-        for key, value in form.multi_items():
-            params[key] = _decode(key, value) if isinstance(value, str) else await value.read()
-    else:
-        raw = (await request.body()).decode()
-        params.update((k, _decode(k, v)) for k, v in parse_qsl(raw, keep_blank_values=True))
-    return params
-
-
-def _error_response(error: TelegramApiError) -> JSONResponse:
-    body: dict[str, Any] = {
-        "ok": False,
-        "error_code": error.error_code,
-        "description": error.description,
-    }
-    if error.retry_after is not None:
-        body["parameters"] = {"retry_after": error.retry_after}
-    return JSONResponse(body, error.error_code)

@@ -90,3 +90,27 @@ def wait_healthy(url: str, process: subprocess.Popen, timeout: float = 60) -> No
         except httpx.HTTPError:
             time.sleep(0.1)
     raise AssertionError("iris dev did not start")
+
+
+@pytest.mark.parametrize(("fault", "seen"), [("restart", "error_BATON_INVALID"),
+                                             ("tx_timeout", "fault_tx_timeout")])
+def test_a_turn_answers_once_through_sqlds_refused_baton_and_transaction_timeout(
+        faulty, monkeypatch, fault, seen):
+    """sqld refuses the baton of a forgotten stream with 400 text/plain (a restart, a
+    failover), and rolls back a transaction held too long (TRANSACTION_TIMEOUT): both happen
+    mid-transaction of a chat turn, which still answers once."""
+    llm = ScriptedLLM()
+    llm.reply("answer once")
+    env = {"IRIS_DB_URL": fresh_hrana_url(faulty), "IRIS_DB_AUTH_TOKEN": faulty.token}
+    with emulator_stack(llm, monkeypatch, **env) as stack:
+        faulty.reset()
+        faulty.inject(FaultRule(fault, match='"baton":"', times=1))
+        answer = stack.client.chat.completions.create(
+            model="iris", messages=[{"role": "user", "content": "question"}], user="ada")
+        assert answer.choices[0].message.content == "answer once"
+        counters = stack.runtime.store.db.remote_counters()
+        stored = stack.runtime.store.db.scalar(
+            "SELECT count(*) FROM messages WHERE content = 'answer once'")
+    assert faulty.stats()[seen] == 1
+    assert len(llm.requests) == 1 and stored == 1
+    assert counters["replays"] >= 1

@@ -8,7 +8,8 @@ original response is the question it pressed. A ``clarify`` question carries its
 buttons (``core.platforms.discord_buttons``) on its first part.
 The interaction token lives 15 minutes: past that, or for scheduled results, the bot posts to
 the channel (``POST /channels/{channel_id}/messages`` with ``Authorization: Bot …``). Replies
-never ping anyone (``allowed_mentions`` parses nothing).
+never ping anyone (``allowed_mentions`` parses nothing). Every call carries the
+``User-Agent: DiscordBot ($url, $versionNumber)`` Discord's API reference asks of bots.
 """
 
 from __future__ import annotations
@@ -31,6 +32,18 @@ MESSAGE_LIMIT = 2000
 DEFAULT_API_BASE = "https://discord.com/api/v10"
 NO_MENTIONS: dict[str, list[str]] = {"parse": []}
 EXPIRED_TOKEN_CODES = frozenset({10015, 50027})  # Unknown Webhook, Invalid Webhook Token
+PROJECT_URL = "https://pypi.org/project/iris-agent/"
+
+
+def user_agent() -> str:
+    """``DiscordBot ($url, $versionNumber)`` (Discord API reference, "User Agent")."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        number = version("iris-agent")
+    except PackageNotFoundError:
+        number = "0"
+    return f"DiscordBot ({PROJECT_URL}, {number})"
 
 
 class DiscordSender:
@@ -98,7 +111,9 @@ class DiscordSender:
                     *, bot: bool = False) -> tuple[int, dict[str, Any]]:
         import httpx
 
-        headers = {"Authorization": f"Bot {self.bot_token}"} if bot else {}
+        headers = {"User-Agent": user_agent()}
+        if bot:
+            headers["Authorization"] = f"Bot {self.bot_token}"
         try:
             async with httpx.AsyncClient(timeout=15.0) as http:
                 response = await http.request(method, url, json=body, headers=headers)

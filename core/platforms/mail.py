@@ -183,7 +183,9 @@ def _sender(settings: Settings) -> EmailSender | None:
 
             opened.append(open_object_store(
                 settings.objects_url, s3_endpoint_url=settings.s3_endpoint_url,
-                s3_region=settings.s3_region, s3_timeout=settings.s3_timeout))
+                s3_region=settings.s3_region, s3_timeout=settings.s3_timeout,
+                s3_checksums=(settings.s3_request_checksum_calculation,
+                              settings.s3_response_checksum_validation)))
         return opened[0]
 
     return EmailSender(parse_smtp_url(url), settings.email_from, objects)

@@ -91,9 +91,27 @@ class TgCallbackQuery(_Model):
 
 
 class TgUpdate(_Model):
+    """The update types Iris handles: each field but ``update_id`` is one, and
+    ``UPDATE_TYPES`` (what the webhook registration asks Telegram for) is read from here."""
+
     update_id: int
     message: TgMessage | None = None
     callback_query: TgCallbackQuery | None = None
+
+
+UPDATE_TYPES: tuple[str, ...] = tuple(name for name in TgUpdate.model_fields
+                                      if name != "update_id")
+# What Telegram sends when a webhook names no ``allowed_updates`` (Bot API, setWebhook): every
+# type but these.
+NOT_SENT_BY_DEFAULT = frozenset({"chat_member", "message_reaction", "message_reaction_count"})
+
+
+def missing_updates(allowed: list[str] | tuple[str, ...] | None) -> list[str]:
+    """The update types Iris handles that a webhook registered with ``allowed`` never gets
+    (``getWebhookInfo`` reports no list when the default is in force)."""
+    if not allowed:
+        return [kind for kind in UPDATE_TYPES if kind in NOT_SENT_BY_DEFAULT]
+    return [kind for kind in UPDATE_TYPES if kind not in allowed]
 
 
 @dataclass(frozen=True)

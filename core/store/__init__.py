@@ -29,6 +29,7 @@ from core.store.leases import Leases
 from core.store.links import LinkCodes
 from core.store.memory import MemoryRows
 from core.store.migrations import applied_count, migrate
+from core.store.objects_base import CHECKSUMS_WHEN_REQUIRED
 from core.store.personas import Personas
 from core.store.rehoming import Rehoming
 from core.store.search import SearchIndex
@@ -54,7 +55,7 @@ class Store:
     def __init__(
         self, db: Database, *, objects_url: str | None = None,
         s3_endpoint_url: str | None = None, s3_region: str | None = None,
-        s3_timeout: float = 60.0,
+        s3_timeout: float = 60.0, s3_checksums: tuple[str, str] = CHECKSUMS_WHEN_REQUIRED,
     ):
         self.db = db
         self.users = Users(db)
@@ -91,7 +92,7 @@ class Store:
         self.webhooks = UserWebhooks(db)
         self.dashboard = DashboardAccess(db)
         self.kept_attachments = KeptAttachments(db)
-        self._objects_args = (objects_url, s3_endpoint_url, s3_region, s3_timeout)
+        self._objects_args = (objects_url, s3_endpoint_url, s3_region, s3_timeout, s3_checksums)
         self._objects: ObjectStore | None = None
 
     def batch(self, statements: Sequence[Statement]) -> list[Result]:
@@ -118,11 +119,11 @@ class Store:
         if self._objects is None:
             from core.store.objects import open_object_store
 
-            url, endpoint, region, timeout = self._objects_args
+            url, endpoint, region, timeout, checksums = self._objects_args
             if not url:
                 raise RuntimeError("this store was opened without an object store")
             self._objects = open_object_store(url, s3_endpoint_url=endpoint, s3_region=region,
-                                              s3_timeout=timeout)
+                                              s3_timeout=timeout, s3_checksums=checksums)
         return self._objects
 
     def close(self) -> None:
@@ -148,4 +149,6 @@ def open_store(settings: Settings, *, clock: Clock | None = None,
     return Store(
         db, objects_url=settings.objects_url, s3_endpoint_url=settings.s3_endpoint_url,
         s3_region=settings.s3_region, s3_timeout=settings.s3_timeout,
+        s3_checksums=(settings.s3_request_checksum_calculation,
+                      settings.s3_response_checksum_validation),
     )

@@ -132,7 +132,7 @@ class Database:
 
         try:
             yield
-        except SqlError as exc:
+        except (SqlError, ValueError) as exc:  # ValueError: a value Hrana cannot carry
             raise DatabaseError(f"{exc} [{what}]") from exc
         except Unavailable as exc:
             raise DatabaseUnavailable(f"database unreachable ({what}): {exc}") from exc

@@ -6,20 +6,29 @@ statements chained by conditions (each runs only if the one before it succeeded)
 that lives across requests through its baton (a transaction) or is closed in the same request
 (a read, or a write that is its own transaction).
 
-Transport failures are classified by what they mean for the request:
+Transport failures are classified by what sqld (``libsql-server/src/hrana/http/mod.rs``) really
+sends, HTTP status and content type first, the JSON error code when there is one:
 
 - ``NOT_EXECUTED``: HTTP 429/502/503, a refused connection: nothing ran, send it again;
-- ``STREAM_LOST``: the stream expired or its baton was refused: nothing ran, but the stream
-  (and its open transaction) is gone;
-- ``UNKNOWN``: the connection dropped after the request was sent, HTTP 500/504, a timeout:
-  it may or may not have run;
+- ``STREAM_LOST``: the stream expired (400, JSON, ``STREAM_EXPIRED``) or its baton was refused
+  (400, ``text/plain``, "Received an invalid baton" / "... already been used": a server restart,
+  a failover, a stream cleaned up): nothing ran, but the stream (and its open transaction) is
+  gone;
+- ``UNKNOWN``: the connection dropped after the request was sent, HTTP 500/504, a timeout, a
+  stream closed earlier in the same pipeline: it may or may not have run;
 - ``FATAL``: anything else (a bad token, a malformed request): reported, never retried.
+
+A step error ``TRANSACTION_TIMEOUT`` (sqld rolled back a write transaction held longer than 5 s
+while another connection waited for the lock) or ``TRANSACTION_BUSY`` is retried like
+``SQLITE_BUSY``; the transaction it interrupted is replayed (``StepError.rolled_back``).
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
+import json
+import math
 import time
 from dataclasses import dataclass
 from enum import Enum
@@ -37,7 +46,8 @@ class Failure(Enum):
 
 STREAM_CODES = {"STREAM_EXPIRED", "BATON_INVALID", "BATON_REUSED", "BATON_STREAM_CLOSED",
                 "STREAM_CLOSED"}
-BUSY_CODES = ("SQLITE_BUSY", "SQLITE_LOCKED")
+ROLLED_BACK_CODES = ("TRANSACTION_TIMEOUT", "TRANSACTION_BUSY")
+BUSY_CODES = ("SQLITE_BUSY", "SQLITE_LOCKED", *ROLLED_BACK_CODES)
 
 
 class TransportError(Exception):
@@ -72,6 +82,11 @@ class StepError:
     def busy(self) -> bool:
         return self.code.startswith(BUSY_CODES)
 
+    @property
+    def rolled_back(self) -> bool:
+        """The server ended the stream's transaction: what ran in it is gone."""
+        return self.code in ROLLED_BACK_CODES
+
     def __str__(self) -> str:
         return f"{self.code}: {self.message}"
 
@@ -85,6 +100,9 @@ def encode(value: Any) -> dict[str, Any]:
     if isinstance(value, bool | int):
         return {"type": "integer", "value": str(int(value))}
     if isinstance(value, float):
+        if not math.isfinite(value):  # JSON has no NaN/Infinity; sqld would refuse the body
+            raise ValueError(f"cannot store the float {value!r} in the database (only finite "
+                             "numbers can be sent)")
         return {"type": "float", "value": value}
     if isinstance(value, str):
         return {"type": "text", "value": value}
@@ -148,11 +166,25 @@ def batch_steps(response: dict[str, Any]) -> list[Step]:
     return steps
 
 
-def _failure_for(status: int, code: str) -> Failure:
+def classify(status: int, content_type: str, body: str) -> Failure:
+    """A non-200 answer. sqld sends protocol errors (a refused baton among them) as 400
+    ``text/plain`` with the error's text, stream errors as JSON ``{"message", "code"}``, and
+    its other errors as JSON ``{"error"}``; a proxy in front of it may send anything."""
     if status in (429, 502, 503):
         return Failure.NOT_EXECUTED
-    if code in STREAM_CODES:
-        return Failure.STREAM_LOST
+    kind = content_type.split(";", 1)[0].strip().lower()
+    if kind == "application/json":
+        code = ""
+        with contextlib.suppress(ValueError, AttributeError):
+            code = str(json.loads(body).get("code") or "")
+        if code in STREAM_CODES:
+            return Failure.STREAM_LOST
+    elif status == 400 and kind == "text/plain":
+        text = body.lower()
+        if "baton" in text and "closed" in text:  # a close earlier in the same pipeline
+            return Failure.UNKNOWN
+        if "baton" in text:  # BatonInvalid, BatonReused: refused before anything ran
+            return Failure.STREAM_LOST
     if status in (408, 500, 504):
         return Failure.UNKNOWN
     return Failure.FATAL
@@ -199,10 +231,8 @@ class HranaClient:
                                  Failure.UNKNOWN) from exc
         self.waited += time.perf_counter() - started
         if answer.status_code != 200:
-            code = ""
-            with contextlib.suppress(ValueError):
-                code = str(answer.json().get("code") or "")
-            failure = _failure_for(answer.status_code, code)
+            failure = classify(answer.status_code, answer.headers.get("content-type", ""),
+                               answer.text)
             if failure is not Failure.NOT_EXECUTED:
                 stream.lost()
             raise TransportError(f"status={answer.status_code} {answer.text[:300]}", failure)

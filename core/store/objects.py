@@ -24,6 +24,7 @@ from urllib.parse import unquote, urlsplit
 
 from core.store.objects_base import (
     _BUCKET,
+    CHECKSUMS_WHEN_REQUIRED,
     MAX_KEY_BYTES,
     MAX_USER_ID_CHARS,
     RESERVED_SEGMENT_PREFIX,
@@ -228,11 +229,13 @@ class LocalObjectStore:
 
 def open_object_store(
     url: str, *, s3_endpoint_url: str | None = None, s3_region: str | None = None,
-    s3_timeout: float = 60.0,
+    s3_timeout: float = 60.0, s3_checksums: tuple[str, str] = CHECKSUMS_WHEN_REQUIRED,
 ) -> ObjectStore:
     """Open the store at ``url``: an absolute path, ``file:///path`` or ``s3://bucket[/prefix]``.
 
     Opening does no I/O; call ``check()`` to find out whether the store is usable.
+    ``s3_checksums``: botocore's ``request_checksum_calculation`` and
+    ``response_checksum_validation``.
     """
     if not isinstance(url, str) or not url.strip():
         raise ValueError("object store URL is empty: use an absolute path or s3://bucket[/prefix]")
@@ -241,7 +244,7 @@ def open_object_store(
         from core.store.objects_s3 import S3ObjectStore
 
         return S3ObjectStore(bucket, prefix, endpoint_url=s3_endpoint_url, region=s3_region,
-                             read_timeout=s3_timeout)
+                             read_timeout=s3_timeout, checksums=s3_checksums)
     if url.startswith("file:"):
         return LocalObjectStore(_parse_file_url(url))
     if "://" in url:

@@ -9,6 +9,10 @@ import re
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+# botocore's request_checksum_calculation and response_checksum_validation (Settings
+# s3_request_checksum_calculation / s3_response_checksum_validation)
+CHECKSUMS_WHEN_REQUIRED = ("when_required", "when_required")
+
 MAX_KEY_BYTES = 1024
 MAX_USER_ID_CHARS = 128
 RESERVED_SEGMENT_PREFIX = ".iris-tmp-"

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from core.store.objects_base import (
+    CHECKSUMS_WHEN_REQUIRED,
     ObjectNotFound,
     ObjectStoreError,
     PreconditionFailed,
@@ -49,6 +50,7 @@ class S3ObjectStore:
         region: str | None = None,
         list_page_size: int = 1000,
         read_timeout: float = 60.0,
+        checksums: tuple[str, str] = CHECKSUMS_WHEN_REQUIRED,
     ) -> None:
         self.bucket = bucket
         self.prefix = prefix
@@ -56,6 +58,7 @@ class S3ObjectStore:
         self.region = region
         self.list_page_size = list_page_size
         self.read_timeout = read_timeout
+        self.checksums = checksums
         self._client: Any = None
         self._client_lock = threading.Lock()
 
@@ -167,7 +170,8 @@ class S3ObjectStore:
     def _s3(self) -> Any:
         with self._client_lock:
             if self._client is None:
-                self._client = _new_client(self.endpoint_url, self.region, self.read_timeout)
+                self._client = _new_client(self.endpoint_url, self.region, self.read_timeout,
+                                           self.checksums)
             return self._client
 
     def _call(self, action: str, request: Callable[[Any], T]) -> T:
@@ -208,8 +212,14 @@ _LOADER_LOCK = threading.Lock()
 _LOADER: Any = None
 
 
-def _new_client(endpoint_url: str | None, region: str | None, read_timeout: float) -> Any:
-    """A client with its own session and credentials, sharing parsed service models."""
+def _new_client(endpoint_url: str | None, region: str | None, read_timeout: float,
+                checksums: tuple[str, str] = CHECKSUMS_WHEN_REQUIRED) -> Any:
+    """A client with its own session and credentials, sharing parsed service models.
+
+    Checksums are only those an operation requires by default (``when_required``): botocore's
+    own default, ``when_supported``, streams every PutObject as ``aws-chunked`` with a CRC32
+    trailer, which AWS and moto accept and stores without trailer support (Backblaze B2,
+    older MinIO and Ceph) refuse. ``Content-MD5``-style integrity is kept where S3 requires it."""
     import boto3
     import botocore.session
     from botocore.config import Config
@@ -225,6 +235,8 @@ def _new_client(endpoint_url: str | None, region: str | None, read_timeout: floa
             read_timeout=read_timeout,
             retries={"max_attempts": 3, "mode": "standard"},
             max_pool_connections=32,
+            request_checksum_calculation=checksums[0],
+            response_checksum_validation=checksums[1],
         )
         return boto3.session.Session(botocore_session=core).client(
             "s3", endpoint_url=endpoint_url, region_name=region, config=config

@@ -9,7 +9,9 @@ round trips as the guarantees allow (``core.store.hrana`` speaks the protocol).
 - A transaction sends ``BEGIN IMMEDIATE`` with its first statements and the marker with its
   ``COMMIT``: a transaction of n requests' worth of statements costs n + 1 round trips.
 
-Recovery: a request answered 429/502/503 or refused did not run and is sent again. A
+Recovery: a request answered 429/502/503 or refused did not run and is sent again. A step
+refused as busy (``SQLITE_BUSY``/``_LOCKED``, sqld's ``TRANSACTION_TIMEOUT``/``_BUSY``) is sent
+again after a pause; when the server rolled the transaction back, it is replayed first. A
 transaction keeps a log of its statements and their results; if its stream is lost or a
 request's outcome is unknown, a new stream begins a new transaction and replays the log (in one
 request), checking that every statement gives the same result; the caller's code carries on as
@@ -312,6 +314,11 @@ class RemoteLink:
             ran = 0
             for (sql, params), step in zip(pending, steps, strict=True):
                 if isinstance(step, StepError):
+                    if step.rolled_back:  # the server rolled the transaction back: replay it
+                        backoff.wait(str(step))
+                        self.rollback_stream()
+                        self._restart(backoff)
+                        break
                     if step.busy:
                         backoff.wait(str(step))
                         break

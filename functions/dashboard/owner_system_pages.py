@@ -11,6 +11,7 @@ from starlette.routing import Route
 
 from core.dashboard.platforms import platform_states, telegram_webhook
 from core.doctor import Report, check_configuration, environment_of
+from core.platforms.telegram_webhook import FIX as TELEGRAM_FIX
 from functions.dashboard.guard import owner, runtime
 from functions.dashboard.web import page, render
 
@@ -21,7 +22,7 @@ async def platforms_page(request: Request) -> Response:
     states = await run_in_threadpool(platform_states, rt.store, rt.senders)
     telegram = await telegram_webhook(rt.senders)
     return render(request, "owner_platforms.html", viewer=seen, states=states,
-                  telegram=telegram)
+                  telegram=telegram, fix=TELEGRAM_FIX)
 
 
 def doctor_page(request: Request, form: FormData | None) -> Response:

@@ -23,7 +23,8 @@ def print_report(report: object) -> int:
 
 
 @click.command("doctor")
-@click.option("--online", is_flag=True, help="Also make a 1-token call to the model.")
+@click.option("--online", is_flag=True,
+              help="Also make a 1-token call to the model and read Telegram's webhook info.")
 @click.option("--cloud", is_flag=True,
               help="Judge the configuration for a Modal deployment (Turso, S3, sandboxes).")
 def doctor(online: bool, cloud: bool) -> None:

@@ -130,9 +130,10 @@ def _set_webhook(url: str, secret: str | None, drop_pending: bool) -> None:
         from telegram import BotCommand
 
         from core.commands import REGISTRY, help_text
+        from core.platforms.telegram_inbound import UPDATE_TYPES
 
         help_text()  # loads every command module
-        await bot.set_webhook(target, secret_token=chosen, allowed_updates=["message"],
+        await bot.set_webhook(target, secret_token=chosen, allowed_updates=list(UPDATE_TYPES),
                               drop_pending_updates=drop_pending)
         commands = [BotCommand(c.name, c.summary[:256]) for c in
                     sorted(REGISTRY.values(), key=lambda c: c.name) if re.fullmatch(
@@ -165,6 +166,14 @@ def info() -> None:
         hook = _with_bot(_settings(), lambda bot: bot.get_webhook_info())
         click.echo(f"url: {hook.url or '(no webhook set)'}")
         click.echo(f"pending updates: {hook.pending_update_count}")
+        from core.platforms.telegram_inbound import missing_updates
+
+        allowed = list(hook.allowed_updates or ())
+        click.echo(f"update types: {', '.join(allowed) or 'Telegram default'}")
+        missing = missing_updates(allowed)
+        if hook.url and missing:
+            click.echo(f"warning: Telegram never sends {', '.join(missing)}; run "
+                       "`iris telegram set-webhook URL` again to register them")
         if hook.last_error_message:
             click.echo(f"last error: {hook.last_error_message} ({hook.last_error_date})")
 

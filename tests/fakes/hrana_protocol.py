@@ -4,6 +4,14 @@ A ``Stream`` is one SQLite connection executing stream requests (``execute``, ``
 ``sequence``, ``describe``, ``store_sql``, ``close_sql``, ``get_autocommit``, ``close``) and
 cursor batches. ``Streams`` hands out signed batons: each response carries a new one, and a
 baton that was already used, forged, or names a closed or expired stream is refused.
+
+Errors follow sqld (tursodatabase/libsql, ``libsql-server/src/hrana/``): a ``ProtocolError``
+(``mod.rs``: a refused baton, an unknown request type, a bad SQL id or batch condition, a body
+that is not JSON) fails the whole HTTP request with 400 ``text/plain`` and the error's text
+(``http/mod.rs`` ``protocol_error_response``); an expired stream is 400 JSON ``{"message",
+"code": "STREAM_EXPIRED"}`` (``stream_error_response``); a statement's error (``StmtError``,
+``stmt.rs``: SQLite's, ``ARGS_INVALID``, ``TRANSACTION_TIMEOUT``) is an error result of its
+request or step, and the pipeline goes on.
 """
 
 from __future__ import annotations
@@ -23,18 +31,35 @@ Json = dict[str, Any]
 
 
 class ProtocolError(Exception):
-    """The client broke the protocol (bad baton, malformed request): an HTTP 400."""
+    """The client broke the protocol (bad baton, malformed request): the whole HTTP request
+    fails with 400 and the message as ``text/plain`` (``code`` only names it in the stats);
+    ``json=True`` for sqld's ``StreamError`` (an expired stream), sent as JSON."""
 
-    def __init__(self, message: str, code: str, status: int = 400):
+    def __init__(self, message: str, code: str, status: int = 400, *, json: bool = False):
         super().__init__(message)
-        self.message, self.code, self.status = message, code, status
+        self.message, self.code, self.status, self.json = message, code, status, json
 
     def body(self) -> Json:
         return {"message": self.message, "code": self.code}
 
 
+class StmtError(Exception):
+    """A statement's error that is not SQLite's (sqld ``stmt.rs`` ``StmtError``): an error
+    result, the pipeline goes on."""
+
+    def __init__(self, message: str, code: str):
+        super().__init__(message)
+        self.message, self.code = message, code
+
+
+TIMED_OUT = StmtError("Transaction timed out", "TRANSACTION_TIMEOUT")
+BATON_INVALID = "Received an invalid baton"
+BATON_REUSED = "Received a baton that has already been used"
+BATON_CLOSED = "Stream for this baton was closed"
+
+
 def error_json(exc: Exception) -> Json:
-    if isinstance(exc, SqliteError | ProtocolError):
+    if isinstance(exc, SqliteError | StmtError):
         return {"message": exc.message, "code": exc.code}
     return {"message": str(exc), "code": "INTERNAL"}
 
@@ -52,7 +77,7 @@ def decode_value(value: Json) -> Value:
     if kind == "blob":
         data = value.get("base64", "")
         return base64.b64decode(data + "=" * (-len(data) % 4))
-    raise ProtocolError(f"value type not recognized: {kind!r}", "VALUE_INVALID")
+    raise ProtocolError("Value type not recognized", "VALUE_INVALID")
 
 
 def encode_value(value: Value) -> Json:
@@ -93,6 +118,7 @@ class Stream:
         self.seq = 0
         self.last_used = time.monotonic()
         self.in_use = False
+        self.forced_rollback = False  # sqld connection_core: the next program times out
         self._sql: dict[int, str] = {}
         self._on_statement = on_statement
 
@@ -103,7 +129,8 @@ class Stream:
     def _text(self, holder: Json) -> str:
         sql, sql_id = holder.get("sql"), holder.get("sql_id")
         if (sql is None) == (sql_id is None):
-            raise ProtocolError("exactly one of sql and sql_id is required", "SQL_ID_OR_SQL")
+            raise ProtocolError("Either `sql` or `sql_id` are required, but not both",
+                                "SQL_ID_OR_SQL")
         if sql is not None:
             return str(sql)
         if sql_id not in self._sql:
@@ -118,9 +145,8 @@ class Stream:
         with self.conn.single(self._text(stmt)) as statement:
             count = statement.param_count
             if len(args) > count:
-                raise ProtocolError(
-                    f"{len(args)} arguments given, the statement takes {count}", "ARGS_INVALID"
-                )
+                raise StmtError(f"Arguments do not match SQL parameters: {len(args)} given, "
+                                f"the statement takes {count}", "ARGS_INVALID")
             bound = set(range(1, len(args) + 1))
             for index, value in enumerate(args, start=1):
                 statement.bind(index, value)
@@ -128,14 +154,14 @@ class Stream:
                 candidates = [name] if name[:1] in ":@$?" else [f":{name}", f"@{name}", f"${name}"]
                 index = next((i for c in candidates if (i := statement.param_index(c))), 0)
                 if not index:
-                    raise ProtocolError(f"no parameter named {name!r}", "ARGS_INVALID")
+                    raise StmtError(f"Arguments do not match SQL parameters: no parameter "
+                                    f"named {name!r}", "ARGS_INVALID")
                 statement.bind(index, value)
                 bound.add(index)
             missing = set(range(1, count + 1)) - bound
             if missing:
-                raise ProtocolError(
-                    f"no value given for parameter(s) {sorted(missing)}", "ARGS_INVALID"
-                )
+                raise StmtError(f"Arguments do not match SQL parameters: no value given for "
+                                f"parameter(s) {sorted(missing)}", "ARGS_INVALID")
             self._on_statement()
             return statement.run(want_rows=want_rows)
 
@@ -151,7 +177,8 @@ class Stream:
         if kind in ("ok", "error"):
             ref = cond.get("step")
             if not isinstance(ref, int) or not 0 <= ref < step:
-                raise ProtocolError("invalid reference to a step in a condition", "BATCH_COND")
+                raise ProtocolError("Invalid reference to step in a batch condition",
+                                    "BATCH_COND")
             return outcomes[ref] is (kind == "ok")
         if kind == "not":
             return not self._condition(cond.get("cond"), outcomes, step)
@@ -161,22 +188,28 @@ class Stream:
             return any(self._condition(c, outcomes, step) for c in cond.get("conds") or [])
         if kind == "is_autocommit":
             return self.conn.is_autocommit
-        raise ProtocolError(f"condition type not recognized: {kind!r}", "BATCH_COND")
+        raise ProtocolError("BatchCond type not recognized", "BATCH_COND")
 
     def run_batch(self, batch: Json, emit: Callable[[int, Json | None, Json | None], None]):
         """Run the steps in order; ``emit(step, result, error)`` for each executed step.
         ``outcomes[i]``: True ran fine, False failed, None skipped."""
         steps = batch.get("steps")
         if not isinstance(steps, list):
-            raise ProtocolError("batch.steps must be a list", "BATCH_INVALID")
+            raise ProtocolError("Cannot deserialize client message from JSON: `steps` must be "
+                                "a list", "BATCH_INVALID")
         outcomes: list[bool | None] = []
+        timed_out, self.forced_rollback = self.forced_rollback, False
         for index, step in enumerate(steps):
+            if timed_out:  # connection_core.rs: every step of the program fails
+                outcomes.append(False)
+                emit(index, None, error_json(TIMED_OUT))
+                continue
             if not self._condition(step.get("condition"), outcomes, index):
                 outcomes.append(None)
                 continue
             try:
                 result = self.execute(step["stmt"])
-            except (SqliteError, ProtocolError) as exc:
+            except (SqliteError, StmtError) as exc:
                 outcomes.append(False)
                 emit(index, None, error_json(exc))
             else:
@@ -207,10 +240,7 @@ class Stream:
             entries.append({"type": "step_end", "affected_row_count": result["affected_row_count"],
                             "last_insert_rowid": result["last_insert_rowid"]})
 
-        try:
-            self.run_batch(batch, emit)
-        except ProtocolError as exc:
-            entries.append({"type": "error", "error": error_json(exc)})
+        self.run_batch(batch, emit)
         return entries
 
     def sequence(self, holder: Json) -> None:
@@ -231,6 +261,9 @@ class Stream:
         """One stream request (not ``close``, which the pipeline handles)."""
         kind = req["type"]
         if kind == "execute":
+            if self.forced_rollback:
+                self.forced_rollback = False
+                raise TIMED_OUT
             return {"type": "execute", "result": self.execute(req["stmt"])}
         if kind == "batch":
             return {"type": "batch", "result": self.batch(req["batch"])}
@@ -250,7 +283,16 @@ class Stream:
             return {"type": "close_sql"}
         if kind == "get_autocommit":
             return {"type": "get_autocommit", "is_autocommit": self.conn.is_autocommit}
-        raise ProtocolError(f"request type not recognized: {kind!r}", "REQUEST_INVALID")
+        raise ProtocolError("StreamRequest type not recognized", "REQUEST_INVALID")
+
+    def force_rollback(self) -> None:
+        """sqld's answer to a write transaction held too long while another connection waits
+        for the lock (``connection_manager.rs``, ``connection_core.rs``): roll it back now and
+        fail the stream's next program with ``TRANSACTION_TIMEOUT``."""
+        if not self.conn.is_autocommit:
+            for statement in self.conn.statements("ROLLBACK"):
+                statement.run()
+            self.forced_rollback = True
 
 
 REQUEST_TYPES = {"close", "execute", "batch", "sequence", "describe", "store_sql", "close_sql",
@@ -289,7 +331,7 @@ class Streams:
                 raise ValueError("bad signature")
             stream_id, seq = (int(part) for part in payload.split(b"."))
         except (ValueError, TypeError) as exc:
-            raise ProtocolError("received an invalid baton", "BATON_INVALID") from exc
+            raise ProtocolError(BATON_INVALID, "BATON_INVALID") from exc
         return stream_id, seq
 
     def acquire(self, baton: str | None, database: str) -> Stream:
@@ -307,16 +349,16 @@ class Streams:
         stream_id, seq = self._parse(str(baton))
         with self._lock:
             found = self._streams.get(stream_id)
-            if found is None or (isinstance(found, Stream) and found.database != database):
-                raise ProtocolError("received an invalid baton", "BATON_INVALID")
+            # stream.rs acquire: a closed stream's handle is gone, so its baton is invalid
+            if found in (None, _CLOSED) or (
+                    isinstance(found, Stream) and found.database != database):
+                raise ProtocolError(BATON_INVALID, "BATON_INVALID")
             if found == _EXPIRED:
-                raise ProtocolError("the stream has expired due to inactivity", "STREAM_EXPIRED")
-            if found == _CLOSED:
-                raise ProtocolError("the stream for this baton was closed", "BATON_STREAM_CLOSED")
+                raise ProtocolError("The stream has expired due to inactivity",
+                                    "STREAM_EXPIRED", json=True)
             assert isinstance(found, Stream)
             if found.in_use or seq != found.seq:
-                raise ProtocolError("received a baton that has already been used",
-                                    "BATON_REUSED")
+                raise ProtocolError(BATON_REUSED, "BATON_REUSED")
             found.in_use = True
             return found
 
@@ -349,6 +391,18 @@ class Streams:
             self._retire_conn(stream.database, stream.conn)  # an open transaction rolls back
         return len(stale)
 
+    def forget_all(self) -> int:
+        """A server restart or failover: every stream is gone (its transaction rolled back),
+        so every baton handed out so far is refused as invalid."""
+        with self._lock:
+            streams = [s for s in self._streams.values()
+                       if isinstance(s, Stream) and not s.in_use]
+            for stream in streams:
+                del self._streams[stream.id]
+        for stream in streams:
+            stream.close()
+        return len(streams)
+
     def open_count(self) -> int:
         with self._lock:
             return sum(isinstance(s, Stream) for s in self._streams.values())
@@ -363,32 +417,36 @@ class Streams:
 
 def _validate(requests: Any) -> list[Json]:
     if not isinstance(requests, list):
-        raise ProtocolError("requests must be a list", "REQUEST_INVALID")
+        raise ProtocolError("Cannot deserialize client message from JSON: `requests` must be "
+                            "a list", "REQUEST_INVALID")
     for req in requests:
         if not isinstance(req, dict) or req.get("type") not in REQUEST_TYPES:
-            kind = req.get("type") if isinstance(req, dict) else req
-            raise ProtocolError(f"request type not recognized: {kind!r}", "REQUEST_INVALID")
+            raise ProtocolError("StreamRequest type not recognized", "REQUEST_INVALID")
     return requests
 
 
-def run_pipeline(streams: Streams, database: str, body: Json) -> Json:
-    """``POST /v3/pipeline``: every request runs, in order, even after one fails."""
+def run_pipeline(streams: Streams, database: str, body: Json, *,
+                 time_out: bool = False) -> Json:
+    """``POST /v3/pipeline``: every request runs, in order, even after one fails (a statement's
+    error); a protocol error, even after requests ran, fails the whole HTTP request. With
+    ``time_out`` the stream's transaction is force-rolled back first (``force_rollback``)."""
     requests = _validate(body.get("requests"))
     stream = streams.acquire(body.get("baton"), database)
+    if time_out:
+        stream.force_rollback()
     results: list[Json] = []
     closed = False
     try:
         for req in requests:
-            if closed:
-                error = {"message": "the stream is closed", "code": "STREAM_CLOSED"}
-                results.append({"type": "error", "error": error})
-            elif req["type"] == "close":
+            if closed:  # request.rs: get_db() on a closed stream
+                raise ProtocolError(BATON_CLOSED, "BATON_STREAM_CLOSED")
+            if req["type"] == "close":
                 closed = True
                 results.append({"type": "ok", "response": {"type": "close"}})
             else:
                 try:
                     results.append({"type": "ok", "response": stream.handle(req)})
-                except (SqliteError, ProtocolError) as exc:
+                except (SqliteError, StmtError) as exc:
                     results.append({"type": "error", "error": error_json(exc)})
     finally:
         baton = streams.release(stream, closed=closed)
@@ -399,7 +457,8 @@ def run_cursor(streams: Streams, database: str, body: Json) -> list[Json]:
     """``POST /v3/cursor``: the ``CursorRespBody`` line, then the batch's cursor entries."""
     batch = body.get("batch")
     if not isinstance(batch, dict):
-        raise ProtocolError("batch is required", "BATCH_INVALID")
+        raise ProtocolError("Cannot deserialize client message from JSON: missing field "
+                            "`batch`", "BATCH_INVALID")
     stream = streams.acquire(body.get("baton"), database)
     try:
         entries = stream.cursor_entries(batch)

@@ -12,7 +12,14 @@ point the client at ``http://127.0.0.1:PORT/db/NAME``). Besides them it serves, 
 authentication, ``GET /_fake/stats`` (round trips, statements, streams, faults injected),
 ``POST /_fake/reset`` (zero the counters) and ``POST /_fake/faults`` (a ``Faults`` as JSON):
 answer some requests with 503/502/429 before running them, drop the connection before or after
-running them, hang, or add a fixed delay to every request. ``tests/fakes/hrana.py`` drives it.
+running them, hang, forget every stream (a restart), time a transaction out, or add a fixed delay
+to every request. ``tests/fakes/hrana.py`` drives it.
+
+Its answers follow sqld's (tursodatabase/libsql ``libsql-server/src/hrana/http/mod.rs`` for the
+Hrana errors, ``libsql-server/src/error.rs`` ``ResponseError::format_err`` for the others):
+a protocol error (a refused baton, a body that is not JSON: NaN included) is 400 ``text/plain``
+with the error's text; an expired stream 400 JSON ``{"message", "code"}``; a bad token 401 JSON
+``{"error": "Unauthorized: ..."}``; an unknown path 404 with no body; ``GET /v3`` a text hello.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from typing import Any, Literal
 from tests.fakes.hrana_protocol import ProtocolError, Streams, run_cursor, run_pipeline
 from tests.fakes.hrana_sqlite import Connection
 
-FaultKind = Literal["fail", "drop_before", "drop_after", "hang"]
+FaultKind = Literal["fail", "drop_before", "drop_after", "hang", "restart", "tx_timeout"]
 _NAMESPACED = re.compile(r"/db/([A-Za-z0-9_-]{1,64})(/.*)?")
 
 
@@ -41,7 +48,11 @@ class FaultRule:
     """``kind`` happens to a ``rate`` of the Hrana requests whose body contains ``match``, at
     most ``times`` times. ``fail``: answer ``status`` without running anything (the baton stays
     valid); ``drop_before``/``drop_after``: close the connection without an answer, before or
-    after running the request; ``hang``: wait ``seconds`` before running it."""
+    after running the request; ``hang``: wait ``seconds`` before running it; ``restart``: forget
+    every stream first (sqld restarted or failed over: their transactions are rolled back and
+    their batons refused as invalid); ``tx_timeout``: roll back the request's stream's open
+    transaction first and fail its statements with ``TRANSACTION_TIMEOUT`` (sqld does so to a
+    write transaction held over 5 s while another connection waits for the lock)."""
 
     kind: FaultKind
     rate: float = 1.0
@@ -215,6 +226,15 @@ class _Handler(BaseHTTPRequestHandler):
     def _json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
         self._send(status, json.dumps(data).encode(), headers=headers)
 
+    def _not_found(self) -> None:
+        self.send_response(404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        """sqld's errors outside Hrana (``error.rs`` ``format_err``): JSON ``{"error"}``."""
+        self._json(status, {"error": message}, headers)
+
     def _drop(self) -> None:
         self.close_connection = True
 
@@ -235,9 +255,9 @@ class _Handler(BaseHTTPRequestHandler):
         elif path == "/_fake/faults":
             self._json(200, self.server.faults_json())
         elif path == "/v3":
-            self._json(200, {})
+            self._send(200, b"Hello, this is HTTP API v2 (Hrana over HTTP)", "text/plain")
         else:  # /v3-protobuf included: this server speaks JSON only
-            self._json(404, {"message": f"no such endpoint: {self.path}", "code": "NOT_FOUND"})
+            self._not_found()
 
     def do_POST(self) -> None:
         path = self.path.split("?")[0].rstrip("/")
@@ -248,7 +268,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif found is not None and found[1] in ("/v3/pipeline", "/v3/cursor"):
             self._hrana(found[0], found[1], body)
         else:
-            self._json(404, {"message": f"no such endpoint: {self.path}", "code": "NOT_FOUND"})
+            self._not_found()
 
     def _control(self, path: str, body: bytes) -> None:
         if path == "/_fake/reset":
@@ -258,46 +278,55 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.set_faults(Faults.from_json(json.loads(body or b"{}")))
             self._json(200, self.server.faults_json())
         else:
-            self._json(404, {"message": f"no such endpoint: {path}", "code": "NOT_FOUND"})
+            self._not_found()
 
-    def _authorized(self) -> bool:
+    def _unauthorized(self) -> str | None:
+        """Why the request is refused (sqld ``auth/errors.rs``), or None."""
         token = self.server.token
-        return not token or self.headers.get("Authorization") == f"Bearer {token}"
+        given = self.headers.get("Authorization")
+        if not token or given == f"Bearer {token}":
+            return None
+        if given is None:
+            return "Authentication is required but no JWT was specified"
+        return "The JWT is invalid"
 
     def _hrana(self, database: str, path: str, body: bytes) -> None:
         stats = self.server.stats
         stats.add("round_trips")
         self.server.log(f"{path} {body.decode('utf-8', 'replace')}")
-        if not self._authorized():
+        refused = self._unauthorized()
+        if refused is not None:
             stats.add("unauthorized")
-            self._json(401, {"message": "Unauthorized: bad or missing token",
-                             "code": "UNAUTHORIZED"})
+            self._error(401, f"Unauthorized: `{refused}`")
             return
         delay, fired = self.server.pick_faults(body)
         if delay:
             time.sleep(delay)
         after = None
+        time_out = False
         for rule in fired:
             stats.add(f"fault_{rule.kind}")
             if rule.kind == "hang":
                 time.sleep(rule.seconds)
             elif rule.kind == "fail":
                 headers = {"Retry-After": "0"} if rule.status == 429 else None
-                self._json(rule.status, {"message": f"injected fault: HTTP {rule.status}",
-                                         "code": "INJECTED"}, headers)
+                self._error(rule.status, f"injected fault: HTTP {rule.status}", headers)
                 return
             elif rule.kind == "drop_before":
                 self._drop()
                 return
+            elif rule.kind == "restart":
+                self.server.streams.forget_all()
+            elif rule.kind == "tx_timeout":
+                time_out = True
             else:
                 after = rule
         try:
-            request = json.loads(body)
-            if not isinstance(request, dict):
-                raise ProtocolError("the body must be a JSON object", "REQUEST_INVALID")
+            request = _parse(body)
             if path == "/v3/pipeline":
                 stats.add("pipelines")
-                out = json.dumps(run_pipeline(self.server.streams, database, request)).encode()
+                out = json.dumps(run_pipeline(self.server.streams, database, request,
+                                              time_out=time_out)).encode()
                 content_type = "application/json"
             else:
                 stats.add("cursors")
@@ -306,15 +335,32 @@ class _Handler(BaseHTTPRequestHandler):
                 content_type = "text/plain"
         except ProtocolError as exc:
             stats.add(f"error_{exc.code}")
-            self._json(exc.status, exc.body())
-            return
-        except json.JSONDecodeError as exc:
-            self._json(400, {"message": f"invalid JSON: {exc}", "code": "REQUEST_INVALID"})
+            if exc.json:  # http/mod.rs stream_error_response
+                self._json(exc.status, exc.body())
+            else:  # http/mod.rs protocol_error_response
+                self._send(exc.status, exc.message.encode(), "text/plain")
             return
         if after is not None:
             self._drop()
             return
         self._send(200, out, content_type)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _parse(body: bytes) -> dict[str, Any]:
+    """The request body as sqld's serde_json reads it: NaN and Infinity are not JSON."""
+    try:
+        request = json.loads(body, parse_constant=_reject_constant)
+    except ValueError as exc:
+        raise ProtocolError(f"Cannot deserialize client message from JSON: {exc}",
+                            "REQUEST_INVALID") from None
+    if not isinstance(request, dict):
+        raise ProtocolError("Cannot deserialize client message from JSON: invalid type, "
+                            "expected struct", "REQUEST_INVALID")
+    return request
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -5,7 +5,11 @@ a second press and a press on an answered question start no turn."""
 
 import json
 
+import httpx
+from click.testing import CliRunner
+
 from iris_testing.platform_stack import platform_stack
+from local_dev.cli import cli
 from tests.functions.clarify_common import ASK, user_turns
 
 
@@ -88,3 +92,43 @@ def test_in_a_group_only_the_person_asked_can_press(scripted_llm, iris_home):
             "status"] == "recorded"
         stack.wait(lambda: len(stack.telegram.sent_messages(group)) == 2 and stack.settled())
         assert user_turns(llm)[-1] == '[answer to "Which size?"] 1. Small'
+
+
+def test_a_press_reaches_iris_through_the_webhook_the_cli_registered(scripted_llm, iris_home):
+    """Telegram delivers only the update types the webhook asked for: the question and the
+    press go through the fake's delivery, after `iris telegram set-webhook` registered it."""
+    llm, model = scripted_llm
+    llm.tool_call("clarify", ASK)
+    with platform_stack(iris_home, model=model) as stack:
+        registered = CliRunner().invoke(cli, ["telegram", "set-webhook", "https://iris.example"],
+                                        env=stack.env)
+        assert registered.exit_code == 0, registered.output
+        stack.telegram.tunnel = stack.url  # https://iris.example → this Iris on loopback
+        asked = stack.telegram.deliver(stack.telegram.make_update("order me a coffee"))
+        assert asked is not None and asked.json()["status"] == "recorded"
+        stack.wait(lambda: stack.telegram.sent_messages(4242) and stack.settled())
+        message = question_message(stack)
+        data = message["reply_markup"]["inline_keyboard"][1][0]["callback_data"]
+        llm.reply("Large it is.")
+        pressed = stack.telegram.deliver(stack.telegram.make_press(message, data))
+        assert stack.telegram.withheld == []
+        assert pressed is not None and pressed.json()["status"] == "recorded"
+        stack.wait(lambda: len(stack.telegram.sent_messages(4242)) == 2 and stack.settled())
+        assert stack.telegram.sent_messages(4242)[1]["text"] == "Large it is."
+        assert user_turns(llm)[-1] == '[answer to "Which size?"] 2. Large'
+
+
+def test_the_fake_withholds_update_types_the_webhook_did_not_ask_for(iris_home):
+    with platform_stack(iris_home) as stack:
+        api = stack.env["IRIS_TELEGRAM_API_BASE"]
+        token = stack.env["IRIS_TELEGRAM_TOKEN"]
+        httpx.post(f"{api}/bot{token}/setWebhook", json={
+            "url": "https://iris.example/telegram/webhook", "allowed_updates": ["message"],
+            "secret_token": stack.env["IRIS_TELEGRAM_SECRET"]})
+        stack.telegram.tunnel = stack.url
+        press = stack.telegram.make_press({"message_id": 1, "chat": {"id": 4242,
+                                                                     "type": "private"}}, "x")
+        assert stack.telegram.deliver(press) is None
+        assert stack.telegram.withheld == [press]
+        delivered = stack.telegram.deliver(stack.telegram.make_update("hello"))
+        assert delivered is not None and delivered.status_code == 200

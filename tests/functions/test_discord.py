@@ -171,3 +171,25 @@ def test_register_commands_puts_ask_and_every_iris_command(stack):
 
 def test_echo_model_is_used(stack):
     assert isinstance(stack.model, EchoModel)
+
+
+def test_every_api_call_carries_discords_bot_user_agent(stack):
+    """Discord's API reference: ``User-Agent: DiscordBot ($url, $versionNumber)`` on every
+    call: the interaction's response edit, the bot's channel message, the commands' PUT."""
+    import re
+
+    from local_dev.commands.discord import application_commands
+
+    stack.discord_post(stack.discord.interaction("ask", {"text": "hello"}))
+    stack.wait(lambda: stack.discord.texts(DM) == ["re: hello"] and stack.settled())
+    late = stack.discord.interaction("ask", {"text": "late"})
+    stack.discord.expire(late["token"])
+    stack.discord_post(late)
+    stack.wait(lambda: len(stack.discord.messages(DM)) == 2)
+    asyncio.run(stack.rt.senders["discord"].register_commands(application_commands()))
+    calls = stack.discord.requests
+    assert {(m, p.split("/")[3]) for m, p, _ in calls} >= {
+        ("PATCH", "webhooks"), ("POST", "channels"), ("PUT", "applications")}
+    agents = {h.get("user-agent") for _, _, h in calls}
+    assert len(agents) == 1
+    assert re.fullmatch(r"DiscordBot \(https://\S+, \d+\.\d+\.\d+\)", agents.pop() or "")

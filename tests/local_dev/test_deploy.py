@@ -245,7 +245,7 @@ def test_telegram_webhook_is_registered_with_a_generated_secret(
     assert calls(modal_log)[0]["secret"]["IRIS_TELEGRAM_SECRET"] == secret
     expected = f"Telegram will send @iris_test_bot's messages to {WEB}/telegram/webhook"
     assert expected in result.output
-    assert telegram.webhook["allowed_updates"] == ["message"]
+    assert telegram.webhook["allowed_updates"] == ["message", "callback_query"]
     assert "setMyCommands" in telegram.methods_called()
 
 

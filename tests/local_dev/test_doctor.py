@@ -225,3 +225,32 @@ def test_execute_code_names_its_sandbox_and_limits(monkeypatch, tmp_path):
     monkeypatch.setenv("IRIS_SANDBOX_BACKEND", "modal")
     assert line_of(doctor().output, "execute_code") == (
         f"✓ execute_code    runs in the modal sandbox; {limits}")
+
+
+def test_online_reads_telegrams_webhook_and_warns_of_missing_update_types(monkeypatch):
+    import httpx
+
+    from iris_testing.telegram_api import FakeTelegram
+
+    token = "123456:" + "A" * 35
+    fake = FakeTelegram(token=token)
+    with serve(fake.app) as api:
+        monkeypatch.setenv("IRIS_TELEGRAM_TOKEN", token)
+        monkeypatch.setenv("IRIS_TELEGRAM_SECRET", "s3cret-webhook")
+        monkeypatch.setenv("IRIS_TELEGRAM_API_BASE", api.url)
+        assert "no webhook set" in doctor("--online").output
+        httpx.post(f"{api.url}/bot{token}/setWebhook", json={
+            "url": "https://iris.example/telegram/webhook", "allowed_updates": ["message"]})
+        result = doctor("--online")
+        assert "! telegram webhook  the webhook is registered without callback_query" in (
+            result.output)
+        assert "fix: iris telegram set-webhook URL" in result.output
+        asked = fake.methods_called().count("getWebhookInfo")
+        offline = doctor()
+        assert fake.methods_called().count("getWebhookInfo") == asked == 2  # --online only
+        assert "telegram webhook" not in offline.output
+        assert CliRunner().invoke(cli, ["telegram", "set-webhook", "https://iris.example"]
+                                  ).exit_code == 0
+        fixed = doctor("--online")
+        assert "✓ telegram webhook  https://iris.example/telegram/webhook (message, " \
+               "callback_query)" in fixed.output

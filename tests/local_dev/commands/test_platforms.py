@@ -7,6 +7,7 @@ import yaml
 from click.testing import CliRunner
 
 from core.config import load_settings
+from core.platforms.telegram_inbound import UPDATE_TYPES
 from core.store import open_store
 from iris_testing.server import serve
 from iris_testing.telegram_api import FakeTelegram
@@ -29,7 +30,8 @@ def test_set_webhook_generates_saves_and_registers_a_secret(telegram, iris_home,
     assert result.exit_code == 0, result.output
     webhook = telegram.webhook
     assert webhook["url"] == "https://iris.example/telegram/webhook"
-    assert webhook["allowed_updates"] == ["message"]
+    assert webhook["allowed_updates"] == list(UPDATE_TYPES)
+    assert "callback_query" in webhook["allowed_updates"]  # clarify buttons
     secret = webhook["secret_token"]
     assert len(secret) >= 32
     assert f"IRIS_TELEGRAM_SECRET={secret}" in result.output
