@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("iris.parsers")
 
 Kind = Literal["pdf", "html", "mail"]
-Cut = Literal["time", "memory", "output"]
+Cut = Literal["time", "cpu", "memory", "output"]
 CHILD = Path(child.__file__).resolve()
 
 
@@ -75,8 +75,8 @@ class Parsed:
         """One line for the user, or "" when the text is whole."""
         if self.cut is None:
             return ""
-        why = {"time": f"reading it took too long (over {self.limits.wall_seconds:g} s or "
-                       f"{self.limits.cpu_seconds} s of CPU)",
+        why = {"time": f"reading it took too long (over {self.limits.wall_seconds:g} s)",
+               "cpu": f"reading it took too long (over {self.limits.cpu_seconds} s of CPU)",
                "memory": f"reading it needed too much memory (over {self.limits.memory_mb} MB)",
                "output": f"its text is longer than {self.limits.output_chars} characters"}
         where = ""
@@ -177,7 +177,7 @@ def _outcome(reading: _Reading, status: int, stderr: bytes, limits: ParseLimits)
         raise ParseRefused(reading.refused)
     if reading.cut is None and not reading.done:
         if status == -signal.SIGXCPU:
-            reading.cut = "time"
+            reading.cut = "cpu"
         elif status == child.MEMORY_EXIT or b"MemoryError" in stderr:
             reading.cut = "memory"
         else:
