@@ -53,11 +53,12 @@ def prompts_of(llm, text):
             if text in str(r["messages"][-1]["content"])]
 
 
-def ask(stack, user, text):
-    return stack.client.with_options(timeout=600).chat.completions.create(
+def ask(stack, user, text, timeout=600):
+    return stack.client.with_options(timeout=timeout).chat.completions.create(
         model="iris", user=user, messages=[{"role": "user", "content": text}])
 
 
+@pytest.mark.timeout(600)  # six bombs cut at 5 s, two at a time, on a loaded machine
 def test_pdf_bombs_from_six_users_never_hold_up_another_users_turn(llm, monkeypatch):
     """Alice's second turn (the first loads the model client) and /healthz are answered while
     the bombs are still being read; each bomb's text is cut after the wall time, with a note."""
@@ -69,7 +70,7 @@ def test_pdf_bombs_from_six_users_never_hold_up_another_users_turn(llm, monkeypa
                    "every bomb to be accepted")
         wait_until(lambda: parser_children(os.getpid()), "a bomb being parsed")
 
-        answer = ask(stack, "alice", "Hello?")
+        answer = ask(stack, "alice", "Hello?", timeout=120)  # a deadline, not a measure
         health = httpx.get(f"{stack.url}/healthz", timeout=30)
         still_parsing = parser_children(os.getpid())
 
@@ -108,6 +109,7 @@ def gzip_site():
     return Starlette(routes=[Route("/tiny.html", page)])
 
 
+@pytest.mark.timeout(400)
 def test_a_gzip_html_bomb_read_by_web_extract_is_cut_for_memory(llm, monkeypatch):
     with serve(gzip_site()) as site, emulator_stack(
             llm, monkeypatch, IRIS_PARSE_MEMORY_MB=400, IRIS_PARSE_WALL_SECONDS=300,
