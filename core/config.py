@@ -179,6 +179,12 @@ class Settings(BaseModel):
     web_max_bytes: int = Field(default=5_000_000, ge=10_000)  # per fetched URL
     web_timeout: float = Field(default=20.0, gt=0, le=300)  # per fetched URL, redirects included
     web_extract_chars: int = Field(default=15_000, ge=500)  # readable text kept per URL
+    # Parsers of strangers' documents (docs/security.md): one child process per document
+    parse_cpu_seconds: int = Field(default=20, ge=1, le=600)  # CPU time per document
+    parse_wall_seconds: float = Field(default=30.0, gt=0, le=900)  # wall time per document
+    parse_memory_mb: int = Field(default=768, ge=128, le=16_384)  # address space per child
+    parse_output_chars: int = Field(default=2_000_000, ge=1_000)  # text kept per document
+    parse_concurrency: int = Field(default=2, ge=1, le=64)  # children at once (one per user)
     # execute_code (docs/acting.md): a Python script in the sandbox that calls tools
     execute_code_timeout: float = Field(default=300.0, ge=1, le=3600)  # wall seconds per script
     execute_code_max_calls: int = Field(default=50, ge=1, le=1000)  # tool calls per script

@@ -5,16 +5,16 @@ saved beside it (``name.pdf.txt``) so ``read_file`` can read the rest."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import binascii
-import io
 import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
+
+from core.parsers.runner import ParseLimits, ParserCrashed, ParseRefused, parse
 
 if TYPE_CHECKING:
     from core.acting.workspaces import Workspaces
@@ -25,6 +25,7 @@ log = logging.getLogger("iris.documents")
 
 MAX_DOCUMENT_BYTES = 20 * 1024 * 1024  # the Bot API's download limit
 TEXT_CHARS = 8_000  # shown in the prompt; the rest is read with read_file
+MAX_PAGES = 500
 INBOX = "inbox"
 TEXT_SUFFIXES = {".txt": "text", ".text": "text", ".md": "Markdown", ".markdown": "Markdown",
                  ".csv": "CSV", ".json": "JSON", ".log": "text"}
@@ -81,19 +82,15 @@ def kind_of(name: str, mime: str | None, data: bytes) -> str | None:
     return kind
 
 
-def pdf_text(data: bytes) -> tuple[str, int]:
-    from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
-
+async def pdf_text(data: bytes, user_id: str, limits: ParseLimits) -> tuple[str, int, str]:
+    """The PDF's text page by page, its page count, and a note if its reading was cut."""
     try:
-        reader = PdfReader(io.BytesIO(data))
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise DocumentRefused("the PDF is encrypted")
-        pages = [(page.extract_text() or "").strip() for page in reader.pages[:500]]
-    except (PdfReadError, ValueError, KeyError, TypeError) as exc:
-        raise DocumentRefused(f"not a readable PDF: {exc}") from None
-    text = "\n\n".join(f"--- page {n} ---\n{t}" for n, t in enumerate(pages, start=1))
-    return text, len(reader.pages)
+        parsed = await parse("pdf", data, user_id=user_id, limits=limits, max_pages=MAX_PAGES)
+    except ParseRefused as exc:
+        raise DocumentRefused(str(exc)) from None
+    except ParserCrashed as exc:
+        raise DocumentRefused(f"it could not be read: {exc}") from None
+    return parsed.text, parsed.pages or 0, parsed.cut_note()
 
 
 async def _fetch(attachment: Attachment, senders: Mapping[str, Sender], platform: str) -> bytes:
@@ -121,7 +118,7 @@ async def _free_path(box: object, name: str) -> str:
 
 async def take_documents(
     message: InboundMessage, user_id: str, text: str, *, senders: Mapping[str, Sender],
-    workspaces: Workspaces, text_chars: int = TEXT_CHARS,
+    workspaces: Workspaces, limits: ParseLimits, text_chars: int = TEXT_CHARS,
 ) -> Taken:
     """Save the message's documents into ``user_id``'s workspace; ``text`` gains a note each."""
     from core.security.untrusted import wrap_untrusted
@@ -138,8 +135,9 @@ async def take_documents(
             kind = kind_of(name, attachment.mime_type, data)
             if kind is None:
                 raise DocumentRefused("only PDF, text, Markdown, CSV and JSON files are read")
+            cut = ""
             if kind == "PDF":
-                body, pages = await asyncio.to_thread(pdf_text, data)
+                body, pages, cut = await pdf_text(data, user_id, limits)
                 detail = f"PDF, {pages} page{'s' if pages != 1 else ''}"
             else:
                 body, detail = data.decode("utf-8", errors="replace"), kind
@@ -149,7 +147,8 @@ async def take_documents(
                 full = path
                 if kind == "PDF":
                     full = f"{path}.txt"
-                    await box.write_file(full, body.encode("utf-8"))
+                    kept = "\n\n".join(part for part in (body, cut) if part)
+                    await box.write_file(full, kept.encode("utf-8"))
             saved.append(path)
         except DocumentRefused as exc:
             notes.append(f"[the user sent {name!r}, which was not saved: {exc}]")
@@ -165,7 +164,8 @@ async def take_documents(
         more = (f"; the text shown below stops after {len(shown)} of {len(body)} characters: "
                 f"read_file {full!r} for the rest") if rest > 0 else ""
         extra = f" (its text in {full})" if full != path else ""
-        notes.append(f"[the user sent a document, saved as {path}{extra}: {detail}, {size}"
-                     f"{more}]\n{wrap_untrusted('document', shown)}")
+        note = (f"[the user sent a document, saved as {path}{extra}: {detail}, {size}"
+                f"{more}]\n{wrap_untrusted('document', shown)}")
+        notes.append(f"{note}\n{cut}" if cut else note)
     joined = "\n\n".join(notes)
     return Taken(text=f"{text}\n\n{joined}" if text.strip() else joined, saved=tuple(saved))

@@ -19,6 +19,7 @@ from core.errors import ConfigError, NotFound, ProviderError, TookTooLong
 from core.images import has_images
 from core.lanes import blocking
 from core.messages import ImageRef, Message, Usage
+from core.parsers.runner import ParseLimits
 from core.platforms.voice import has_voice, transcribe_voice
 from core.priority import InteractiveFirst, Yielding
 from core.sessions.compression import fit_context
@@ -144,7 +145,8 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
     if has_documents(message):
         taken = await take_documents(message, entry.user_id, text,
                                      senders=deps.services.senders,
-                                     workspaces=deps.services.workspaces)
+                                     workspaces=deps.services.workspaces,
+                                     limits=ParseLimits.from_settings(deps.settings))
         text = taken.text
     images: tuple[ImageRef, ...] = ()
     if has_images(message):

@@ -7,6 +7,7 @@ import logging
 
 from pydantic import BaseModel, Field
 
+from core.parsers.runner import ParseLimits
 from core.toolkit import Tool, ToolContext
 from core.web.addresses import AddressRefused
 from core.web.fetch import FetchFailed, FetchPolicy, Resolver, fetch, system_resolver
@@ -35,13 +36,16 @@ class WebExtract(Tool):
         cap = min(args.max_chars or ctx.settings.web_extract_chars,
                   ctx.settings.web_extract_chars)
         cap = min(cap, ctx.settings.max_tool_output_chars // len(args.urls))
-        sections = await asyncio.gather(*(self._one(url, policy, cap) for url in args.urls))
+        limits = ParseLimits.from_settings(ctx.settings)
+        sections = await asyncio.gather(*(self._one(url, policy, cap, ctx.user_id, limits)
+                                          for url in args.urls))
         return "\n\n".join(sections)
 
-    async def _one(self, url: str, policy: FetchPolicy, cap: int) -> str:
+    async def _one(self, url: str, policy: FetchPolicy, cap: int, user_id: str,
+                   limits: ParseLimits) -> str:
         try:
             fetched = await fetch(url, policy, resolver=self.resolver)
-            page = await asyncio.to_thread(readable, fetched, cap)
+            page = await readable(fetched, cap, user_id=user_id, limits=limits)
         except AddressRefused as exc:
             return f"## {url}\nRefused: {exc}. Iris does not fetch local or private addresses."
         except FetchFailed as exc:
@@ -59,4 +63,7 @@ def _section(asked: str, page: Page) -> str:
     notes = [f"{page.kind}, {page.total_chars} characters"]
     if page.truncated_bytes:
         notes.append("download cut at the byte cap")
-    return f"{head}\n({'; '.join(notes)})\n\n{page.text or '(no readable text)'}"
+    body = page.text or "(no readable text)"
+    if page.cut:
+        body = f"{body}\n\n{page.cut}"
+    return f"{head}\n({'; '.join(notes)})\n\n{body}"

@@ -4,9 +4,9 @@ import asyncio
 
 import pytest
 
+from core.parsers.child import BLOCK, SKIP, tidy, visible_text
 from core.toolkit import Toolset
 from core.tools.web_extract import WebExtract
-from core.web.readable import plain_text
 from iris_testing.scripted_model import call
 from iris_testing.server import serve
 from iris_testing.web_fakes import ARTICLE, FakeSite
@@ -63,6 +63,6 @@ def test_the_character_cap_per_url(ctx, site):
 
 
 def test_the_fallback_extractor_keeps_visible_text_only():
-    text = plain_text(ARTICLE)
+    text = tidy(visible_text(ARTICLE, SKIP, BLOCK))
     assert "seven metres" in text and "SCRIPT-NOT-TEXT" not in text
     assert "NAV-LINK-NOT-TEXT" not in text and "FOOTER-NOT-TEXT" not in text

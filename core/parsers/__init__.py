@@ -1,0 +1,1 @@
+"""Parsing strangers' bytes (PDFs, web pages, HTML mail) in a limited child process."""
