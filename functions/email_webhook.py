@@ -34,6 +34,7 @@ from fastapi.responses import JSONResponse
 from core.ids import new_id
 from core.lanes import blocking
 from core.messages import Attachment, InboundMessage
+from core.parsers.runner import ParseLimits, ParserCrashed, ParseRefused, parse
 from core.platforms.email_inbound import (
     Mail,
     MailFile,
@@ -207,6 +208,8 @@ class EmailEndpoint:
             check_mailgun(key, form, now=self.rt.store.clock.now())
             mail = await blocking("parse", work, mail_from_mailgun, form,
                                   self.rt.settings.email_authserv_id, what="reading the mail")
+        if mail.html and not mail.auth_failure and not mail.automatic:
+            mail = await self._read_html(mail)
         parsed = parse_mail(mail)
         own = self.rt.settings.email_from
         if own and mail.sender.strip().lower() == own.lower():
@@ -218,6 +221,21 @@ class EmailEndpoint:
         outcome = await accept(self.rt, parsed.message, background, instead=parsed.reply,
                                prepare=keep_attachments(self.rt, mail))
         return JSONResponse({"ok": True, "status": outcome.status})
+
+
+    async def _read_html(self, mail: Mail) -> Mail:
+        """An HTML-only body read in a parsing child with limits (core/parsers): a hostile
+        body costs that child, never the server; one child at a time per sender."""
+        limits = ParseLimits.from_settings(self.rt.settings)
+        try:
+            read = await parse("mail", mail.html.encode("utf-8", "replace"),
+                               user_id=f"email:{mail.sender.strip().lower()}", limits=limits,
+                               charset="utf-8")
+        except (ParseRefused, ParserCrashed):
+            return replace(mail, html="", text="[the mail's HTML body could not be read]")
+        note = read.cut_note("mail")
+        text = f"{read.text}\n\n{note}" if note else read.text
+        return replace(mail, html="", text=text)
 
 
 def build_router(rt: Runtime) -> APIRouter:

@@ -18,7 +18,6 @@ from email import policy
 from email.message import EmailMessage
 from email.parser import BytesParser
 from email.utils import getaddresses, parseaddr
-from html.parser import HTMLParser
 
 from core.messages import Attachment, InboundMessage
 from core.platforms.email_auth import auth_failure
@@ -77,6 +76,7 @@ class Mail:
     attachments: list[MailFile] = field(default_factory=list)
     to: list[str] = field(default_factory=list)
     automatic: bool = False  # an auto-reply, bounce or list mail: never answered (mail loops)
+    html: str = ""  # an HTML-only body, not yet read: the webhook reads it in a parsing child
 
 
 def is_automatic(auto_submitted: str | None, precedence: str | None) -> bool:
@@ -84,33 +84,6 @@ def is_automatic(auto_submitted: str | None, precedence: str | None) -> bool:
     auto = (auto_submitted or "").strip().lower()
     return (bool(auto) and auto != "no") or (precedence or "").strip().lower() in (
         "bulk", "junk", "list", "auto_reply")
-
-
-class _Text(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.parts: list[str] = []
-        self.skip = 0
-
-    def handle_starttag(self, tag: str, attrs: object) -> None:
-        if tag in ("script", "style", "blockquote"):
-            self.skip += 1
-        elif tag in ("br", "p", "div", "li", "tr"):
-            self.parts.append("\n")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("script", "style", "blockquote") and self.skip:
-            self.skip -= 1
-
-    def handle_data(self, data: str) -> None:
-        if not self.skip:
-            self.parts.append(data)
-
-
-def html_to_text(html: str) -> str:
-    parser = _Text()
-    parser.feed(html)
-    return re.sub(r"\n{3,}", "\n\n", "".join(parser.parts)).strip()
 
 
 def ids(value: str | None) -> list[str]:
@@ -135,10 +108,13 @@ def read_rfc822(raw: bytes, authserv_id: str | None = None) -> Mail:
     assert isinstance(message, EmailMessage)
     name, sender = parseaddr(str(message.get("From", "")))
     body = message.get_body(preferencelist=("plain", "html"))
-    text = ""
+    text = html = ""
     if body is not None:
         content = body.get_content()
-        text = html_to_text(content) if body.get_content_subtype() == "html" else content
+        if body.get_content_subtype() == "html":
+            html = content  # read later in a parsing child, with limits (core/parsers)
+        else:
+            text = content
     attachments: list[MailFile] = []
     for index, part in enumerate(message.iter_attachments(), start=1):
         if index > MAX_ATTACHMENTS:  # named to the model, never decoded
@@ -159,6 +135,7 @@ def read_rfc822(raw: bytes, authserv_id: str | None = None) -> Mail:
         attachments=attachments,
         to=[addr for _, addr in getaddresses([str(v) for v in message.get_all("To", [])])],
         automatic=is_automatic(message.get("Auto-Submitted"), message.get("Precedence")),
+        html=html,
     )
 
 
