@@ -62,7 +62,7 @@ def _parse_kind(result: ExecResult, shown: str) -> tuple[FileKind, int, str]:
         raise SandboxError(f"could not look at {shown!r} in the sandbox: "
                            f"{(result.stderr or result.stdout).strip()[:200] or 'no answer'}")
     if words[0] == "missing":
-        raise SandboxFileNotFound(f"no such file or directory in the workspace: {shown!r}")
+        raise SandboxFileNotFound(f"no such file in the workspace: {shown!r}")
     kind: FileKind = words[0] if words[0] in _KINDS else "other"  # type: ignore[assignment]
     return kind, int(words[1]), rest
 

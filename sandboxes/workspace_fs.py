@@ -169,7 +169,11 @@ class WorkspaceFiles:
     def listing(self, path: str) -> list[DirEntry]:
         parts = self.parts(path)
         with self._root() as root:
-            fd = self._open(root, parts, _DIR_FLAGS, path) if parts else os.dup(root)
+            try:
+                fd = self._open(root, parts, _DIR_FLAGS, path) if parts else os.dup(root)
+            except SandboxFileNotFound:
+                raise SandboxFileNotFound(
+                    f"no such directory in the workspace: {path!r}") from None
         try:
             with os.scandir(fd) as entries:
                 listed = [DirEntry(name=e.name, is_dir=e.is_dir(follow_symlinks=False),
@@ -318,7 +322,7 @@ class WorkspaceFiles:
                parts: tuple[str, ...] = ()) -> SandboxError:
         code = exc.errno
         if code == errno.ENOENT:
-            return SandboxFileNotFound(f"no such file or directory in the workspace: {shown!r}")
+            return SandboxFileNotFound(f"no such file in the workspace: {shown!r}")
         if code == errno.ELOOP:
             return _link(shown)
         if code == errno.EXDEV:
