@@ -328,8 +328,8 @@ class WorkspaceFiles:
         if code == errno.EXDEV:
             return PathOutsideWorkspace(f"path {shown!r} is outside the workspace")
         if code == errno.ENOTDIR:
-            if dir_fd is not None and _has_link(dir_fd, parts):
-                return _link(shown)
+            if dir_fd is not None and not _has_file(dir_fd, parts):
+                return _link(shown)  # a link, or swapped for one while it was opened
             return SandboxError(f"{shown!r} is not a directory, or a folder on its way is a file")
         if code == errno.ENXIO:
             return not_regular(shown, "socket")
@@ -343,19 +343,23 @@ def _link(shown: str) -> LinkRefused:
                        "so none can lead outside the workspace (use the link's target path)")
 
 
-def _has_link(dir_fd: int, parts: tuple[str, ...]) -> bool:
-    """Whether a component of ``parts`` is a symbolic link (only to word an error)."""
+def _has_file(dir_fd: int, parts: tuple[str, ...]) -> bool:
+    """Whether a component of ``parts`` (before the last) is not a directory nor a link, to
+    word an error: ENOTDIR with no such component means a link was met."""
     fd = os.dup(dir_fd)
     try:
-        for name in parts:
-            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-            if kind_of_mode(st.st_mode) == "link":
+        for index, name in enumerate(parts):
+            kind = kind_of_mode(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode)
+            if kind == "link":
+                return False
+            if kind != "dir":
                 return True
-            inner = os.open(name, _DIR_FLAGS, dir_fd=fd)
-            os.close(fd)
-            fd = inner
+            if index < len(parts) - 1:
+                inner = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                os.close(fd)
+                fd = inner
     except OSError:
-        return False
+        return True
     finally:
         os.close(fd)
     return False
