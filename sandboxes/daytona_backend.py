@@ -56,12 +56,7 @@ from sandboxes.base import (
     validate_user_id,
 )
 from sandboxes.options import SandboxOptions
-from sandboxes.remote_files import (
-    check_readable,
-    relative_target,
-    remote_range,
-    remote_stat,
-)
+from sandboxes.remote_files import check_readable, relative_target, remote_range, remote_stat
 
 BACKEND = "daytona"
 USER_LABEL = "iris-user"

@@ -53,12 +53,7 @@ from sandboxes.base import (
     within,
 )
 from sandboxes.options import SandboxOptions
-from sandboxes.remote_files import (
-    check_readable,
-    relative_target,
-    remote_range,
-    remote_stat,
-)
+from sandboxes.remote_files import check_readable, relative_target, remote_range, remote_stat
 
 logger = logging.getLogger(__name__)
 
