@@ -1,16 +1,16 @@
 """``read_file``: read a text file of the workspace, with line numbers, a window at a time.
 
-Only what is shown is read: a file up to ``WHOLE`` bytes is read at once; a larger one is
-read window by window up to the last line shown (``core.acting.text_window``), so a huge or
-sparse file costs one window of memory. Pipes, devices and directories are refused before
-anything is read (the sandbox checks the file's type first)."""
+Only what is shown is read: a file up to ``WHOLE`` bytes is read at once (its size checked
+before reading); a larger one window by window up to the last line shown
+(``core.acting.text_window``), so a huge or sparse file costs one window of memory. Pipes,
+devices and directories are refused before anything is read (the sandbox checks first)."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
 from core.acting.output import decode_text, is_binary
-from core.acting.text_window import MAX_SCAN, Found, TooDeep, find_lines
+from core.acting.text_window import MAX_SCAN, WINDOW, Found, TooDeep, find_lines
 from core.acting.tooling import sandbox_errors, workspaces
 from core.errors import ToolRetry
 from core.toolkit import Tool, ToolContext
@@ -34,27 +34,35 @@ class ReadFile(Tool):
     untrusted_output = True
 
     async def run(self, ctx: ToolContext, args: ReadFileArgs) -> str:
+        from sandboxes import FileTooLarge
+
         budget = ctx.settings.max_tool_output_chars
         with sandbox_errors():
             async with workspaces(ctx).use(ctx.user_id) as box:
-                head = await box.read_range(args.path, 0, WHOLE)
-                if is_binary(head.data):
+                try:
+                    data = await box.read_file(args.path, max_bytes=WHOLE)
+                except FileTooLarge:
+                    head = await box.read_range(args.path, 0, WINDOW)
+                    data, size = head.data, head.size
+                else:
+                    size = len(data)
+                if is_binary(data):
                     raise ToolRetry(
-                        f"{args.path!r} is a binary file ({head.size} bytes); inspect it with "
+                        f"{args.path!r} is a binary file ({size} bytes); inspect it with "
                         "the terminal tool (e.g. file, xxd | head) instead"
                     )
-                if len(head.data) >= head.size:
-                    return _whole(args, head.data, budget)
+                if len(data) >= size:
+                    return _whole(args, data, budget)
                 try:
                     found = await find_lines(
-                        box, args.path, head.data, head.size, offset=args.offset,
-                        limit=args.limit, keep=MAX_LINE_CHARS * 4, budget=budget)
+                        box, args.path, data, size, offset=args.offset, limit=args.limit,
+                        keep=MAX_LINE_CHARS * 4, budget=budget)
                 except TooDeep:
                     raise ToolRetry(
                         f"line {args.offset} lies more than {MAX_SCAN // 2**20} MB into "
                         f"{args.path!r}; use the terminal tool (e.g. sed -n) that deep"
                     ) from None
-        return _window(args, found, head.size)
+        return _window(args, found, size)
 
 
 def _row(number: int, line: str, more: str = "") -> str:
