@@ -10,9 +10,16 @@ from pathlib import Path
 from typing import Literal
 
 from sandboxes.base import (
+    DEFAULT_MAX_READ,
     TIMEOUT_EXIT_CODE,
     DirEntry,
     ExecResult,
+    FilesBusy,
+    FileStat,
+    FileTooLarge,
+    FileWindow,
+    LinkRefused,
+    NotARegularFile,
     PathOutsideWorkspace,
     Sandbox,
     SandboxError,
@@ -29,10 +36,17 @@ from sandboxes.options import SandboxOptions
 Backend = Literal["local", "modal", "daytona"]
 
 __all__ = [
+    "DEFAULT_MAX_READ",
     "TIMEOUT_EXIT_CODE",
     "Backend",
     "DirEntry",
     "ExecResult",
+    "FileStat",
+    "FileTooLarge",
+    "FileWindow",
+    "FilesBusy",
+    "LinkRefused",
+    "NotARegularFile",
     "PathOutsideWorkspace",
     "Sandbox",
     "SandboxError",

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import posixpath
 import re
+import stat as stat_mode
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -25,6 +26,9 @@ from typing import Any, Literal, Protocol, TypeVar
 
 TIMEOUT_EXIT_CODE = -1
 DEFAULT_OUTPUT_LIMIT = 50_000
+DEFAULT_MAX_READ = 32 * 1024 * 1024
+"""Bytes ``read_file`` returns at most unless the caller asks for less; a larger file is
+refused before any of it is read (read it in windows with ``read_range``)."""
 
 Status = Literal["running", "hibernated", "absent"]
 
@@ -50,6 +54,26 @@ class DirEntry:
     size: int
 
 
+FileKind = Literal["file", "dir", "link", "fifo", "socket", "device", "other"]
+
+
+@dataclass(frozen=True)
+class FileStat:
+    """What a workspace path is, without following a symbolic link at its end."""
+
+    kind: FileKind
+    size: int
+
+
+@dataclass(frozen=True)
+class FileWindow:
+    """Up to ``length`` bytes of a regular file from ``offset``, and the file's size then."""
+
+    data: bytes
+    offset: int
+    size: int
+
+
 class SandboxError(Exception):
     """A sandbox backend failed; the message says what and where."""
 
@@ -64,6 +88,57 @@ class PathOutsideWorkspace(SandboxError):
 
 class SandboxFileNotFound(SandboxError, FileNotFoundError):
     """A file or directory asked for does not exist in the workspace."""
+
+
+class LinkRefused(PathOutsideWorkspace):
+    """A path goes through a symbolic link: file operations never follow one, so no link
+    (or link swapped in while the operation runs) can lead out of the workspace."""
+
+
+class NotARegularFile(SandboxError):
+    """Only regular files are read: a directory, named pipe, socket or device is refused
+    before anything is read from it."""
+
+
+class FileTooLarge(SandboxError):
+    """The file is larger than the caller's limit; nothing was read."""
+
+
+class FilesBusy(SandboxError):
+    """A file operation did not finish in time, or the user has too many running."""
+
+
+def kind_of_mode(mode: int) -> FileKind:
+    """The ``FileKind`` of an ``st_mode``."""
+    st = stat_mode
+    if st.S_ISREG(mode):
+        return "file"
+    if st.S_ISDIR(mode):
+        return "dir"
+    if st.S_ISLNK(mode):
+        return "link"
+    if st.S_ISFIFO(mode):
+        return "fifo"
+    if st.S_ISSOCK(mode):
+        return "socket"
+    if st.S_ISCHR(mode) or st.S_ISBLK(mode):
+        return "device"
+    return "other"
+
+
+_KIND_WORDS = {"dir": "a directory", "link": "a symbolic link", "fifo": "a named pipe (FIFO)",
+               "socket": "a socket", "device": "a device", "other": "not a regular file"}
+
+
+def not_regular(shown: str, kind: FileKind) -> NotARegularFile:
+    """The error for reading ``shown``, which is of ``kind`` (anything but "file")."""
+    return NotARegularFile(f"{shown!r} is {_KIND_WORDS.get(kind, 'not a regular file')}; "
+                           "only regular files can be read")
+
+
+def too_large(shown: str, size: int, limit: int) -> FileTooLarge:
+    return FileTooLarge(f"{shown!r} is {size} bytes, more than the {limit} bytes that can be "
+                        "read at once; read it in parts (offset and limit)")
 
 
 class WorkspaceLost(SandboxError):
@@ -159,7 +234,19 @@ class Sandbox(Protocol):
         stop: asyncio.Event | None = None,
     ) -> ExecResult: ...
 
-    async def read_file(self, path: str) -> bytes: ...
+    async def read_file(self, path: str, max_bytes: int = DEFAULT_MAX_READ) -> bytes:
+        """The whole regular file; ``FileTooLarge`` (nothing read) past ``max_bytes``,
+        ``NotARegularFile`` for a directory, pipe, socket or device."""
+        ...
+
+    async def read_range(self, path: str, offset: int, length: int) -> FileWindow:
+        """At most ``length`` bytes of a regular file from byte ``offset`` (fewer only at
+        its end), and its size; never reads more of it than that."""
+        ...
+
+    async def stat(self, path: str) -> FileStat:
+        """What ``path`` is and its size; a symbolic link at its end is not followed."""
+        ...
 
     async def write_file(self, path: str, data: bytes) -> None: ...
 

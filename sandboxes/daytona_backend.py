@@ -37,9 +37,12 @@ from typing import Any, TypeVar
 
 from sandboxes import daytona_exec
 from sandboxes.base import (
+    DEFAULT_MAX_READ,
     TIMEOUT_EXIT_CODE,
     DirEntry,
     ExecResult,
+    FileStat,
+    FileWindow,
     HandleCache,
     SandboxError,
     SandboxFileNotFound,
@@ -53,6 +56,7 @@ from sandboxes.base import (
     validate_user_id,
 )
 from sandboxes.options import SandboxOptions
+from sandboxes.remote_files import check_readable, relative_target, remote_range, remote_stat
 
 BACKEND = "daytona"
 USER_LABEL = "iris-user"
@@ -221,13 +225,27 @@ class DaytonaSandbox:
             stopped=done.stopped,
         )
 
-    async def read_file(self, path: str) -> bytes:
+    async def read_file(self, path: str, max_bytes: int = DEFAULT_MAX_READ) -> bytes:
+        await check_readable(self, await self._target(path), path, max_bytes)
+
         def read(sandbox: Any, root: PurePosixPath) -> bytes:
             return sandbox.fs.download_file(str(resolve_in_workspace(root, path)))
 
         with self._file_errors(path):
             data = await self._call(f"read {path!r}", read)
         return bytes(data or b"")
+
+    async def read_range(self, path: str, offset: int, length: int) -> FileWindow:
+        return await remote_range(self, await self._target(path), path, offset, length,
+                                  self._options.output_limit)
+
+    async def _target(self, path: str) -> str:
+        """``path`` in the sandbox, checked to be inside its workspace."""
+        _, root = await self._running()
+        return relative_target(root, PurePosixPath(resolve_in_workspace(root, path)))
+
+    async def stat(self, path: str) -> FileStat:
+        return await remote_stat(self, await self._target(path), path)
 
     async def write_file(self, path: str, data: bytes) -> None:
         def write(sandbox: Any, root: PurePosixPath) -> None:

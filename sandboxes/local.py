@@ -20,18 +20,20 @@ import os
 import re
 import shutil
 import signal
-import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
 from pathlib import Path, PurePath, PurePosixPath
+from typing import TypeVar
 
 from sandboxes.base import (
+    DEFAULT_MAX_READ,
     TIMEOUT_EXIT_CODE,
     DirEntry,
     ExecResult,
+    FileStat,
+    FileWindow,
     SandboxError,
-    SandboxFileNotFound,
     SandboxStateStore,
     Status,
     Stopped,
@@ -40,8 +42,12 @@ from sandboxes.base import (
     validate_user_id,
     within,
 )
+from sandboxes.file_pool import FilePool, shared_pool
 from sandboxes.isolation import HOME, bwrap_argv, bwrap_path
 from sandboxes.options import SandboxOptions
+from sandboxes.workspace_fs import WorkspaceFiles
+
+T = TypeVar("T")
 
 _SECRET_NAME = re.compile(
     r"^IRIS_|^AWS_|_KEY$|_TOKEN$|_SECRET$|PASSWORD|SECRET|CREDENTIAL", re.IGNORECASE
@@ -146,6 +152,7 @@ class LocalSandbox:
         home: Path,
         state: SandboxStateStore | None = None,
         options: SandboxOptions | None = None,
+        pool: FilePool | None = None,
     ) -> None:
         self.user_id = validate_user_id(user_id)
         self._options = options or SandboxOptions()
@@ -158,6 +165,8 @@ class LocalSandbox:
                                "installed: apt-get install bubblewrap")
         # Unisolated commands get a HOME of their own beside the workspaces, not inside one.
         self.command_home = Path(home) / "sandbox-homes" / self.user_id
+        self.files = WorkspaceFiles(self.workspace)
+        self._pool = pool or shared_pool()
 
     async def exec(
         self,
@@ -239,19 +248,27 @@ class LocalSandbox:
         _signal_group(pgid, signal.SIGKILL)
         await asyncio.wait([exited], timeout=self._options.kill_grace)
 
-    async def read_file(self, path: str) -> bytes:
-        target = resolve_in_workspace(self.workspace, path)
-        return await asyncio.to_thread(_read, target, path)
+    async def read_file(self, path: str, max_bytes: int = DEFAULT_MAX_READ) -> bytes:
+        return await self._files_op(f"reading {path!r}", self.files.read, path, max_bytes)
+
+    async def read_range(self, path: str, offset: int, length: int) -> FileWindow:
+        return await self._files_op(f"reading {path!r}", self.files.read_range, path, offset,
+                                    length)
+
+    async def stat(self, path: str) -> FileStat:
+        return await self._files_op(f"looking at {path!r}", self.files.stat, path)
 
     async def write_file(self, path: str, data: bytes) -> None:
-        target = resolve_in_workspace(self.workspace, path)
-        if target == self.workspace.resolve():
-            raise SandboxError("cannot write over the workspace directory itself")
-        await asyncio.to_thread(_write, target, data)
+        await self._files_op(f"writing {path!r}", self.files.write, path, data)
 
     async def list_dir(self, path: str = ".") -> list[DirEntry]:
-        target = resolve_in_workspace(self.workspace, path)
-        return await asyncio.to_thread(_list, target, path)
+        return await self._files_op(f"listing {path!r}", self.files.listing, path)
+
+    async def delete(self, path: str) -> None:
+        await self._files_op(f"deleting {path!r}", self.files.delete, path)
+
+    async def _files_op(self, what: str, fn: Callable[..., T], *args: object) -> T:
+        return await self._pool.run(self.user_id, what, fn, *args)
 
     async def hibernate(self) -> None:
         return None
@@ -262,51 +279,3 @@ class LocalSandbox:
     async def status(self) -> Status:
         return "running"
 
-
-def _read(target: Path, shown: str) -> bytes:
-    try:
-        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW)
-    except FileNotFoundError:
-        raise SandboxFileNotFound(f"no such file in the workspace: {shown!r}") from None
-    except OSError as exc:
-        raise SandboxError(f"cannot read {shown!r}: {exc.strerror}") from None
-    with os.fdopen(fd, "rb") as handle:
-        try:
-            return handle.read()
-        except IsADirectoryError:
-            raise SandboxError(f"{shown!r} is a directory") from None
-
-
-def _write(target: Path, data: bytes) -> None:
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        mode = target.stat().st_mode & 0o7777 if target.exists() else 0o644
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise SandboxError(f"cannot write {target.name!r}: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise SandboxError(f"cannot write {target.name!r}: {exc.strerror or exc}") from None
-
-
-def _list(target: Path, shown: str) -> list[DirEntry]:
-    try:
-        with os.scandir(target) as entries:
-            listed = [
-                DirEntry(
-                    name=entry.name,
-                    is_dir=entry.is_dir(follow_symlinks=False),
-                    size=entry.stat(follow_symlinks=False).st_size,
-                )
-                for entry in entries
-            ]
-    except FileNotFoundError:
-        raise SandboxFileNotFound(f"no such directory in the workspace: {shown!r}") from None
-    except NotADirectoryError:
-        raise SandboxError(f"{shown!r} is not a directory") from None
-    return sorted(listed, key=lambda entry: entry.name)

@@ -28,11 +28,14 @@ from typing import Any, TypeVar
 
 from sandboxes.base import (
     COMMAND_HOME,
+    DEFAULT_MAX_READ,
     KILL_TIMEOUT,
     RUN_MARKER,
     TIMEOUT_EXIT_CODE,
     DirEntry,
     ExecResult,
+    FileStat,
+    FileWindow,
     HandleCache,
     SandboxError,
     SandboxFileNotFound,
@@ -50,6 +53,7 @@ from sandboxes.base import (
     within,
 )
 from sandboxes.options import SandboxOptions
+from sandboxes.remote_files import check_readable, relative_target, remote_range, remote_stat
 
 logger = logging.getLogger(__name__)
 
@@ -179,12 +183,23 @@ class ModalSandbox:
             logger.warning("modal sandbox %s: could not stop command %s (%s)", self.name,
                            run_id, exc)
 
-    async def read_file(self, path: str) -> bytes:
+    async def read_file(self, path: str, max_bytes: int = DEFAULT_MAX_READ) -> bytes:
         target = str(resolve_in_workspace(self._root, path))
+        await check_readable(self, self._relative(path), path, max_bytes)
         with self._file_errors(path):
             return await self._call(f"read {path!r}", lambda box: box.filesystem.read_bytes.aio(
                 target
             ))
+
+    async def read_range(self, path: str, offset: int, length: int) -> FileWindow:
+        return await remote_range(self, self._relative(path), path, offset, length,
+                                  self._options.output_limit)
+
+    async def stat(self, path: str) -> FileStat:
+        return await remote_stat(self, self._relative(path), path)
+
+    def _relative(self, path: str) -> str:
+        return relative_target(self._root, PurePosixPath(resolve_in_workspace(self._root, path)))
 
     async def write_file(self, path: str, data: bytes) -> None:
         target = str(resolve_in_workspace(self._root, path))

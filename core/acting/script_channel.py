@@ -144,7 +144,7 @@ class ScriptChannel:
         from sandboxes import SandboxError
 
         try:
-            data = await self._box.read_file(f"{self._in}/{name}")
+            data = await self._box.read_file(f"{self._in}/{name}", max_bytes=MAX_REQUEST_BYTES)
         except SandboxError as exc:
             return None, f"request {number} could not be read: {exc}"
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
@@ -11,7 +12,12 @@ from core.acting.tooling import lock_key, sandbox_errors, workspaces
 from core.errors import ToolRetry
 from core.toolkit import Tool, ToolContext
 
+if TYPE_CHECKING:
+    from sandboxes import Sandbox
+
 DIFF_CHARS = 4_000
+MAX_PATCH_BYTES = 8 * 1024 * 1024
+"""Files larger than this are refused before any of them is read (sed in the terminal)."""
 
 
 class PatchArgs(BaseModel):
@@ -36,6 +42,18 @@ def _squash(text: str) -> str:
     return " ".join(text.split())
 
 
+async def _read(box: Sandbox, path: str) -> bytes:
+    from sandboxes import FileTooLarge
+
+    try:
+        return await box.read_file(path, max_bytes=MAX_PATCH_BYTES)
+    except FileTooLarge:
+        raise ToolRetry(
+            f"{path!r} is larger than {MAX_PATCH_BYTES // 2**20} MB, more than patch edits; "
+            "change it with the terminal tool (e.g. sed -i) instead"
+        ) from None
+
+
 class Patch(Tool):
     name = "patch"
     description = (
@@ -54,7 +72,7 @@ class Patch(Tool):
                 spaces.file_lock(ctx.user_id, lock_key(args.path)),
                 spaces.use(ctx.user_id) as box,
             ):
-                data = await box.read_file(args.path)
+                data = await _read(box, args.path)
                 if is_binary(data):
                     raise ToolRetry(f"{args.path!r} is a binary file; patch edits text files")
                 before = decode_text(data)

@@ -46,19 +46,18 @@ async def workspace_page(request: Request) -> Response:
 
 
 async def download(request: Request) -> Response:
-    from sandboxes import SandboxError
+    from sandboxes import FileTooLarge, LinkRefused, NotARegularFile, SandboxError
 
     seen, path = await _checked(request)
-    folder, name = parent_and_name(path)
+    _, name = parent_and_name(path)
     workspaces = runtime(request).services.workspaces
     try:
         async with workspaces.use(seen.user_id) as box:
-            found = [e for e in await box.list_dir(folder) if e.name == name and not e.is_dir]
-            if not found:
-                raise HTTPException(404, "no such file in your workspace")
-            if found[0].size > MAX_DOWNLOAD_BYTES:
-                raise HTTPException(413, "this file is too large to download here")
-            data = await box.read_file(path)
+            data = await box.read_file(path, max_bytes=MAX_DOWNLOAD_BYTES)
+    except FileTooLarge:
+        raise HTTPException(413, "this file is too large to download here") from None
+    except (NotARegularFile, LinkRefused) as exc:
+        raise HTTPException(400, f"only regular files can be downloaded: {exc}") from None
     except SandboxError as exc:
         raise HTTPException(404, str(exc)) from None
     finally:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from sandboxes import (
     TIMEOUT_EXIT_CODE,
     DirEntry,
     ExecResult,
+    FileStat,
+    FileTooLarge,
+    NotARegularFile,
     PathOutsideWorkspace,
     SandboxFileNotFound,
     SandboxOptions,
@@ -177,3 +182,32 @@ async def test_users_are_isolated(backend: Backend) -> None:
 def test_user_ids_are_validated(backend: Backend, user_id: str) -> None:
     with pytest.raises(ValueError):
         backend.make(user_id)
+
+
+async def test_stat_read_range_and_read_limits(backend: Backend) -> None:
+    sandbox = backend.make()
+    data = bytes(range(256)) * 40  # 10,240 bytes, every byte value
+    await sandbox.write_file("big/blob.bin", data)
+    assert await sandbox.stat("big/blob.bin") == FileStat(kind="file", size=len(data))
+    assert (await sandbox.stat("big")).kind == "dir"
+    window = await sandbox.read_range("big/blob.bin", 1000, 3000)
+    assert (window.data, window.offset, window.size) == (data[1000:4000], 1000, len(data))
+    tail = await sandbox.read_range("big/blob.bin", len(data) - 5, 100)
+    assert tail.data == data[-5:]
+    assert (await sandbox.read_range("big/blob.bin", len(data) + 10, 100)).data == b""
+    with pytest.raises(FileTooLarge):
+        await sandbox.read_file("big/blob.bin", max_bytes=len(data) - 1)
+    assert await sandbox.read_file("big/blob.bin", max_bytes=len(data)) == data
+    with pytest.raises(SandboxFileNotFound):
+        await sandbox.stat("nothing-here")
+    with pytest.raises(NotARegularFile, match="directory"):
+        await sandbox.read_range("big", 0, 10)
+
+
+async def test_a_named_pipe_is_refused_at_once(backend: Backend) -> None:
+    sandbox = backend.make()
+    assert (await sandbox.exec("mkfifo pipe")).exit_code == 0
+    assert (await sandbox.stat("pipe")).kind == "fifo"
+    for read in (sandbox.read_file("pipe"), sandbox.read_range("pipe", 0, 10)):
+        with pytest.raises(NotARegularFile, match="named pipe"):
+            await asyncio.wait_for(read, 20)

@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from sandboxes import PathOutsideWorkspace, SandboxError, SandboxOptions, open_sandbox
+from sandboxes import (
+    LinkRefused,
+    PathOutsideWorkspace,
+    SandboxError,
+    SandboxOptions,
+    open_sandbox,
+)
 from sandboxes.local import LocalSandbox, command_env, looks_secret
 from tests.sandboxes.fakes import MemoryStateStore
 
@@ -120,11 +126,12 @@ async def test_escapes_are_refused(home: Path, path: str) -> None:
     assert sorted(p.name for p in outside.iterdir()) == ["passwd"]
 
 
-async def test_symlinks_inside_the_workspace_are_followed(home: Path) -> None:
+async def test_symlinks_are_not_followed_even_inside_the_workspace(home: Path) -> None:
     sandbox = LocalSandbox("alice", home=home)
     await sandbox.write_file("real/data.txt", b"ok")
     (sandbox.workspace / "alias").symlink_to("real")
-    assert await sandbox.read_file("alias/data.txt") == b"ok"
+    with pytest.raises(LinkRefused, match="symbolic link"):
+        await sandbox.read_file("alias/data.txt")
     absolute = str(sandbox.workspace / "real" / "data.txt")
     assert await sandbox.read_file(absolute) == b"ok"
     assert [e.name for e in await sandbox.list_dir()] == ["alias", "real"]

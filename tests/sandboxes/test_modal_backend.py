@@ -11,7 +11,13 @@ import pytest
 
 from core.acting.output import format_exec
 from iris_testing.sandboxes.fake_modal import FakeModal
-from sandboxes import SandboxError, SandboxFileNotFound, SandboxOptions, WorkspaceLost
+from sandboxes import (
+    FileStat,
+    SandboxError,
+    SandboxFileNotFound,
+    SandboxOptions,
+    WorkspaceLost,
+)
 from sandboxes.base import COMMAND_HOME, TIMEOUT_EXIT_CODE
 from sandboxes.modal_backend import ModalSandbox
 from tests.sandboxes.conftest import Backend, alive, until
@@ -122,11 +128,13 @@ async def test_a_sandbox_started_concurrently_elsewhere_is_adopted(fake_modal: B
     fake.from_name_misses = 1
     fake.recorder.clear()
     late = fake_modal.make()
-    assert await late.read_file("first.txt") == b"1"
+    assert await late.stat("first.txt") == FileStat(kind="file", size=1)
     assert len(fake.sandboxes) == 1
-    assert fake.recorder.names()[-3:] == [
-        "Sandbox.create", "Sandbox.from_name", "SandboxFilesystem.read_bytes",
-    ]
+    names = fake.recorder.names()  # the stat is a command run in the adopted sandbox
+    start = names.index("Sandbox.create")
+    assert names[start:start + 3] == ["Sandbox.create", "Sandbox.from_name", "Sandbox.exec"]
+    assert await late.read_file("first.txt") == b"1"
+    assert fake.recorder.names()[-1] == "SandboxFilesystem.read_bytes"
 
 
 async def test_hibernating_an_absent_sandbox_does_nothing(fake_modal: Backend) -> None:

@@ -1,3 +1,4 @@
+import contextlib
 import os
 
 import pytest
@@ -50,10 +51,49 @@ def test_paths_outside_the_workspace_are_refused(ctx, workspace, tmp_path, path)
     assert "top secret" not in out
 
 
-def test_symlinks_inside_the_workspace_work(ctx, workspace):
+def test_links_are_not_followed_even_inside_the_workspace(ctx, workspace):
     (workspace / "real.txt").write_text("here\n")
     os.symlink(workspace / "real.txt", workspace / "alias.txt")
-    assert "1\there" in call(ctx, "read_file", path="alias.txt")
+    out = call(ctx, "read_file", path="alias.txt")
+    assert out.startswith("Error: refused:") and "symbolic link" in out
+    assert "1\there" in call(ctx, "read_file", path="real.txt")
+
+
+def test_a_named_pipe_or_a_directory_is_refused_at_once(ctx, workspace):
+    os.mkfifo(workspace / "pipe")
+    (workspace / "folder").mkdir()
+    try:
+        assert "'pipe' is a named pipe (FIFO); only regular files can be read" in call(
+            ctx, "read_file", path="pipe")
+        assert "'folder' is a directory" in call(ctx, "read_file", path="folder")
+        assert "named pipe" in call(ctx, "patch", path="pipe", old_string="a", new_string="b")
+    finally:  # on code that blocks opening the pipe, let the stuck thread go
+        with contextlib.suppress(OSError):
+            os.close(os.open(workspace / "pipe", os.O_WRONLY | os.O_NONBLOCK))
+
+
+def test_a_large_file_is_read_a_window_at_a_time(ctx, workspace):
+    line = "x" * 99 + "\n"
+    with open(workspace / "log.txt", "w") as handle:  # 3 MB: more than is read at once
+        for n in range(30_000):
+            handle.write(f"{n + 1:05d} {line}")
+    out = call(ctx, "read_file", path="log.txt", offset=20_000, limit=3)
+    assert "log.txt: lines 20000-20002 (a 3180000-byte file" in out
+    assert "20000\t20000 xxx" in out and "20002\t20002" in out and "\t20003" not in out
+    assert "continue with offset=20003" in out
+    last = call(ctx, "read_file", path="log.txt", offset=29_999, limit=10)
+    assert "lines 29999-30000" in last and "continue with" not in last
+    assert "past the end: 'log.txt' has 30000 lines" in call(
+        ctx, "read_file", path="log.txt", offset=40_000)
+
+
+def test_a_sparse_gigabyte_is_called_binary_without_reading_it(ctx, workspace):
+    with open(workspace / "big.txt", "wb") as handle:
+        handle.truncate(1 << 30)
+    assert "'big.txt' is a binary file (1073741824 bytes)" in call(
+        ctx, "read_file", path="big.txt")
+    assert "larger than 8 MB" in call(ctx, "patch", path="big.txt", old_string="a",
+                                      new_string="b")
 
 
 def test_another_user_cannot_read_it(store, settings, ctx):
