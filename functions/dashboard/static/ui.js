@@ -16,6 +16,18 @@ function bubble(log, role, text) {
   return div;
 }
 
+// A turn that started a session: the sidebar lists it at once, as the server now does.
+async function refreshSessions(session) {
+  const list = document.querySelector("ul.sessions");
+  if (!list) return;
+  const page = await fetch(location.pathname + "?session=" + encodeURIComponent(session),
+                           { credentials: "same-origin" });
+  if (!page.ok) return;
+  const fresh = new DOMParser().parseFromString(await page.text(), "text/html")
+    .querySelector("ul.sessions");
+  if (fresh) list.replaceWith(fresh);
+}
+
 async function streamTurn(form) {
   const log = document.getElementById("log");
   const input = form.querySelector("textarea[name=text]");
@@ -28,6 +40,7 @@ async function streamTurn(form) {
   answer.setAttribute("aria-live", "polite");
   answer.dataset.state = "streaming";
   input.value = "";
+  const startedNew = !form.elements.session.value;
   const body = new URLSearchParams(new FormData(form));
   body.set("text", text);
   try {
@@ -61,6 +74,7 @@ async function streamTurn(form) {
       }
     }
     answer.textContent = shown || "(no answer)";
+    if (startedNew && form.elements.session.value) await refreshSessions(form.elements.session.value);
   } catch (err) {
     answer.textContent = "⚠ " + err.message;
   } finally {
