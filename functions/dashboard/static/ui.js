@@ -16,16 +16,16 @@ function bubble(log, role, text) {
   return div;
 }
 
-// A turn that started a session: the sidebar lists it at once, as the server now does.
-async function refreshSessions(session) {
+// A turn that started a session: the sidebar lists it at once, and the form continues it.
+async function refreshSessions(form) {
   const list = document.querySelector("ul.sessions");
-  if (!list) return;
-  const page = await fetch(location.pathname + "?session=" + encodeURIComponent(session),
-                           { credentials: "same-origin" });
-  if (!page.ok) return;
-  const fresh = new DOMParser().parseFromString(await page.text(), "text/html")
-    .querySelector("ul.sessions");
-  if (fresh) list.replaceWith(fresh);
+  const page = await fetch(location.pathname, { credentials: "same-origin" });
+  if (!list || !page.ok) return;
+  const fresh = new DOMParser().parseFromString(await page.text(), "text/html");
+  const sessions = fresh.querySelector("ul.sessions");
+  if (sessions) list.replaceWith(sessions);
+  const current = fresh.querySelector("input[name=session]");
+  if (current && !form.elements.session.value) form.elements.session.value = current.value;
 }
 
 async function streamTurn(form) {
@@ -74,7 +74,7 @@ async function streamTurn(form) {
       }
     }
     answer.textContent = shown || "(no answer)";
-    if (startedNew && form.elements.session.value) await refreshSessions(form.elements.session.value);
+    if (startedNew) await refreshSessions(form);
   } catch (err) {
     answer.textContent = "⚠ " + err.message;
   } finally {
