@@ -65,9 +65,14 @@ def local_settings(settings: Settings) -> Settings:
     if settings.api_key is None:
         key = dev_api_key(settings.home)
         settings = settings.model_copy(update={"api_key": SecretStr(key)})
-    if not settings.owner_accounts:
-        settings = settings.model_copy(update={"owner_accounts": [default_account()]})
-    return settings
+    return local_owner(settings)
+
+
+def local_owner(settings: Settings) -> Settings:
+    """With no owner_accounts, the account of the person at the emulator's terminal."""
+    if settings.owner_accounts:
+        return settings
+    return settings.model_copy(update={"owner_accounts": [default_account()]})
 
 
 def refuse_unisolated(settings: Settings) -> None:
