@@ -33,6 +33,8 @@ def system_prompt(llm):
 
 
 def test_remembered_facts_reach_the_next_sessions_prompt_and_forget_archives_them(client, llm):
+    listed = ask(client, "/help")
+    assert "/remember — keep a fact about you" in listed and "/forget — remove" in listed
     said = ask(client, "/remember I live in Lisbon")
     assert said.startswith("Added to user.") and "from the next session (/new)" in said
     assert ask(client, "/remember memory: Alice's laptop runs Debian").startswith(
