@@ -71,3 +71,12 @@ def test_terminal_chats_are_labelled_terminal_and_listed_by_title(dash, web):
     row = page.split(f"/sessions/{session_id}\">")[1].split("</tr>")[0]
     assert "<td>terminal</td>" in row and not row.startswith(session_id)
     assert row.startswith("Untitled conversation")
+
+
+def test_the_memory_page_shows_what_remember_kept_and_how_to_use_it(dash, web):
+    assert dash.ask("/remember I live in Lisbon", "alice").startswith("Added to user.")
+    sign_in(dash, web, dash.link_for("alice"))
+    page = web.get(f"/ui/u/{dash.user_id('alice')}/memory").text
+    assert "I live in Lisbon" in page
+    hint = page.split('id="remember-hint">')[1].split("</p>")[0]
+    assert "<code>/remember TEXT</code>" in hint and "<code>/forget TEXT</code>" in hint
