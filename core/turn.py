@@ -264,7 +264,7 @@ async def _loop(
             raise TurnCancelled
         # Loop guard: a model repeating the very same calls, or answering with nothing at all,
         # is asked again without tools, so it must answer in words.
-        withhold = repeats >= REPEAT_LIMIT or nudged
+        withhold = repeats >= REPEAT_LIMIT or nudged or not deps.settings.model_uses_tools
         asked = [*convo, PLAIN_WORDS] if nudged and printed_calls else convo
         # Only the model call streams: a tool's own model calls never reach the answer.
         with streaming_to(sink):
