@@ -72,12 +72,13 @@ def test_every_readme_shell_example_exits_0_against_the_emulator(iris_home, tmp_
             line = line.replace("8787", str(port))
             if line.startswith("iris dev "):  # runs until stopped: started, then waited for
                 log = (tmp_path / "dev.log").open("wb")
-                dev = subprocess.Popen(["bash", "-c", f"exec {line}"], env=env, cwd=tmp_path,
-                                       stdout=log, stderr=subprocess.STDOUT,
-                                       start_new_session=True)
-                wait_until(lambda: _healthy(port) or dev.poll() is not None,
+                server = subprocess.Popen(["bash", "-c", f"exec {line}"], env=env,
+                                          cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT,
+                                          start_new_session=True)
+                dev = server
+                wait_until(lambda started=server: _healthy(port) or started.poll() is not None,
                            "the emulator to answer /healthz", timeout=300)
-                assert dev.poll() is None, (tmp_path / "dev.log").read_text()
+                assert server.poll() is None, (tmp_path / "dev.log").read_text()
                 ran.append(line)
                 continue
             saved = tmp_path / "env"
