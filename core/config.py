@@ -42,6 +42,9 @@ class Settings(BaseModel):
     model_retries: int = Field(default=2, ge=0, le=10)
     model_free: bool = False  # the model runs here at no per-token price (the embedded demo)
     interactive_first: bool = False  # scheduled runs wait for chat turns (core/priority.py)
+    # False: the main model is offered no tools (the embedded demo); replies then point to the
+    # slash commands (/remember, /cron add) instead of asking the model
+    model_uses_tools: bool = True
     context_window: int | None = Field(default=None, gt=0)
     temperature: float | None = Field(default=None, ge=0, le=2)
     # longest answer per model call, in tokens (litellm max_tokens); None: the provider's own cap
@@ -70,7 +73,10 @@ class Settings(BaseModel):
     history_messages: int = Field(default=200, ge=2)
     compression_threshold: float = Field(default=0.5, gt=0.05, le=0.95)  # of the window
     prompt_caching: bool = True  # Anthropic cache_control breakpoints
-    session_titles: bool = True  # name each session with the side model
+    session_titles: bool = True  # name each session (the side model, or its first words)
+    # False: titles are the first words of the session's first message (a model too small to
+    # name a session, like the embedded demo)
+    session_titles_by_model: bool = True
     lease_seconds: float = Field(default=90.0, ge=5)
     # Blocking work runs in bounded thread pools per purpose (core/lanes, docs/security.md):
     pool_threads: int = Field(default=16, ge=1, le=256)  # threads one lane runs at once

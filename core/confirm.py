@@ -30,8 +30,25 @@ def _sources(ctx: ToolContext) -> str:
     return ", ".join(sorted(ctx.tainted_by))
 
 
+def reason_for(sources: set[str]) -> str:
+    return (f"written after reading untrusted content ({', '.join(sorted(sources))}), which may "
+            "carry orders")
+
+
 def held_reason(ctx: ToolContext) -> str:
-    return f"written after reading untrusted content ({_sources(ctx)}), which may carry orders"
+    return reason_for(ctx.tainted_by)
+
+
+def session_sources(store: Store, user_id: str, session_id: str) -> set[str]:
+    """The sources of untrusted content anywhere in a session's stored messages (tool results,
+    an approved command's output): what a write made in that session may have been told."""
+    from core.security.untrusted import untrusted_sources
+
+    found: set[str] = set()
+    for stored in store.messages.for_session(user_id, session_id):
+        if stored.message.role != "system" and stored.message.content:
+            found |= untrusted_sources(stored.message.content)
+    return found
 
 
 def _describe_memory(operations: list[MemoryOperation]) -> str:
@@ -68,14 +85,22 @@ def _told(ctx: ToolContext, held: HeldWrite, noun: str) -> str:
     )
 
 
+def hold_memory(store: Store, user_id: str, operations: list[MemoryOperation], *,
+                provenance: str, who: str | None, sources: set[str], account: str,
+                session_id: str | None) -> HeldWrite:
+    """Keep a memory write as held write #N until the user approves or rejects it."""
+    return store.held_writes.hold(
+        user_id, kind="memory",
+        payload={"operations": [op.model_dump() for op in operations], "who": who},
+        summary=_describe_memory(operations), reason=reason_for(sources),
+        provenance=provenance, requested_by=account, session_id=session_id,
+    )
+
+
 def hold_memory_write(ctx: ToolContext, operations: list[MemoryOperation], provenance: str,
                       who: str | None) -> str:
-    held = ctx.store.held_writes.hold(
-        ctx.user_id, kind="memory",
-        payload={"operations": [op.model_dump() for op in operations], "who": who},
-        summary=_describe_memory(operations), reason=held_reason(ctx), provenance=provenance,
-        requested_by=ctx.account, session_id=ctx.session_id,
-    )
+    held = hold_memory(ctx.store, ctx.user_id, operations, provenance=provenance, who=who,
+                       sources=ctx.tainted_by, account=ctx.account, session_id=ctx.session_id)
     return _told(ctx, held, "memory")
 
 

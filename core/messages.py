@@ -163,6 +163,14 @@ class InboundMessage:
     attachments: tuple[Attachment, ...] = field(default=())
     meta: dict[str, Any] = field(default_factory=dict)  # what the platform's sender needs
     cron: CronRun | None = None  # set on the message of a scheduled run
+    # Where it was typed when the platform name says too little: "terminal" for `iris chat`
+    # over the HTTP API. Sessions started by it are labelled with it.
+    client: str | None = None
+
+    @property
+    def surface(self) -> str:
+        """The label of the sessions this message starts: its client, else its platform."""
+        return self.client or self.platform
 
     @property
     def chat_key(self) -> str:

@@ -16,6 +16,7 @@ from core.commands import CommandContext, run_command
 from core.context import PromptInputs, PromptSection, build_system_prompt
 from core.documents import has_documents, take_documents
 from core.errors import ConfigError, NotFound, ProviderError, TookTooLong
+from core.identity.access import is_owner_account
 from core.images import has_images
 from core.lanes import blocking
 from core.messages import ImageRef, Message, Usage
@@ -102,7 +103,7 @@ def resolve_session(deps: TurnDeps, entry: InboxEntry) -> Session:
         except NotFound:
             log.warning("inbox %s pins unknown session; using the chat's current one", entry.id)
     return store.sessions.current(
-        entry.user_id, entry.chat_key, message.platform,
+        entry.user_id, entry.chat_key, message.surface,
         idle_seconds=deps.settings.session_idle_hours * 3600, at=entry.received_at,
     )
 
@@ -160,7 +161,8 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
         ctx = CommandContext(
             store=store, settings=deps.settings, services=deps.services, user_id=entry.user_id,
             account=message.account, chat_key=entry.chat_key, platform=message.platform,
-            session=session, is_owner=user.is_owner, inbox_id=entry.id,
+            surface=message.surface, session=session, inbox_id=entry.id,
+            is_owner=user.is_owner or is_owner_account(deps.settings, message.account),
         )
         result = await run_command(ctx, text)
         if result is not None:
@@ -279,7 +281,7 @@ async def _loop(
             raise TurnCancelled
         # Loop guard: a model repeating the very same calls, or answering with nothing at all,
         # is asked again without tools, so it must answer in words.
-        withhold = repeats >= REPEAT_LIMIT or nudged
+        withhold = repeats >= REPEAT_LIMIT or nudged or not deps.settings.model_uses_tools
         asked = [*convo, PLAIN_WORDS] if nudged and printed_calls else convo
         # Only the model call streams: a tool's own model calls never reach the answer.
         with streaming_to(sink):

@@ -131,8 +131,11 @@ def _images_of(message: ChatMessageIn, max_bytes: int) -> tuple[Attachment, ...]
     return tuple(images)
 
 
+CLIENTS = ("terminal",)  # X-Iris-Client values: how sessions from that client are labelled
+
+
 def inbound_from(rt: Runtime, body: ChatCompletionRequest, *, idempotency_key: str | None,
-                 session: str | None) -> InboundMessage:
+                 session: str | None, client: str | None = None) -> InboundMessage:
     last = body.messages[-1]
     if last.role != "user":
         raise ApiError(400, "the last message must have role 'user'", param="messages")
@@ -152,11 +155,14 @@ def inbound_from(rt: Runtime, body: ChatCompletionRequest, *, idempotency_key: s
     account = f"http:{user}"
     if idempotency_key is not None and not 1 <= len(idempotency_key) <= 200:
         raise ApiError(400, "Idempotency-Key must be 1-200 characters", code="bad_idempotency_key")
+    if client is not None and client not in CLIENTS:
+        raise ApiError(400, f"X-Iris-Client must be one of: {', '.join(CLIENTS)}",
+                       code="bad_client")
     key = idempotency_key or uuid.uuid4().hex
     return InboundMessage(
         platform="http", chat_id=user, account=account,
         platform_message_id=f"{account}:{key}", text=text, session_hint=session,
-        attachments=files, meta={"stream": True} if body.stream else {},
+        attachments=files, meta={"stream": True} if body.stream else {}, client=client,
     )
 
 
@@ -298,8 +304,10 @@ def build_router(rt: Runtime) -> APIRouter:
         request: Request,
         idempotency_key: str | None = Header(default=None),
         x_iris_session: str | None = Header(default=None),
+        x_iris_client: str | None = Header(default=None),
     ) -> Any:
-        message = inbound_from(rt, body, idempotency_key=idempotency_key, session=x_iris_session)
+        message = inbound_from(rt, body, idempotency_key=idempotency_key, session=x_iris_session,
+                               client=x_iris_client)
         if x_iris_session:
             try:
                 owner = rt.store.users.resolve(message.account)

@@ -15,8 +15,11 @@ import httpx
 
 DEMO_NOTE = (
     "Note: you are talking to SmolLM2-135M, a tiny offline demo model that is often wrong.\n"
-    "For a real assistant set IRIS_MODEL (e.g. openai/gpt-4o-mini, anthropic/claude-sonnet-4-5)\n"
-    "and IRIS_MODEL_API_KEY, or put them in iris.yaml, then restart."
+    "It cannot use tools, so tell Iris things with commands: /remember I live in Lisbon (then\n"
+    "/new: the next session knows it), /memory, /forget N, /cron add every day at 9 | PROMPT.\n"
+    "A real model also saves memory and schedules jobs when you just ask: set IRIS_MODEL\n"
+    "(e.g. openai/gpt-4o-mini, anthropic/claude-sonnet-4-5) and IRIS_MODEL_API_KEY, or put\n"
+    "them in iris.yaml, then restart."
 )
 
 
@@ -46,7 +49,7 @@ class ChatClient:
     def __post_init__(self) -> None:
         self._http = httpx.Client(
             base_url=self.url.rstrip("/"),
-            headers={"Authorization": f"Bearer {self.api_key}"},
+            headers={"Authorization": f"Bearer {self.api_key}", "X-Iris-Client": "terminal"},
             timeout=self.timeout,
         )
 

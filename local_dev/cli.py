@@ -190,6 +190,9 @@ def config_group() -> None:
     """Inspect the configuration (iris.yaml + IRIS_* environment variables)."""
 
 
+DEMO_API_BASE = "http://127.0.0.1:<free port>/v1"
+
+
 @config_group.command("show")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def config_show(as_json: bool) -> None:
@@ -197,22 +200,38 @@ def config_show(as_json: bool) -> None:
 
     Example: IRIS_MODEL=openai/gpt-4o-mini iris config show
     """
+    from local_dev.emulator import local_owner
+    from local_dev.local_model import MODEL_NAME, demo_settings
+
     settings = settings_or_exit()
-    values = settings.masked()
+    configured = settings.masked()
+    # What `iris dev` runs with: its owner, and the demo's values when no model is set (the
+    # model server's address is chosen when it starts).
+    running = local_owner(settings)
+    if settings.model is None:
+        running = demo_settings(running, DEMO_API_BASE)
+    values = running.masked()
     if as_json:
         click.echo(json.dumps(values, indent=2, default=str))
         return
     exists = settings.config_path and Path(settings.config_path).exists()
     click.echo(f"# config file: {settings.config_path}{'' if exists else ' (not present)'}")
+    click.echo("# the values `iris dev` runs with; '(set by iris dev …)' marks those it sets")
     for name, value in values.items():
         if name == "config_path":
             continue
         shown = "(not set)" if value is None or value == {} else value
-        if name == "model" and value is None:
-            from local_dev.local_model import MODEL_NAME
-
-            shown = (f"(not set: the embedded demo model answers, {MODEL_NAME}, "
-                     "SmolLM2-135M on this machine)")
+        if name == "model" and settings.model is None:
+            shown = (f"{MODEL_NAME} (set by iris dev: not configured, so the embedded demo "
+                     "model answers, SmolLM2-135M on this machine)")
+        elif name == "api_key" and value is None:
+            shown = "(not set: iris dev generates one into $IRIS_HOME/dev-api-key)"
+        elif name == "admin_api_key" and value is None:
+            shown = "(not set: the admin and search APIs under /api/ answer 503)"
+        elif value != configured[name]:
+            was = configured[name]
+            shown = (f"{shown} (set by iris dev; configured: "
+                     f"{'not set' if was in (None, {}, []) else was})")
         click.echo(f"{name}: {shown}")
 
 

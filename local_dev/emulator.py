@@ -16,6 +16,7 @@ from core.config import Settings
 from functions.app import create_app
 from functions.dispatch import LocalDispatcher
 from functions.runtime import Runtime, compose
+from local_dev.clikit import default_account
 from local_dev.devkey import dev_api_key
 
 log = logging.getLogger("iris.dev")
@@ -62,11 +63,20 @@ class Emulator:
 
 
 def local_settings(settings: Settings) -> Settings:
-    """The emulator's settings: a generated API key when none is configured."""
+    """The emulator's settings: a generated API key when none is configured, and, when no
+    owner is, the person at its terminal as owner: ``http:$USER``, the account ``iris chat``
+    talks as and ``iris dashboard link`` signs in (one owner for chat, /model and dashboard)."""
     if settings.api_key is None:
         key = dev_api_key(settings.home)
         settings = settings.model_copy(update={"api_key": SecretStr(key)})
-    return settings
+    return local_owner(settings)
+
+
+def local_owner(settings: Settings) -> Settings:
+    """With no owner_accounts, the account of the person at the emulator's terminal."""
+    if settings.owner_accounts:
+        return settings
+    return settings.model_copy(update={"owner_accounts": [default_account()]})
 
 
 def refuse_unisolated(settings: Settings) -> None:

@@ -9,12 +9,23 @@ takes seconds, where compiling llama-cpp-python took 14 minutes on an idle 2-cor
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from local_dev.gguf_meta import loadable_copy
+
+# gpt4all tries its CUDA builds first and says so on stderr when the machine has no CUDA.
+PROBE_NOISE = re.compile(r"^Failed to load libllamamodel-\S*cuda\S*: dlopen: .*cannot open "
+                         r"shared object file")
+PROBE_NOTE = ("gpt4all looked for CUDA (GPU) libraries and found none, as expected here: the "
+              "model runs on the CPU")
 
 # Returns False to stop the generation (a stop string was seen, or the client went away).
 OnPiece = Callable[[str], bool]
@@ -76,9 +87,20 @@ class GPT4AllEngine:
             return True
 
         def on_token(token_id: int, text: str) -> bool:
-            nonlocal made
-            made += 1
             return on_piece(text)
+
+        def counting_decoder(callback: Any) -> Any:
+            # The binding's decoder holds back a token that ends inside a UTF-8 character and
+            # calls back once for the whole character: counted here, every token is counted,
+            # so an answer cut at max_tokens is reported as cut ("length").
+            decode = type(raw)._callback_decoder(raw, callback)
+
+            def raw_token(token_id: int, response: bytes) -> bool:
+                nonlocal made
+                made += 1
+                return bool(decode(token_id, response))
+
+            return raw_token
 
         def call(text: str, predict: int, callback: Any) -> None:
             # The binding's public generate() reads special tokens as text outside its own
@@ -99,6 +121,7 @@ class GPT4AllEngine:
         start = raw.context.n_past if raw.context is not None else 0
         # the binding's per-prompt-token hook: counts the last turn's tokens, read after ``start``
         raw._prompt_callback = on_prompt_token
+        raw._callback_decoder = counting_decoder
         call(turns[-1], sampling.max_tokens, on_token)
         if raw.context.n_past < start + read:  # the engine made room by forgetting: start over
             self._read = []
@@ -143,8 +166,34 @@ def available() -> str | None:
     return next((name for name in ENGINES if importlib.util.find_spec(name) is not None), None)
 
 
+@contextmanager
+def quiet_probing() -> Iterator[None]:
+    """Run the engine's start with stderr (fd 2, where the native libraries write) caught:
+    the lines of its search for GPU libraries become one line saying what they meant, and
+    anything else is passed on as it was."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as caught:
+        os.dup2(caught.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            caught.seek(0)
+            lines = caught.read().decode(errors="replace").splitlines()
+            kept = [line for line in lines if not PROBE_NOISE.match(line)]
+            for line in kept:
+                print(line, file=sys.stderr)
+            if len(kept) < len(lines):
+                print(PROBE_NOTE, file=sys.stderr)
+            sys.stderr.flush()
+
+
 def load(model: Path, *, threads: int, context: int, cache: Path) -> Engine:
     name = available()
     if name is None:
         raise RuntimeError("no inference engine is installed (gpt4all or llama-cpp-python)")
-    return ENGINES[name](model, threads=threads, context=context, cache=cache)
+    with quiet_probing():
+        return ENGINES[name](model, threads=threads, context=context, cache=cache)

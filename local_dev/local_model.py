@@ -39,13 +39,14 @@ INSTALL_HINT = (
 
 
 def demo_settings(settings: Settings, api_base: str) -> Settings:
-    """Settings for the embedded demo model: its real context window, few steps, and no
-    side-model work (titles, reviews) that a tiny model would only do badly and slowly."""
+    """Settings for the embedded demo model: its real context window, few steps, no tools, and
+    no side-model work (titles, reviews) that a tiny model would only do badly and slowly:
+    sessions are titled with their first words instead."""
     return settings.model_copy(update={
         "model": MODEL_NAME, "model_api_base": api_base, "model_api_key": SecretStr("local"),
         "model_free": True, "interactive_first": True,
         "context_window": CONTEXT_TOKENS, "max_iterations": min(settings.max_iterations, 6),
-        "session_titles": False, "memory_review_every": 0,
+        "model_uses_tools": False, "session_titles_by_model": False, "memory_review_every": 0,
         "memory_review_at_session_end": False, "skill_review_min_tool_calls": 0,
         "skills_index_tokens": 300, "mcp_servers": {},
         "max_output_tokens": settings.max_output_tokens or DEMO_MAX_OUTPUT_TOKENS,

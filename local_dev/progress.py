@@ -1,5 +1,7 @@
 """Run a long build step with a line before it and one every 30 s while it runs, its output in
-a log (shown in full when it fails). `make run` installs Iris and the demo model through it:
+a log (its tail shown when it fails). `make run` installs Iris and the demo model through it,
+`make test` its install and the test suite, whose lines also say how far pytest is and about
+how long is left (from the ``[ NN%]`` pytest prints):
 
     python -m local_dev.progress --what "llama.cpp" --expect "5-15 minutes" --log build.log -- \\
         pip install ...
@@ -8,6 +10,7 @@ a log (shown in full when it fails). `make run` installs Iris and the demo model
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
 import time
@@ -20,7 +23,25 @@ def _elapsed(seconds: float) -> str:
 
 
 VERBS = {"build": ("Building", "building", "Built"),
-         "install": ("Installing", "installing", "Installed")}
+         "install": ("Installing", "installing", "Installed"),
+         "test": ("Running", "running", "Ran")}
+PERCENT = re.compile(rb"\[\s*(\d{1,3})%\]")
+TAIL_BYTES = 6000
+
+
+def estimate(log: Path, elapsed: float) -> str:
+    """``, 40% done, about 6 min left`` from the last percentage pytest wrote, or nothing."""
+    try:
+        with log.open("rb") as handle:
+            handle.seek(max(0, log.stat().st_size - 4096))
+            found = PERCENT.findall(handle.read())
+    except OSError:
+        return ""
+    percent = int(found[-1]) if found else 0
+    if not 0 < percent < 100:
+        return ""
+    left = elapsed * (100 - percent) / percent
+    return f", {percent}% done, about {_elapsed(left)} left"
 
 
 def run(command: list[str], *, what: str, expect: str, log: Path, every: float = 30.0,
@@ -35,11 +56,12 @@ def run(command: list[str], *, what: str, expect: str, log: Path, every: float =
                 code = process.wait(timeout=every)
                 break
             except subprocess.TimeoutExpired:
-                print(f"  … still {still} {what}: {_elapsed(time.monotonic() - start)}",
+                elapsed = time.monotonic() - start
+                print(f"  … still {still} {what}: {_elapsed(elapsed)}{estimate(log, elapsed)}",
                       flush=True)
     took = _elapsed(time.monotonic() - start)
     if code != 0:
-        print(log.read_text(errors="replace")[-6000:], file=sys.stderr)
+        print(log.read_text(errors="replace")[-TAIL_BYTES:], file=sys.stderr)
         print(f"{doing} {what} failed after {took} (exit {code}); full output in {log}",
               file=sys.stderr)
         return code

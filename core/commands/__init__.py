@@ -34,6 +34,7 @@ class CommandContext:
     session: Session
     is_owner: bool = False
     inbox_id: int | None = None  # the turn's inbox entry: what /stop marks
+    surface: str = ""  # the label of sessions started here (InboundMessage.surface)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from core.model_choice import allowed_models, check_choice
 
 @command("new", "start a new session (the old one stays searchable)")
 async def new_session(ctx: CommandContext, args: str) -> CommandResult:
-    session = ctx.store.sessions.start(ctx.user_id, ctx.chat_key, ctx.platform)
+    session = ctx.store.sessions.start(ctx.user_id, ctx.chat_key, ctx.surface or ctx.platform)
     return CommandResult(reply="Started a new session.", session=session)
 
 
@@ -69,6 +69,8 @@ async def model(ctx: CommandContext, args: str) -> CommandResult:
     try:
         name = check_choice(ctx.settings, args, owner=is_owner(ctx))
     except IrisUsageError as exc:
-        return CommandResult(reply=f"Model not changed: {exc}.")
+        return CommandResult(reply=f"Model not changed: {exc}. Owners are the accounts in "
+                             f"IRIS_OWNER_ACCOUNTS (this one is {ctx.account}); in `iris dev` "
+                             "with none set, the terminal's user (http:$USER) is the owner.")
     ctx.store.users.set_model(ctx.user_id, name)
     return CommandResult(reply=f"Switched your model to {name}.")

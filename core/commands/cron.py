@@ -34,6 +34,15 @@ async def cron(ctx: CommandContext, args: str) -> CommandResult:
         return CommandResult(reply=f"{exc}")
 
 
+def no_jobs(ctx: CommandContext) -> str:
+    example = "/cron add every day at 9 | summarise the news"
+    if ctx.settings.model_uses_tools:
+        return f"No scheduled jobs. Ask me to schedule something, or: {example}"
+    return (f"No scheduled jobs. Make one with /cron add SCHEDULE | PROMPT, e.g. {example}. "
+            "This model cannot schedule by itself (it is offered no tools); with a real model "
+            "(IRIS_MODEL) you can also just ask.")
+
+
 def _jobs(store: Store) -> CronJobs:
     """The store's jobs (the scheduler, and croniter with it, is imported on first use)."""
     from core.scheduler.jobs import CronJobs
@@ -49,7 +58,7 @@ async def _handle(ctx: CommandContext, verb: str, rest: str) -> str:
     if verb == "list":
         jobs = _jobs(store).list(user_id)
         if not jobs:
-            return "No scheduled jobs. Ask me to schedule something, or /cron add."
+            return no_jobs(ctx)
         last = _jobs(store).last_runs(user_id)
         return "\n".join(job_line(job, last.get(job.id)) for job in jobs)
     if verb == "add":

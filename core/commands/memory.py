@@ -5,13 +5,32 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from core.commands import CommandContext, CommandResult, command
+from core.commands.remember import numbered
 from core.errors import IrisUsageError
 from core.memory.book import Limits, MemoryBook
-from core.memory.models import ArchivedEntry, clip, summary
-from core.memory.snapshot import render_store
+from core.memory.models import TARGETS, ArchivedEntry, MemoryEntry, Target, Usage, clip, summary
+from core.memory.snapshot import shown
 
 USAGE = ("Usage: /memory | /memory archive [words] | /memory restore ID | /memory pending | "
          "/memory approve N|all | /memory reject N|all")
+
+
+def numbered_store(usage: dict[Target, Usage], stores: dict[Target, list[MemoryEntry]],
+                   target: Target) -> str:
+    """One store under its fill header, each entry numbered as /forget N takes it."""
+    lines = [f"{number}. {shown(entry)}".replace("\n", "\n   ")
+             for number, entry in numbered(stores) if entry.target == target]
+    return "\n".join([usage[target].header(), *(lines or ["(empty)"])])
+
+
+def hint(ctx: CommandContext) -> str:
+    """How memory gets written here: by the user's commands, and by the model when it can."""
+    commands = "/remember TEXT adds to your profile (/remember memory: TEXT to Iris' notes); " \
+               "/forget TEXT or N removes an entry."
+    if ctx.settings.model_uses_tools:
+        return f"Iris saves what matters as you talk; {commands}"
+    return (f"{commands} This model cannot save memory itself (it is offered no tools); a "
+            "real model (IRIS_MODEL) also notes what matters on its own.")
 
 
 def archive_lines(found: list[ArchivedEntry]) -> str:
@@ -32,12 +51,13 @@ async def memory(ctx: CommandContext, args: str) -> CommandResult:
     rest = words[1].strip() if len(words) > 1 else ""
     if not verb:
         usage, stores = book.usage(ctx.user_id, limits), repo.snapshot(ctx.user_id)
-        parts = [render_store(usage[t], stores[t]) for t in ("memory", "user")]
+        parts = [numbered_store(usage, stores, t) for t in TARGETS]
         archived = repo.count_archive(ctx.user_id)
         if archived:
             parts.append(f"{archived} archived entries: /memory archive [words]")
         if held := ctx.store.held_writes.pending(ctx.user_id, "memory"):
             parts.append(f"{len(held)} write(s) waiting for your confirmation: /memory pending")
+        parts.append(hint(ctx))
         return CommandResult(reply="\n\n".join(parts))
     if verb in ("pending", "approve", "reject"):
         from core.commands.held import held_writes

@@ -1,4 +1,5 @@
-"""Session titles: after a session's first exchange the side model names it."""
+"""Session titles: after a session's first exchange the side model names it (or, for a model
+too small for it, the first words of the first message do)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,18 @@ if TYPE_CHECKING:
 log = logging.getLogger("iris.titles")
 
 TRY_WHILE_USER_MESSAGES = 3  # later turns stop retrying a title the side model failed to give
+TITLE_WORDS = 6
+TITLE_CHARS = 60
+
+
+def first_words(text: str) -> str:
+    """A title from a message itself: its first few words on one line, "…" when cut."""
+    words = text.split()
+    title = " ".join(words[:TITLE_WORDS])
+    if len(title) > TITLE_CHARS:
+        title = title[: TITLE_CHARS - 1].rstrip()
+    cut = len(words) > TITLE_WORDS or len(title) < len(" ".join(words[:TITLE_WORDS]))
+    return title + "…" if cut and title else title
 
 
 async def title_session(ctx: HookContext) -> None:
@@ -31,6 +44,11 @@ async def title_session(ctx: HookContext) -> None:
     if not users or len(users) > TRY_WHILE_USER_MESSAGES:
         return
     if not any(m.message.role == "assistant" and m.message.content for m in stored):
+        return
+    if not ctx.settings.session_titles_by_model:
+        named = first_words(users[0].message.content)
+        if named:
+            store.transcripts.set_title(user_id, session.id, named, only_if_empty=True)
         return
     first = [m.message for m in stored[:6]]
     try:

@@ -21,6 +21,7 @@ from functions.ingress import receive
 
 CHAT_ID = "dashboard"
 CHAT_KEY = f"http:{CHAT_ID}"
+CLIENT = "dashboard"  # the label of sessions started here
 
 
 def chat_page(request: Request, form: FormData | None) -> Response:
@@ -43,7 +44,7 @@ def chat_page(request: Request, form: FormData | None) -> Response:
 def new_session(request: Request, form: FormData | None) -> Response:
     seen = own(request)
     form_checked(request, seen, form)
-    session = runtime(request).store.sessions.start(seen.user_id, CHAT_KEY, "http")
+    session = runtime(request).store.sessions.start(seen.user_id, CHAT_KEY, CLIENT)
     return back(request, seen, f"/u/{seen.user_id}/chat?session={session.id}",
                 "Started a new session.")
 
@@ -68,7 +69,7 @@ def _inbound(request: Request, user_id: str, form: FormData, *,
     return InboundMessage(
         platform="http", chat_id=CHAT_ID, account=account,
         platform_message_id=f"dashboard:{user_id}:{uuid.uuid4().hex}", text=text,
-        session_hint=session, meta={"stream": True} if stream else {},
+        session_hint=session, meta={"stream": True} if stream else {}, client=CLIENT,
     )
 
 

@@ -34,3 +34,18 @@ def test_the_answer_grows_in_the_page_as_it_is_produced(dash, new_page, shots):
     expect(answer).to_have_text("Green tea wants two minutes at eighty degrees.")
     expect(answer).to_have_attribute("data-state", "done")
     assert dash.llm.requests[-1]["stream"] is True
+
+
+def test_a_session_a_chat_starts_appears_in_the_sidebar_without_a_reload(dash, new_page):
+    page = new_page()
+    sign_in(page, dash.link_for("alice"))  # /dashboard itself ran in the HTTP API's chat
+    script_ready(page)
+    listed = page.locator("ul.sessions li a")
+    expect(listed).to_have_count(1)
+    expect(listed.first).to_contain_text("http")
+    dash.llm.reply("Hello Alice.")
+    page.get_by_label("Message (Ctrl+Enter sends)").fill("hello there")
+    page.get_by_role("button", name="Send").click()
+    expect(page.locator(".bubble.assistant").last).to_have_attribute("data-state", "done")
+    expect(listed).to_have_count(2)
+    expect(listed.first).to_contain_text("dashboard")

@@ -10,7 +10,7 @@ WA_ID = "4915112345678"
 DISCORD_DM = "1187262000000000042"
 
 COMMANDS = ["/new", "/help", "/memory", "/skills", "/usage", "/compress", "/model", "/link",
-            "/approve ABCD2345", "/stop"]
+            "/approve ABCD2345", "/stop", "/remember I like green tea", "/forget green tea"]
 
 
 @pytest.fixture(scope="module")

@@ -25,6 +25,7 @@ def test_help_lists_the_commands():
 
 def test_config_show_masks_secrets(monkeypatch):
     monkeypatch.setenv("IRIS_MODEL_API_KEY", "sk-verysecretkey-123456")
+    monkeypatch.setenv("IRIS_MODEL", "openai/gpt-4o-mini")
     result = CliRunner().invoke(cli, ["config", "show"])
     assert result.exit_code == 0
     assert "verysecret" not in result.output
@@ -33,9 +34,17 @@ def test_config_show_masks_secrets(monkeypatch):
 
 def test_config_show_names_the_demo_model_when_no_model_is_set(monkeypatch):
     result = CliRunner().invoke(cli, ["config", "show"])
-    assert "model: (not set: the embedded demo model answers, openai/smollm2-135m" in result.output
+    assert ("model: openai/smollm2-135m-instruct (set by iris dev: not configured, so the "
+            "embedded demo model answers") in result.output
+    # the values the demo runs with, not the defaults it replaces
+    assert "max_output_tokens: 128 (set by iris dev; configured: not set)" in result.output
+    assert "interactive_first: True (set by iris dev; configured: False)" in result.output
+    assert "owner_accounts: ['http:" in result.output
     monkeypatch.setenv("IRIS_MODEL", "openai/gpt-4o-mini")
-    assert "model: openai/gpt-4o-mini\n" in CliRunner().invoke(cli, ["config", "show"]).output
+    configured = CliRunner().invoke(cli, ["config", "show"]).output
+    assert "model: openai/gpt-4o-mini\n" in configured
+    assert "max_output_tokens: (not set)\n" in configured
+    assert "interactive_first: False\n" in configured
 
 
 def test_bad_config_is_one_line_and_exit_2(monkeypatch):

@@ -20,7 +20,9 @@ def test_demo_settings_fit_a_tiny_model(settings):
     assert (demo.model, demo.model_api_base) == (MODEL_NAME, "http://127.0.0.1:9/v1")
     assert demo.context_window == CONTEXT_TOKENS
     assert demo.max_iterations <= 6
-    assert not demo.session_titles and demo.memory_review_every == 0
+    assert not demo.session_titles_by_model and demo.memory_review_every == 0
+    assert demo.session_titles == settings.session_titles  # titled by their first words
+    assert not demo.model_uses_tools
     assert demo.skill_review_min_tool_calls == 0 and demo.mcp_servers == {}
 
 

@@ -118,3 +118,64 @@ def test_first_install_is_one_line_not_pips_output(venv, tmp_path):
     assert "pip install -e ." not in result.stdout  # pip's own lines are in the log
     assert "pip install -e ." in (venv / "install.log").read_text()
     assert lines[-1] == "iris run" and (venv / ".installed").exists()
+
+
+FAKE_PYTHON = """#!/bin/sh
+if [ "$1 $2" = "-m pytest" ]; then  # the suite: pytest -q's lines, then its verdict
+    echo "........................................ [ 50%]"
+    while [ ! -e "$MARKER" ]; do sleep 0.05; done
+    echo "FAILED tests/test_x.py::test_y - assert 1 == 2"
+    exit "$SUITE_EXIT"
+fi
+exec "$REAL_PYTHON" "$@"
+"""
+
+
+def make_test(venv: Path, tmp_path: Path, suite_exit: int) -> tuple[int, str]:
+    """`make test` with ruff, lint-imports and mypy that pass and a suite that waits until a
+    progress line was printed, then ends with ``suite_exit``."""
+    import sys
+
+    from tests.local_dev.test_no_orphans import Output
+
+    (venv / ".installed-dev").touch()
+    for name in ("ruff", "lint-imports", "mypy"):
+        (venv / "bin" / name).write_text(f"#!/bin/sh\necho '{name}: all clean'\n")
+        (venv / "bin" / name).chmod(0o755)
+    (venv / "bin" / "python").write_text(FAKE_PYTHON)
+    marker = tmp_path / "suite-may-end"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("IRIS_", "MAKE"))}
+    env.update(PYTHONPATH=str(ROOT), MARKER=str(marker), SUITE_EXIT=str(suite_exit),
+               REAL_PYTHON=sys.executable)
+    make = subprocess.Popen(
+        ["make", "--no-print-directory", f"VENV={venv}", "PROGRESS_EVERY=0.2", "test"],
+        cwd=ROOT, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out = Output(make)
+    try:
+        out.wait("… still running the test suite: ")
+        out.wait("50% done, about ")
+        marker.touch()
+        code = make.wait(timeout=60)
+    finally:
+        marker.touch()
+        if make.poll() is None:
+            make.kill()
+    out.finish()
+    return code, out.text
+
+
+def test_make_test_is_quiet_with_progress_and_an_estimate(venv, tmp_path):
+    code, text = make_test(venv, tmp_path, 0)
+    assert code == 0, text
+    assert f"Running the test suite (once; expect tens of minutes on 2 cores; an estimate " \
+           f"follows); output in {venv}/test.log" in text
+    assert "[ 50%]" not in text  # pytest's own lines are in the log
+    assert "[ 50%]" in (venv / "test.log").read_text()
+    assert text.strip().splitlines()[-1].startswith("Ran the test suite in ")
+
+
+def test_a_failing_make_test_shows_the_tail_of_pytests_output(venv, tmp_path):
+    code, text = make_test(venv, tmp_path, 1)
+    assert code != 0
+    assert "FAILED tests/test_x.py::test_y - assert 1 == 2" in text
+    assert "Running the test suite failed after" in text and f"{venv}/test.log" in text

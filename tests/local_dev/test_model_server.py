@@ -132,6 +132,26 @@ def test_the_real_model_streams_and_stops_at_the_length_asked(real_server):
     assert chunks[-1]["usage"]["completion_tokens"] == 8
 
 
+def test_an_answer_cut_inside_characters_of_several_tokens_is_reported_cut(real_server):
+    """Emoji take several tokens each, and gpt4all calls back once per whole character: every
+    token must still count, or an answer cut at max_tokens reads as finished (no cut note)."""
+    url, _ = real_server
+    body = {"messages": [{"role": "user", "content": "Write five emoji: 😀🎉🌍🔥💡 and repeat "
+                          "them."}], "max_tokens": 16, "temperature": 0}
+    answer = httpx.post(f"{url}/chat/completions", json=body, timeout=120).json()
+    assert any(ord(ch) > 0xFFFF for ch in answer["choices"][0]["message"]["content"])
+    assert answer["choices"][0]["finish_reason"] == "length"
+    assert answer["usage"]["completion_tokens"] == 16
+
+
+def test_the_engines_search_for_gpu_libraries_is_one_line_in_the_log(real_server):
+    _, cache = real_server
+    log = (cache.parent / "model.log").read_text()
+    assert "libcudart" not in log and "cannot open shared object file" not in log
+    assert log.count("found none, as expected here: the model runs on the CPU") <= 1
+    assert "engine gpt4all" in log
+
+
 def test_a_conversation_read_in_part_answers_as_one_read_whole(real_server):
     """The engine rereads only the turns that changed; greedy answers are the same as from a
     fresh read (the cache would show here as a different answer)."""

@@ -16,6 +16,18 @@ function bubble(log, role, text) {
   return div;
 }
 
+// A turn that started a session: the sidebar lists it at once, and the form continues it.
+async function refreshSessions(form) {
+  const list = document.querySelector("ul.sessions");
+  const page = await fetch(location.pathname, { credentials: "same-origin" });
+  if (!list || !page.ok) return;
+  const fresh = new DOMParser().parseFromString(await page.text(), "text/html");
+  const sessions = fresh.querySelector("ul.sessions");
+  if (sessions) list.replaceWith(sessions);
+  const current = fresh.querySelector("input[name=session]");
+  if (current && !form.elements.session.value) form.elements.session.value = current.value;
+}
+
 async function streamTurn(form) {
   const log = document.getElementById("log");
   const input = form.querySelector("textarea[name=text]");
@@ -28,6 +40,7 @@ async function streamTurn(form) {
   answer.setAttribute("aria-live", "polite");
   answer.dataset.state = "streaming";
   input.value = "";
+  const startedNew = !form.elements.session.value;
   const body = new URLSearchParams(new FormData(form));
   body.set("text", text);
   try {
@@ -61,6 +74,7 @@ async function streamTurn(form) {
       }
     }
     answer.textContent = shown || "(no answer)";
+    if (startedNew) await refreshSessions(form);
   } catch (err) {
     answer.textContent = "⚠ " + err.message;
   } finally {

@@ -15,7 +15,8 @@ def test_memory_command_shows_searches_and_restores(runtime, scripted):
     send(runtime, "drop the deploy note", "2")
     shown = send(runtime, "/memory", "3").reply
     assert shown.startswith("MEMORY [0% — 0/2,200 chars]\n(empty)")
-    assert "USER PROFILE [1% — 13/1,375 chars]\n[you] Prefers tabs." in shown
+    assert "USER PROFILE [1% — 13/1,375 chars]\n1. [you] Prefers tabs." in shown
+    assert shown.endswith("/forget TEXT or N removes an entry.")  # the model can also save
     assert "1 archived entries" in shown
     found = send(runtime, "/memory archive deploy", "4").reply
     assert "[memory, removed" in found and "Deploys run from infra/deploy.sh." in found

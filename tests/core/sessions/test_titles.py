@@ -76,3 +76,15 @@ def test_title_command_sets_and_shows(settings, store):
     entry = send(rt, "/title Tax return 2024", "1")
     assert entry.reply == "Session titled: Tax return 2024"
     assert "Tax return 2024" in send(rt, "/title", "2").reply
+
+
+def test_without_a_model_able_to_title_the_first_words_name_the_session(settings, store):
+    """The embedded demo's setting: no side-model call, the first message's first words."""
+    rt, router = make_runtime(settings.model_copy(update={"session_titles_by_model": False}),
+                              store)
+    router.main_model.then("Try a sourdough starter.", "Feed it daily.")
+    entry = send(rt, "how   do I bake\nbread at home without yeast?", "1")
+    assert store.sessions.get(entry.user_id, entry.session_id).title == "how do I bake bread at…"
+    send(rt, "and then?", "2")
+    assert store.sessions.get(entry.user_id, entry.session_id).title == "how do I bake bread at…"
+    assert router.side_model.requests == []
