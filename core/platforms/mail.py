@@ -14,12 +14,14 @@ import hashlib
 import ipaddress
 import re
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from core.errors import ConfigError, IrisUsageError
 from core.platforms.delivery import DeliveryFailed
 from core.platforms.format_email import to_email_html
+from core.platforms.offload import formatted
 from core.platforms.spec import ChatAddress, PlatformSpec
 
 if TYPE_CHECKING:
@@ -124,7 +126,7 @@ class EmailSender:
         return message
 
     async def send(self, target: dict[str, Any], text: str) -> list[str]:
-        message = self.compose(target, text)
+        message = await formatted(partial(self.compose, target), text)
         await asyncio.to_thread(self._deliver, message)
         return [str(message["Message-ID"]).strip("<>")]
 
