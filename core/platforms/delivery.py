@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from core.ids import new_id
+from core.platforms.offload import formatted
 from core.store import Store
 from core.store.deliveries import Delivery
 
@@ -198,7 +199,7 @@ class DeliveryService:
         if not isinstance(sender, PartSender):
             return await sender.send(claimed.target, claimed.text)
         multi = sender
-        parts = multi.parts(claimed.text)
+        parts = await formatted(multi.parts, claimed.text)
         ids = list(claimed.platform_ids)
         for index in range(len(ids), len(parts)):
             ids.append(await multi.send_part(claimed.target, parts[index], index))

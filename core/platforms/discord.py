@@ -21,6 +21,7 @@ from core.errors import IrisUsageError
 from core.platforms.delivery import DeliveryFailed
 from core.platforms.discord_buttons import question_components
 from core.platforms.format_discord import render_block
+from core.platforms.offload import formatted
 from core.platforms.spec import ChatAddress, PlatformSpec
 from core.platforms.split import Part, split_message
 
@@ -57,7 +58,8 @@ class DiscordSender:
         return split_message(text, MESSAGE_LIMIT, render_block)
 
     async def send(self, target: dict[str, Any], text: str) -> list[str]:
-        return [await self.send_part(target, part, i) for i, part in enumerate(self.parts(text))]
+        parts = await formatted(self.parts, text)
+        return [await self.send_part(target, part, i) for i, part in enumerate(parts)]
 
     async def send_part(self, target: dict[str, Any], part: Part, index: int) -> str:
         body: dict[str, Any] = {"content": part.rendered, "allowed_mentions": NO_MENTIONS}

@@ -13,6 +13,7 @@ import hashlib
 import ipaddress
 import re
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
@@ -20,6 +21,7 @@ from core.errors import ConfigError, IrisUsageError
 from core.lanes import blocking
 from core.platforms.delivery import DeliveryFailed
 from core.platforms.format_email import to_email_html
+from core.platforms.offload import formatted
 from core.platforms.spec import ChatAddress, PlatformSpec
 
 if TYPE_CHECKING:
@@ -125,7 +127,7 @@ class EmailSender:
         return message
 
     async def send(self, target: dict[str, Any], text: str) -> list[str]:
-        message = self.compose(target, text)
+        message = await formatted(partial(self.compose, target), text)
         await blocking("io", f"mail:{message['To']}", self._deliver, message,
                        what="sending the email")
         return [str(message["Message-ID"]).strip("<>")]

@@ -8,25 +8,33 @@ a long reply can be split between blocks and every part still renders on its own
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*([\w+#.-]*)\s*$")
-HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 BULLET = re.compile(r"^(\s*)[-*+]\s+(.*)$")
 QUOTE = re.compile(r"^\s{0,3}>\s?(.*)$")
 RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
+_FENCE_START = re.compile(r"\s{0,3}(`{3,}|~{3,})")
+_LANG = re.compile(r"[\w+#.-]*")
+_HEADING_START = re.compile(r"\s{0,3}#{1,6}\s+")
 
-# Inline spans that are taken whole, before any emphasis: code spans and links.
-CODE_SPAN = r"(?P<code>`+)(?P<code_text>.+?)(?P=code)"
-LINK = r"\[(?P<link_text>[^\]\n]+)\]\((?P<url>(?:https?://|mailto:|tg://)[^\s)]+)\)"
-INLINE = re.compile(f"{CODE_SPAN}|{LINK}")
 
-BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|__(?=\S)(.+?)(?<=\S)__")
-ITALIC = re.compile(
-    r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])|(?<![\w])_(?=[^\s_])(.+?)(?<=[^\s_])_(?!\w)"
-)
-STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
+def fence(line: str) -> tuple[str, str] | None:
+    """``(marker, language)`` of a line that opens a fenced code block."""
+    match = _FENCE_START.match(line)
+    if match is None:
+        return None
+    rest = line[match.end():].strip()
+    lang = _LANG.match(rest)
+    assert lang is not None  # it matches the empty string
+    return (match.group(1), rest) if lang.end() == len(rest) else None
+
+
+def heading(line: str) -> str | None:
+    """The text of a heading line (``# Title ##``), or None."""
+    match = _HEADING_START.match(line)
+    if match is None:
+        return None
+    return line[match.end():].rstrip().rstrip("#").rstrip()
 
 
 @dataclass(frozen=True)
@@ -55,15 +63,15 @@ def split_blocks(text: str) -> list[Block]:
     i = 0
     while i < len(lines):
         line = lines[i]
-        fence = FENCE.match(line)
-        if fence:
-            marker = fence.group(1)
+        opened = fence(line)
+        if opened:
+            marker, lang = opened
             end = i + 1
             while end < len(lines) and not lines[end].strip().startswith(marker):
                 end += 1
             flush()
             body = "\n".join(lines[i + 1:end])
-            blocks.append(code_block(body, fence.group(2)))
+            blocks.append(code_block(body, lang))
             i = end + 1
             continue
         if line.strip():
@@ -73,48 +81,6 @@ def split_blocks(text: str) -> list[Block]:
         i += 1
     flush()
     return blocks
-
-
-@dataclass(frozen=True)
-class Span:
-    kind: str  # text | code | link
-    text: str
-    url: str = ""
-
-
-def inline_spans(text: str) -> Iterator[Span]:
-    """Code spans and links whole; the rest as text for emphasis."""
-    at = 0
-    for match in INLINE.finditer(text):
-        if match.start() > at:
-            yield Span("text", text[at:match.start()])
-        if match.group("code"):
-            yield Span("code", match.group("code_text"))
-        else:
-            yield Span("link", match.group("link_text"), match.group("url"))
-        at = match.end()
-    if at < len(text):
-        yield Span("text", text[at:])
-
-
-def emphasis(
-    text: str, *, bold: Callable[[str], str], italic: Callable[[str], str],
-    strike: Callable[[str], str],
-) -> str:
-    """Apply bold, strike and italic; matched pairs only, so the output is always balanced."""
-    marks: list[str] = []
-
-    def hold(rendered: str) -> str:
-        marks.append(rendered)
-        return f"\x00{len(marks) - 1}\x00"
-
-    def inner(value: str) -> str:
-        return re.sub(r"\x00(\d+)\x00", lambda m: marks[int(m.group(1))], value)
-
-    text = BOLD.sub(lambda m: hold(bold(inner(m.group(1) or m.group(2)))), text)
-    text = STRIKE.sub(lambda m: hold(strike(inner(m.group(1)))), text)
-    text = ITALIC.sub(lambda m: hold(italic(inner(m.group(1) or m.group(2)))), text)
-    return inner(text)
 
 
 def utf16_len(text: str) -> int:

@@ -10,16 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from core.platforms.markdown import (
-    BULLET,
-    HEADING,
-    QUOTE,
-    RULE,
-    Block,
-    emphasis,
-    inline_spans,
-    split_blocks,
-)
+from core.platforms.inline import emphasis, inline_spans
+from core.platforms.markdown import BULLET, QUOTE, RULE, Block, heading, split_blocks
 
 Wrap = Callable[[str], str]
 
@@ -80,8 +72,8 @@ def render_block(block: Block, dialect: Dialect) -> str:
         end_quote()
         if RULE.match(line):
             lines.append(dialect.rule)
-        elif match := HEADING.match(line):
-            lines.append(dialect.heading(inline(match.group(1), dialect)))
+        elif (title := heading(line)) is not None:
+            lines.append(dialect.heading(inline(title, dialect)))
         elif match := BULLET.match(line):
             lines.append(f"{match.group(1)}{dialect.bullet}{inline(match.group(2), dialect)}")
         else:

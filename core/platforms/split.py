@@ -35,19 +35,30 @@ def _cut_word(word: str, limit: int, size: Callable[[str], int]) -> list[str]:
 
 
 def _pack(units: list[str], sep: str, limit: int, size: Callable[[str], int]) -> list[str]:
-    """Greedily join ``units`` with ``sep`` into strings whose size is within ``limit``."""
+    """Join ``units`` with ``sep`` into strings whose size is within ``limit``, each taking as
+    many units as fit. The Markdown length bounds the search (a string is never smaller than
+    its Markdown), then bisection finds the most units whose rendering fits, so each string is
+    rendered a few times, not once per unit. A unit too big on its own stands alone."""
+    widths = [utf16_len(unit) for unit in units]
+    gap = utf16_len(sep)
     out: list[str] = []
-    current: str | None = None
-    for unit in units:
-        candidate = unit if current is None else f"{current}{sep}{unit}"
-        if size(candidate) <= limit:
-            current = candidate
-            continue
-        if current is not None:
-            out.append(current)
-        current = unit
-    if current is not None:
-        out.append(current)
+    start = 0
+    while start < len(units):
+        end, width = start + 1, widths[start]
+        while end < len(units) and width + gap + widths[end] <= limit:
+            width += gap + widths[end]
+            end += 1
+        if size(sep.join(units[start:end])) > limit:
+            fits, over = start + 1, end  # units[start:fits] is taken even if it does not fit
+            while over - fits > 1:
+                middle = (fits + over) // 2
+                if size(sep.join(units[start:middle])) <= limit:
+                    fits = middle
+                else:
+                    over = middle
+            end = fits
+        out.append(sep.join(units[start:end]))
+        start = end
     return out
 
 
@@ -82,10 +93,24 @@ def _fit(block: Block, limit: int, render: Render) -> list[Block]:
     return [Block(text=text) for text in _pack(lines, "\n", limit, prose_size)]
 
 
+def _memo(render: Render) -> Render:
+    """``render`` remembering its answers: a block is measured, then grouped, then sent."""
+    seen: dict[Block, str] = {}
+
+    def rendered(block: Block) -> str:
+        if (known := seen.get(block)) is None:
+            known = seen[block] = render(block)
+        return known
+
+    return rendered
+
+
 def split_message(text: str, limit: int, render: Render) -> list[Part]:
-    """Parts of at most ``limit`` UTF-16 units, both as Markdown and as rendered."""
+    """Parts of at most ``limit`` UTF-16 units, both as Markdown and as rendered. The time taken
+    grows in proportion to the text: blocks are split first, then each piece is rendered."""
     if limit < 64:
         raise ValueError("limit must be at least 64")
+    render = _memo(render)
     blocks = [piece for block in split_blocks(text) for piece in _fit(block, limit, render)]
     parts: list[list[Block]] = []
     used = 0

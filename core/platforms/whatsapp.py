@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from core.errors import IrisUsageError
 from core.platforms.delivery import DeliveryFailed
 from core.platforms.format_whatsapp import render_block
+from core.platforms.offload import formatted
 from core.platforms.spec import ChatAddress, PlatformSpec
 from core.platforms.split import Part, split_message
 from core.platforms.whatsapp_buttons import question_interactive
@@ -85,7 +86,8 @@ class WhatsAppSender:
         return split_message(text, MESSAGE_LIMIT, render_block)
 
     async def send(self, target: dict[str, Any], text: str) -> list[str]:
-        return [await self.send_part(target, part, i) for i, part in enumerate(self.parts(text))]
+        parts = await formatted(self.parts, text)
+        return [await self.send_part(target, part, i) for i, part in enumerate(parts)]
 
     async def send_part(self, target: dict[str, Any], part: Part, index: int) -> str:
         choices = target.get("choices") if index == 0 else None
