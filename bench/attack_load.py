@@ -28,7 +28,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import zlib
 from pathlib import Path
 
 import httpx
@@ -37,37 +36,8 @@ from _common import ROOT, free_port, percentile, spawn
 KEY = "bench-key"
 FIFO_USERS = 8
 PDF_USERS = 2
-PAGES = 300
 PRIVATE_URLS = ("http://127.0.0.1:6379/", "http://169.254.169.254/latest/meta-data/",
                 "http://[::1]:8080/", "http://localhost:22/", "http://10.0.0.1/")
-
-
-def pdf_bomb(pages: int = PAGES, stream_bytes: int = 2 * 1024 * 1024) -> bytes:
-    """A small PDF whose pages all share one Flate content stream of text operators."""
-    operators = b"BT /F1 9 Tf 20 700 Td (bomb) Tj ET\n"
-    content = operators * (stream_bytes // len(operators))
-    packed = zlib.compress(content, 9)
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [" + b" ".join(
-            f"{5 + n} 0 R".encode() for n in range(pages)) + b"] /Count %d >>" % pages,
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(packed) + packed
-        + b"\nendstream",
-    ]
-    objects += [b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-                b"/Resources << /Font << /F1 3 0 R >> >> >>"] * pages
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1, xref)
-    return bytes(out)
 
 
 def serve_model(port: int, page_port: int) -> None:
@@ -76,6 +46,7 @@ def serve_model(port: int, page_port: int) -> None:
     from starlette.responses import Response
     from starlette.routing import Route
 
+    from iris_testing.hostile_documents import pdf_bomb
     from iris_testing.llm_server import ScriptedLLM, ToolCall, ToolCalls
     from iris_testing.server import start_server
 
@@ -102,7 +73,7 @@ def serve_model(port: int, page_port: int) -> None:
 
     llm = ScriptedLLM()
     llm.handler = answer
-    bomb = pdf_bomb()
+    bomb = pdf_bomb(pages=300)
 
     async def report(_request: object) -> Response:
         return Response(bomb, media_type="application/pdf")
