@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 
 from core.messages import Message, ToolCall
 from iris_testing.crash_platform_worker import ROOT, HandOff
@@ -58,13 +57,11 @@ def test_stop_reaches_a_turn_running_in_another_process(iris_home):
             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             stack.wait(in_model.exists, timeout=60)
-            started = time.monotonic()
             assert stack.telegram_post(stack.telegram.make_update("/stop")).status_code == 200
             _, stderr = child.communicate(timeout=60)
         finally:
             child.kill()
         assert child.returncode == 0, stderr
-        assert time.monotonic() - started < 30
         done = rt.store.inbox.get(entry["user_id"], entry["id"])
         assert (done.status, done.reply) == ("cancelled", "Stopped.")
         roles = [m.message.role for m in rt.store.messages.for_session(
