@@ -1,7 +1,6 @@
 """/stop is answered at ingress and cancels a turn running elsewhere: over the HTTP API, and
 in another process (another container) through the database flag."""
 
-import asyncio
 import os
 import subprocess
 import sys
@@ -10,6 +9,7 @@ import threading
 from core.messages import Message, ToolCall
 from iris_testing.crash_platform_worker import ROOT, HandOff
 from iris_testing.platform_stack import platform_stack
+from iris_testing.waiting import until
 
 
 def test_stop_over_http_ends_the_waiting_request(iris_home):
@@ -17,8 +17,8 @@ def test_stop_over_http_ends_the_waiting_request(iris_home):
         store = stack.rt.store
 
         async def wait_for_stop(messages):
-            while not store.db.scalar("SELECT count(*) FROM turn_cancels"):
-                await asyncio.sleep(0.01)
+            await until(lambda: store.db.scalar("SELECT count(*) FROM turn_cancels"),
+                        "the /stop")
             return Message(role="assistant", content="", tool_calls=(
                 ToolCall(id="c1", name="clock", arguments="{}"),))
 

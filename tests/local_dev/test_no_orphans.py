@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import httpx
@@ -18,6 +17,7 @@ import pytest
 
 from iris_testing import stand_in_model
 from iris_testing.server import free_port
+from iris_testing.waiting import wait_until
 from local_dev.chat import CTRL_C_AGAIN
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,13 +54,7 @@ def pids_with(*words: str) -> list[int]:
 
 
 def wait_for(condition, what: str, timeout: float = 120.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
+    return wait_until(condition, what, timeout=timeout)
 
 
 class Output:
