@@ -14,7 +14,7 @@ from sandboxes import (
 )
 from tests.sandboxes.conftest import Backend
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.process]
 
 
 def output(result: ExecResult) -> str:

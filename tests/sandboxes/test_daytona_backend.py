@@ -17,7 +17,7 @@ from sandboxes.base import COMMAND_HOME, TIMEOUT_EXIT_CODE, shell_argv
 from sandboxes.daytona_backend import DaytonaSandbox
 from tests.sandboxes.conftest import Backend, alive, until
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.process]
 ECHO_PID_THEN_SLEEP = "echo $$ > began.tmp && mv began.tmp began && exec sleep 60"
 
 

@@ -13,7 +13,7 @@ from sandboxes import PathOutsideWorkspace, SandboxError, SandboxOptions, open_s
 from sandboxes.local import LocalSandbox, command_env, looks_secret
 from tests.sandboxes.fakes import MemoryStateStore
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.process]
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from sandboxes.base import COMMAND_HOME, TIMEOUT_EXIT_CODE
 from sandboxes.modal_backend import ModalSandbox
 from tests.sandboxes.conftest import Backend, alive, until
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.process]
 
 
 def fake_of(backend: Backend) -> FakeModal:

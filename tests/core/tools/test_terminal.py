@@ -13,6 +13,8 @@ from tests.core.acting.support import (
     with_backend,
 )
 
+pytestmark = pytest.mark.process  # its tools run shells or processes
+
 
 def test_runs_in_the_workspace_and_reports_exit_code_and_output(ctx, iris_home):
     out = call(ctx, "terminal", command="echo hello; echo oops >&2; pwd; exit 3")
