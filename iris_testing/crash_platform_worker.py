@@ -11,7 +11,6 @@ import asyncio
 import os
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ def main(user_id: str, chat_key: str, step: str) -> None:
     from functions.dispatch import LocalDispatcher
     from functions.runtime import compose
     from iris_testing.scripted_model import FixedRouter, ScriptedModel, call, tool_calls
+    from iris_testing.waiting import wait_until
 
     model = ScriptedModel().then(tool_calls(call("clock")), "child answer")
     dispatcher = LocalDispatcher()
@@ -36,8 +36,8 @@ def main(user_id: str, chat_key: str, step: str) -> None:
     if step == "wait_for_stop":  # a long first step, until another process asks to stop
         def slow_step(messages: object) -> object:
             Path(os.environ["IRIS_TEST_IN_MODEL"]).touch()
-            while not rt.store.db.scalar("SELECT count(*) FROM turn_cancels"):
-                time.sleep(0.02)
+            wait_until(lambda: rt.store.db.scalar("SELECT count(*) FROM turn_cancels"),
+                       "another process to ask for a stop")
             return tool_calls(call("clock"))
 
         model.steps = [slow_step, "child answer"]

@@ -22,6 +22,7 @@ from iris_testing.llm_server import Failure, ScriptedLLM, Stall
 from iris_testing.modal_fake import FakeModal
 from iris_testing.platform_stack import Stack, platform_stack
 from iris_testing.server import serve
+from iris_testing.waiting import wait_until
 
 MARK = re.compile(r"re: m:(\d+)\b")
 OVERLOADED = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
@@ -72,11 +73,7 @@ def _count(stack: Stack, platform: str, turns: int) -> tuple[int, int, int, int]
 
 
 def _wait(what: str, condition: Any, timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
+    wait_until(condition, what, timeout=timeout)
 
 
 def _refused(stack: Stack) -> int:

@@ -30,6 +30,7 @@ from core.store import open_store
 from iris_testing.llm_server import Hang, ScriptedLLM
 from iris_testing.server import free_port, serve
 from iris_testing.telegram_api import FakeTelegram
+from iris_testing.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "7000001:kill-token"
@@ -63,11 +64,7 @@ class Model:
 
 
 def wait_for(what: str, condition: Callable[[], object], timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
+    wait_until(condition, what, timeout=timeout)
 
 
 def start_dev(env: dict[str, str], port: int, log: Path) -> subprocess.Popen[str]:

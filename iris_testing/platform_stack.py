@@ -8,7 +8,6 @@ import asyncio
 import inspect
 import json
 import logging
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from iris_testing.server import start_server
 from iris_testing.slack_api import FakeSlack
 from iris_testing.smtp_server import MailServer
 from iris_testing.telegram_api import FakeTelegram
+from iris_testing.waiting import wait_until
 from iris_testing.whatsapp_api import FakeWhatsApp
 
 TELEGRAM_TOKEN = "7000001:test-token"
@@ -174,12 +174,11 @@ class Stack:
                    **FakeSlack.sign(body, SLACK_SECRET)}
         return self.http.post(f"{self.url}/slack/events", content=body, headers=headers)
 
-    def wait(self, predicate: Callable[[], object], timeout: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not predicate():
-            if time.monotonic() > deadline:
-                raise AssertionError("timed out waiting for the platform stack")
-            time.sleep(0.01)
+    def wait(self, predicate: Callable[[], object], what: str | None = None, *,
+             timeout: float = 60.0) -> None:
+        """``wait_until`` ``predicate``, named ``what`` (or after the predicate) on failure."""
+        name = what or f"the platform stack: {getattr(predicate, '__qualname__', predicate)}"
+        wait_until(predicate, name, timeout=timeout)
 
     def settled(self) -> bool:
         """Nothing pending in any inbox and no delivery still to send."""
@@ -194,10 +193,9 @@ class Stack:
         return self.settled() and running == 0
 
 
-def _until_idle(dispatcher: object, seconds: float = 30.0) -> None:
-    deadline = time.monotonic() + seconds
-    while getattr(dispatcher, "running", 0) and time.monotonic() < deadline:
-        time.sleep(0.01)
+def _until_idle(dispatcher: object) -> None:
+    wait_until(lambda: not getattr(dispatcher, "running", 0), "the dispatcher's drains to end",
+               seen=lambda: {"running": getattr(dispatcher, "running", 0)})
 
 
 class _Sweeping:

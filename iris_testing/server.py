@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import uvicorn
+
+from iris_testing.waiting import wait_until
 
 
 def free_port() -> int:
@@ -48,11 +49,12 @@ def start_server(app: object, *, port: int | None = None, timeout: float = 10.0)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]},
                               name=f"uvicorn-{port}", daemon=True)
     thread.start()
-    deadline = time.monotonic() + timeout
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError(f"test server on port {port} did not start")
-        time.sleep(0.01)
+    def started() -> bool:
+        if not thread.is_alive():
+            raise RuntimeError(f"test server on port {port} stopped before it started")
+        return bool(server.started)
+
+    wait_until(started, f"the test server on port {port} to start", timeout=timeout)
     return RunningServer(url=f"http://127.0.0.1:{port}", port=port, server=server, thread=thread)
 
 

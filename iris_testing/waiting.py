@@ -96,6 +96,23 @@ async def until(condition: Callable[[], T | Awaitable[T]], what: str, *,
 
 
 def wait_for_event(event: _Waitable, what: str, *, timeout: float = DEFAULT_TIMEOUT) -> None:
-    """Block on a ``threading.Event`` (anything with ``wait(timeout) -> bool``) naming it."""
-    if not event.wait(timeout):
-        raise WaitTimeout(f"waited {timeout:g} s for {what}")
+    """Wait for a ``threading.Event`` (anything with ``wait(timeout) -> bool``) naming it.
+
+    Polled with ``wait(0)`` and relative sleeps, not one ``wait(timeout)``: a timed wait is an
+    absolute deadline on the monotonic clock, which libfaketime (CI's second pass) moves, so a
+    wait meant to fail after a minute could last days.
+    """
+    wait_until(lambda: event.wait(0), what, timeout=timeout)
+
+
+def answers(url: str, *, status: int = 200) -> bool:
+    """Whether ``url`` answers ``status`` now; a refused or unanswered request is "not yet".
+
+    A condition for ``wait_until``: ``wait_until(lambda: answers(f"{url}/healthz"), "…")``.
+    """
+    import httpx
+
+    try:
+        return httpx.get(url, timeout=5).status_code == status
+    except httpx.HTTPError:
+        return False

@@ -17,6 +17,7 @@ import random
 import re
 import time
 from collections import defaultdict
+from contextlib import suppress
 from dataclasses import dataclass, field
 
 import httpx
@@ -30,6 +31,7 @@ from iris_testing.platform_stack import (
     Stack,
 )
 from iris_testing.slack_api import FakeSlack
+from iris_testing.waiting import WaitTimeout, wait_until
 from iris_testing.whatsapp_api import FakeWhatsApp
 
 PLATFORMS = ("telegram", "slack", "whatsapp", "discord", "email")
@@ -220,11 +222,13 @@ def run(stack: Stack, *, messages: int, chats: int, repeat_share: float = 0.2,
     def answered() -> int:
         return sum(len(seqs) for seqs in replies(stack, chats).values())
 
-    deadline = time.monotonic() + timeout
-    while (answered() < messages or not stack.settled()) and time.monotonic() < deadline:
-        time.sleep(0.02)
+    # Every message answered and nothing left to run or send (so no late double can follow);
+    # past the timeout, the report counts what is missing.
+    with suppress(WaitTimeout):
+        wait_until(lambda: answered() >= messages and stack.finished(),
+                   "every message answered and the stack idle", timeout=timeout,
+                   seen=lambda: {"answered": answered(), "of": messages})
     seconds = time.perf_counter() - started
-    time.sleep(0.2)  # a late double would show up now
     got = replies(stack, chats)
     lost = doubled = out_of_order = 0
     for chat, lane in enumerate(lanes):

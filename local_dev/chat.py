@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import signal
 import sys
 import threading
 import uuid
@@ -197,6 +198,11 @@ def _interrupted(client: ChatClient) -> None:
 
 
 def repl(client: ChatClient, history_file: Path) -> int:
+    # Ctrl-C stops the running turn, even where the parent ignored SIGINT (as a script's
+    # background job does, and its children inherit): installed before the banner, so the
+    # banner means Ctrl-C works.
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         return _repl(client, history_file)
     except KeyboardInterrupt:  # before the first prompt

@@ -28,6 +28,7 @@ TICK_SECONDS = 60.0
 class Emulator:
     runtime: Runtime
     dispatcher: LocalDispatcher
+    ticks: int = 0  # ticker runs finished: a test waits for more ticks instead of sleeping
 
     def app(self, *, tick_seconds: float = TICK_SECONDS):  # type: ignore[no-untyped-def]
         @asynccontextmanager
@@ -59,6 +60,7 @@ class Emulator:
                 await self.tick()
             except Exception:
                 log.exception("tick failed")
+            self.ticks += 1
             await asyncio.sleep(seconds)
 
 

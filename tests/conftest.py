@@ -8,7 +8,7 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-pytest_plugins = ["tests.fakes.s3", "tests.fakes.hrana_fixtures"]
+pytest_plugins = ["tests.fakes.s3", "tests.fakes.hrana_fixtures", "tests.markers"]
 
 # Property tests draw the same examples on every run, so CI never goes red on a lucky draw;
 # HYPOTHESIS_PROFILE=explore draws fresh ones (and more) to look for new failures.
@@ -92,7 +92,10 @@ def runtime(settings, store, scripted):
 # report. With IRIS_TEST_CRASH_LOG set (.ci/run sets it), every thread's stack goes to that file
 # instead of stderr and the running test's id to ``<file>.test``, so .ci/run can say which test
 # was running and which thread crashed.
+# Under pytest-xdist each worker writes its own pair, ``<file>.<worker>`` (gw0, gw1, ...).
 _CRASH_LOG = os.environ.get("IRIS_TEST_CRASH_LOG")
+if _CRASH_LOG and os.environ.get("PYTEST_XDIST_WORKER"):
+    _CRASH_LOG = f"{_CRASH_LOG}.{os.environ['PYTEST_XDIST_WORKER']}"
 
 
 @pytest.hookimpl(trylast=True)

@@ -20,17 +20,15 @@ from core.scheduler.jobs import CronJobs
 from iris_testing.llm_server import ScriptedLLM
 from iris_testing.server import serve
 from iris_testing.telegram_api import FakeTelegram
+from iris_testing.waiting import wait_until
 from tests.fakes.stack import emulator_stack
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "telegram-webhook-secret"
 
 
-def wait(predicate, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.02)
+def wait(predicate, what="the cron stack"):
+    wait_until(predicate, what)
 
 
 @pytest.fixture
@@ -57,7 +55,7 @@ def stack(request, monkeypatch, iris_home):
                 assert child.returncode == 0, child.stderr
                 return child.stdout
 
-            yield llm, telegram, iris.runtime, say, cli
+            yield llm, telegram, iris.runtime, say, cli, iris.emulator
 
 
 def texts(telegram):
@@ -65,7 +63,7 @@ def texts(telegram):
 
 
 def test_a_job_made_in_chat_runs_on_the_tick_answers_there_and_pauses(stack):
-    llm, telegram, rt, say, cli = stack
+    llm, telegram, rt, say, cli, _ = stack
     llm.tool_call("cronjob", {"action": "create", "prompt": "Say hi to Ada.",
                               "schedule": "every minute", "name": "hi"})
     llm.reply("Done: I will say hi every minute.")
@@ -103,7 +101,7 @@ def test_a_job_made_in_chat_runs_on_the_tick_answers_there_and_pauses(stack):
 
 @pytest.mark.parametrize("stack", [0.2], indirect=True)
 def test_the_emulators_ticker_runs_due_jobs(stack):
-    llm, telegram, rt, _, cli = stack
+    llm, telegram, rt, _, cli, emulator = stack
     llm.reply("hi from the ticker")
     user = rt.store.users.for_account("telegram:4242")
     cli("cron", "add", "--user", "telegram:4242", "--schedule", "every 5m", "--prompt",
@@ -116,5 +114,7 @@ def test_the_emulators_ticker_runs_due_jobs(stack):
     wait(lambda: CronJobs(rt.store).runs(user, job.id)[0].delivery.status == "sent")
     (run,) = CronJobs(rt.store).runs(user, job.id)
     assert (run.trigger, run.status, run.delivery.status) == ("schedule", "ok", "sent")
-    time.sleep(0.6)  # more ticks: the next run is minutes away, nothing runs twice
+    # Three more ticks: the next run is minutes away, nothing runs twice.
+    ticked = emulator.ticks
+    wait(lambda: emulator.ticks >= ticked + 3, "three more ticks of the emulator's ticker")
     assert len(CronJobs(rt.store).runs(user, job.id)) == 1 and len(llm.requests) == 1

@@ -9,11 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import httpx
 import pytest
 
 from iris_testing.llm_server import ScriptedLLM
 from iris_testing.server import free_port, serve
+from iris_testing.waiting import answers, wait_until
 from tests.fakes.hrana_fixtures import fresh_hrana_url
 from tests.fakes.hrana_server import FaultRule
 from tests.fakes.stack import emulator_stack
@@ -78,18 +78,12 @@ def test_iris_dev_starts_through_5_percent_of_503s(faulty, iris_home):
     assert len(llm.requests) == 1
 
 
-def wait_healthy(url: str, process: subprocess.Popen, timeout: float = 60) -> None:
-    import time
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+def wait_healthy(url: str, process: subprocess.Popen) -> None:
+    def healthy() -> bool:
         assert process.poll() is None, process.stdout.read() if process.stdout else ""
-        try:
-            if httpx.get(f"{url}/healthz", timeout=0.5).status_code == 200:
-                return
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    raise AssertionError("iris dev did not start")
+        return answers(f"{url}/healthz")
+
+    wait_until(healthy, "iris dev to answer /healthz")
 
 
 @pytest.mark.parametrize(("fault", "seen"), [("restart", "error_BATON_INVALID"),

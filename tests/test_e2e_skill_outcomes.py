@@ -6,7 +6,6 @@ the counts show in `iris skills list --json` and in `/skills`."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from click.testing import CliRunner
@@ -14,6 +13,7 @@ from click.testing import CliRunner
 from core.skills.importer import import_skills
 from core.skills.library import SkillLibrary
 from iris_testing.llm_server import ScriptedLLM
+from iris_testing.waiting import wait_until
 from local_dev.cli import cli
 from tests.core.skills.conftest import PG
 from tests.fakes.stack import emulator_stack
@@ -35,13 +35,8 @@ def ask(client, text: str) -> str:
     return answer.choices[0].message.content
 
 
-def wait_for(check, timeout: float = 60.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting for the after-turn hook")
+def wait_for(check):
+    wait_until(check, "the after-turn hook")
 
 
 def test_outcome_counts_follow_the_turns_that_load_a_skill(stack, tmp_path):

@@ -6,7 +6,6 @@ rollback` restores the first version."""
 from __future__ import annotations
 
 import shutil
-import time
 from collections import deque
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from click.testing import CliRunner
 from core.skills.importer import import_skills
 from core.skills.library import SkillLibrary
 from iris_testing.llm_server import ScriptedLLM, ToolCall, ToolCalls
+from iris_testing.waiting import wait_until
 from local_dev.cli import cli
 from tests.fakes.stack import emulator_stack
 
@@ -92,13 +92,12 @@ def ask(client, text: str) -> str:
     return answer.choices[0].message.content
 
 
-def wait_for(check, timeout: float = 60.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if (value := check()) is not None:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting for the post-turn review")
+def wait_for(check):
+    def found():
+        value = check()
+        return None if value is None else (value,)
+
+    return wait_until(found, "the post-turn review")[0]
 
 
 def index_of(body: dict) -> str:

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import posixpath
 import threading
-import time
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +49,7 @@ from daytona.common import errors
 
 from iris_testing.sandboxes.fake_common import Container, Recorder, next_id
 from iris_testing.sandboxes.fake_daytona_sessions import Sessions
+from iris_testing.waiting import wait_until
 
 WORK_DIR = "/home/daytona"
 PROXY = errors.SOURCE_PROXY
@@ -371,8 +371,8 @@ class FakeProcess:
         hold = self._fake.hold_start
         if hold is not None:
             self._fake.starting.set()
-            while not hold.is_set():  # short sleeps, not a timed wait (see daytona_exec._pause)
-                time.sleep(0.01)
+            # short sleeps, not a timed wait (see daytona_exec._pause)
+            wait_until(hold.is_set, "the test to let the sandbox session start")
         self._sessions().create(session_id)
 
     def execute_session_command(

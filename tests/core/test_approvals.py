@@ -8,6 +8,8 @@ from core.commands.held import approve_pending
 from tests.clocks import NOW
 from tests.core.acting.support import call, make_ctx
 
+pytestmark = pytest.mark.process  # its tools run shells or processes
+
 PATTERN = {"dangerous_command_patterns": [r"touch\s+marker"]}
 
 

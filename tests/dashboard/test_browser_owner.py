@@ -6,7 +6,6 @@ user who is not an owner gets 403 on each."""
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 
@@ -18,6 +17,7 @@ except ImportError:  # the `browser` fixture skips, or fails under IRIS_REQUIRE_
 from core.dashboard.signin import issue_link
 from iris_testing.server import serve
 from iris_testing.telegram_api import FakeTelegram
+from iris_testing.waiting import wait_until
 from tests.dashboard.conftest import START
 from tests.dashboard.test_browser import sign_in
 
@@ -44,14 +44,8 @@ def owner_page(dash, new_page, user: str = "carol"):
     return page
 
 
-def until(condition, what: str, seconds: float = 60.0):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+def until(condition, what: str):
+    return wait_until(condition, what)
 
 
 def hold(dash, user: str, command: str):

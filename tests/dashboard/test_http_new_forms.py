@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import socket
-import time
 import zipfile
 
 import httpx
@@ -14,6 +13,7 @@ import httpx
 from core.dashboard.signin import issue_link
 from core.skills import quarantine
 from core.skills.library import SkillLibrary
+from iris_testing.waiting import wait_until
 from tests.dashboard.test_browser_skill_import import RISKY
 from tests.dashboard.test_http import signed_in
 
@@ -48,10 +48,11 @@ def test_skill_import_and_quarantine_forms_need_the_token_and_this_site(dash, we
     started = web.post(where, data={"csrf": csrf}, headers={"origin": dash.url},
                        files={"archive": ("s.zip", archive, "application/zip")})
     assert started.status_code == 303 and "/skills/imports/imp_" in started.headers["location"]
-    deadline = time.monotonic() + 60
-    job = web.get(started.headers["location"])
-    while 'data-done="no"' in job.text and time.monotonic() < deadline:
-        job = web.get(started.headers["location"])
+    def finished():
+        page = web.get(started.headers["location"])
+        return None if 'data-done="no"' in page.text else page
+
+    job = wait_until(finished, "the import job to finish")
     assert 'data-status="quarantined"' in job.text
     assert [q.name for q in quarantine.pending(library, user_id)] == ["meeting-notes"]
 

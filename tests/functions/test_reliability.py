@@ -8,6 +8,8 @@ from iris_testing.crash_platform_worker import STEPS, crash_and_recover
 from iris_testing.platform_stack import platform_stack
 from iris_testing.webhook_load import PLATFORMS, run
 
+pytestmark = pytest.mark.process  # its tools run shells or processes
+
 
 def test_100_deliveries_over_10_chats_with_repeats(iris_home):
     with platform_stack(iris_home) as stack:

@@ -1,16 +1,15 @@
 """/stop is answered at ingress and cancels a turn running elsewhere: over the HTTP API, and
 in another process (another container) through the database flag."""
 
-import asyncio
 import os
 import subprocess
 import sys
 import threading
-import time
 
 from core.messages import Message, ToolCall
 from iris_testing.crash_platform_worker import ROOT, HandOff
 from iris_testing.platform_stack import platform_stack
+from iris_testing.waiting import until
 
 
 def test_stop_over_http_ends_the_waiting_request(iris_home):
@@ -18,8 +17,8 @@ def test_stop_over_http_ends_the_waiting_request(iris_home):
         store = stack.rt.store
 
         async def wait_for_stop(messages):
-            while not store.db.scalar("SELECT count(*) FROM turn_cancels"):
-                await asyncio.sleep(0.01)
+            await until(lambda: store.db.scalar("SELECT count(*) FROM turn_cancels"),
+                        "the /stop")
             return Message(role="assistant", content="", tool_calls=(
                 ToolCall(id="c1", name="clock", arguments="{}"),))
 
@@ -58,13 +57,11 @@ def test_stop_reaches_a_turn_running_in_another_process(iris_home):
             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             stack.wait(in_model.exists, timeout=60)
-            started = time.monotonic()
             assert stack.telegram_post(stack.telegram.make_update("/stop")).status_code == 200
             _, stderr = child.communicate(timeout=60)
         finally:
             child.kill()
         assert child.returncode == 0, stderr
-        assert time.monotonic() - started < 30
         done = rt.store.inbox.get(entry["user_id"], entry["id"])
         assert (done.status, done.reply) == ("cancelled", "Stopped.")
         roles = [m.message.role for m in rt.store.messages.for_session(

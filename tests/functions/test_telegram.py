@@ -12,6 +12,7 @@ from core.clock import ManualClock
 from core.messages import Message, ToolCall
 from core.platforms.delivery import backoff
 from iris_testing.platform_stack import TELEGRAM_SECRET, EchoModel, platform_stack
+from iris_testing.waiting import until
 from tests.clocks import NOW
 
 
@@ -208,11 +209,9 @@ def failed_send_is_retried_and_sent_once(stack):
 
 def test_typing_is_shown_while_the_turn_runs(stack):
     async def slow(messages):
-        # the turn runs until the indicator is on (bounded, so a missing one fails below)
-        for _ in range(500):
-            if "sendChatAction" in stack.telegram.methods_called():
-                return
-            await asyncio.sleep(0.01)
+        # the turn runs until the indicator is on
+        await until(lambda: "sendChatAction" in stack.telegram.methods_called(),
+                    "the typing indicator", seen=stack.telegram.methods_called)
 
     stack.model.before = slow
     stack.telegram_post(stack.telegram.make_update("think hard"))
@@ -230,9 +229,8 @@ def test_stop_cancels_the_running_turn_across_the_lease(stack):
     async def tool_then_wait(messages):
         calls.append(len(messages))
         user = store.users.resolve("telegram:4242")
-        while not store.db.scalar("SELECT count(*) FROM turn_cancels WHERE user_id = ?",
-                                  (user,)):
-            await asyncio.sleep(0.01)
+        await until(lambda: store.db.scalar(
+            "SELECT count(*) FROM turn_cancels WHERE user_id = ?", (user,)), "the /stop")
         return Message(role="assistant", content="",
                        tool_calls=(ToolCall(id="c1", name="clock", arguments="{}"),))
 

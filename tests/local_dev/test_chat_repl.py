@@ -15,6 +15,7 @@ from functions.dispatch import LocalDispatcher
 from functions.runtime import compose
 from iris_testing.scripted_model import FixedRouter, ScriptedModel, call, tool_calls
 from iris_testing.server import free_port, serve
+from iris_testing.signals import ignoring_sigint
 from local_dev.chat import CLI_HELP, INTERRUPTED
 from local_dev.cli import cli
 from tests.local_dev.test_no_orphans import Output
@@ -50,7 +51,8 @@ def chat_process(url: str, iris_home: Path) -> subprocess.Popen[str]:
     env.update({"IRIS_HOME": str(iris_home), "IRIS_API_KEY": "test-key",
                 "PYTHONPATH": str(ROOT)})
     return subprocess.Popen(
-        [sys.executable, "-m", "local_dev.cli", "chat", "--url", url, "--user", "pat"],
+        ignoring_sigint([sys.executable, "-m", "local_dev.cli", "chat", "--url", url,
+                         "--user", "pat"]),
         env=env, cwd=ROOT, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, start_new_session=True,
     )
@@ -92,7 +94,7 @@ def test_ctrl_c_stops_the_running_turn_and_the_next_message_is_answered(
         chat = chat_process(server.url, iris_home)
         out = Output(chat)
         try:
-            out.wait("Type a message.")
+            out.wait("Type a message.")  # after its SIGINT handler is in place
             say(chat, "a slow question")
             assert model.started.wait(60)
             os.killpg(chat.pid, signal.SIGINT)

@@ -3,14 +3,13 @@
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import httpx
 from click.testing import CliRunner
 
 from iris_testing.llm_server import ScriptedLLM
 from iris_testing.server import free_port, serve
+from iris_testing.waiting import answers, wait_until
 from local_dev.cli import cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,16 +70,12 @@ def test_dev_without_model_or_embedded_model_explains(monkeypatch):
     assert "IRIS_MODEL" in result.output and "make run" in result.output
 
 
-def wait_healthy(url, process, timeout=60):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+def wait_healthy(url, process):
+    def healthy():
         assert process.poll() is None, process.stdout.read()
-        try:
-            if httpx.get(f"{url}/healthz", timeout=0.5).status_code == 200:
-                return
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    raise AssertionError("iris dev did not start")
+        return answers(f"{url}/healthz")
+
+    wait_until(healthy, "iris dev to answer /healthz")
 
 
 def test_iris_dev_and_chat_as_a_user_runs_them(iris_home):

@@ -17,6 +17,8 @@ from iris_testing.telegram_api import FakeTelegram
 from local_dev.cli import cli
 from tests.local_dev.fake_modal_cli import calls, install
 
+pytestmark = pytest.mark.process  # its tools run shells or processes
+
 ROOT = Path(__file__).resolve().parents[2]
 WEB = "https://acme--iris-web-app.modal.run"
 TOKEN = "123456:ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghi"

@@ -14,6 +14,8 @@ from core.store import open_store
 from local_dev.cli import cli
 from local_dev.clikit import operator
 
+pytestmark = pytest.mark.process  # its tools run shells or processes
+
 
 @pytest.fixture
 def iris(monkeypatch):

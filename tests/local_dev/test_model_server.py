@@ -6,13 +6,13 @@ import importlib.util
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
 from iris_testing.server import free_port
+from iris_testing.waiting import answers, wait_until
 from local_dev.model_server import Message, StopScanner, render_chatml
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,16 +82,12 @@ def real_server(tmp_path_factory):
             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1"
     try:
-        deadline = time.monotonic() + 120
-        while True:
+        def serving() -> bool:
             assert process.poll() is None, log.read_text()
-            try:
-                if httpx.get(f"{url}/models", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, log.read_text()
-            time.sleep(0.1)
+            return answers(f"{url}/models")
+
+        wait_until(serving, "the model server to list its models", timeout=120,
+                   seen=log.read_text)
         yield url, cache
     finally:
         process.kill()

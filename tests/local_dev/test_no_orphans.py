@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import httpx
@@ -18,6 +17,8 @@ import pytest
 
 from iris_testing import stand_in_model
 from iris_testing.server import free_port
+from iris_testing.signals import ignoring_sigint
+from iris_testing.waiting import wait_until
 from local_dev.chat import CTRL_C_AGAIN
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,13 +55,7 @@ def pids_with(*words: str) -> list[int]:
 
 
 def wait_for(condition, what: str, timeout: float = 120.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
+    return wait_until(condition, what, timeout=timeout)
 
 
 class Output:
@@ -115,13 +110,13 @@ def test_iris_run_leaves_no_model_server(env, how):
     environ, pids = env
     port = free_port()
     run = subprocess.Popen(
-        [*IRIS, "run", "--port", str(port)], env=environ, cwd=ROOT, text=True,
+        ignoring_sigint([*IRIS, "run", "--port", str(port)]), env=environ, cwd=ROOT, text=True,
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         start_new_session=True,  # its own process group, as a terminal's foreground job
     )
     out = Output(run)
     try:
-        out.wait("you › ")  # the prompt: input() is reading
+        out.wait("you › ")  # the prompt: input() is reading, the signal handlers are in place
         model = model_pid(pids)
         [dev] = pids_with("dev", "--port", str(port))
         assert alive(model) and alive(dev)

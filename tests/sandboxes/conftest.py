@@ -78,16 +78,11 @@ def fake_daytona(tmp_path: Path) -> Backend:
     return _daytona(tmp_path)
 
 
-async def until(condition: Callable[[], object], what: str, timeout: float = 30.0) -> None:
-    """Poll ``condition`` (every 20 ms) until it holds; fail naming ``what`` after ``timeout``."""
-    import asyncio
-    import time
+async def until(condition: Callable[[], object], what: str) -> None:
+    """``iris_testing.waiting.until``: ``condition`` holds, or a failure naming ``what``."""
+    from iris_testing.waiting import until as waiting_until
 
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"still waiting after {timeout} s for {what}")
-        await asyncio.sleep(0.02)
+    await waiting_until(condition, what)
 
 
 def alive(pid: int) -> bool:

@@ -17,7 +17,7 @@ from sandboxes.base import COMMAND_HOME, TIMEOUT_EXIT_CODE, shell_argv
 from sandboxes.daytona_backend import DaytonaSandbox
 from tests.sandboxes.conftest import Backend, alive, until
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.process]
 ECHO_PID_THEN_SLEEP = "echo $$ > began.tmp && mv began.tmp began && exec sleep 60"
 
 
@@ -377,7 +377,7 @@ async def test_a_cancelled_command_is_stopped_in_the_sandbox(fake_daytona: Backe
     running.cancel()
     with pytest.raises(asyncio.CancelledError):
         await running
-    await until(lambda: not alive(pid), "the command to be stopped", timeout=20)
+    await until(lambda: not alive(pid), "the command to be stopped")
     assert record.sessions is not None
     await until(lambda: record.sessions.open == {}, "its session to be deleted")
 

@@ -10,6 +10,8 @@ import pytest
 
 from iris_testing.sandboxes.fault_grid import BACKENDS, FAILURES, OPERATIONS, run_cell
 
+pytestmark = pytest.mark.process  # its tools run shells or processes
+
 
 @pytest.mark.parametrize("failure", FAILURES)
 @pytest.mark.parametrize("operation", OPERATIONS)

@@ -19,7 +19,7 @@ from core.errors import ConfigError
 from sandboxes import SandboxError, SandboxOptions
 from sandboxes.local import LocalSandbox
 
-pytestmark = [pytest.mark.anyio]
+pytestmark = [pytest.mark.process, pytest.mark.anyio]
 
 HAVE_BWRAP = shutil.which("bwrap") is not None
 needs_bwrap = pytest.mark.skipif(

@@ -22,7 +22,7 @@ from sandboxes.base import COMMAND_HOME, TIMEOUT_EXIT_CODE
 from sandboxes.modal_backend import ModalSandbox
 from tests.sandboxes.conftest import Backend, alive, until
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.process]
 
 
 def fake_of(backend: Backend) -> FakeModal:
@@ -310,6 +310,6 @@ async def test_a_cancelled_command_is_killed_in_the_sandbox(fake_modal: Backend)
     running.cancel()
     with pytest.raises(asyncio.CancelledError):
         await running
-    await until(lambda: not alive(pid), "the cancelled command to be killed", timeout=20)
+    await until(lambda: not alive(pid), "the cancelled command to be killed")
     await until(lambda: command.finished, "the command's streams to end")
     assert "IRIS_RUN_ID=" in fake.recorder.named("Sandbox.exec")[-1].args[-1]

@@ -18,6 +18,7 @@ from core.messages import InboundMessage, ToolCall
 from core.services import Services
 from core.toolkit import Tool, ToolContext, Toolset
 from core.tools import default_toolset
+from iris_testing.waiting import until, wait_until
 from sandboxes.daytona_backend import DaytonaSandbox
 from sandboxes.modal_backend import ModalSandbox
 from tests.sandboxes.conftest import alive
@@ -70,23 +71,22 @@ def with_backend(ctx: ToolContext, backend: str, tmp_path: Path) -> Any:
     return fake
 
 
-async def until_found(root: Path, name: str, timeout: float = 60.0) -> Path:
-    deadline = time.monotonic() + timeout
-    while True:
-        found = [p for p in root.rglob(name) if p.is_file()]
-        if found:
-            return found[0]
-        assert time.monotonic() < deadline, f"no {name} under {root} after {timeout} s"
-        await asyncio.sleep(0.05)
+async def until_found(root: Path, name: str) -> Path:
+    found = await until(lambda: [p for p in root.rglob(name) if p.is_file()],
+                        f"a file {name} under {root}")
+    return found[0]
 
 
 def until_cancelled(store: Any, user_id: str, entry_id: int, since: float, what: str,
                     timeout: float = 60.0) -> Any:
     """The inbox entry once a /stop has cancelled it, ``timeout`` s after ``since`` at most."""
-    while (entry := store.inbox.get(user_id, entry_id)).status != "cancelled":
-        assert time.monotonic() < since + timeout, f"{what} is still {entry.status} after /stop"
-        time.sleep(0.05)
-    return entry
+    def cancelled() -> Any:
+        entry = store.inbox.get(user_id, entry_id)
+        return entry if entry.status == "cancelled" else None
+
+    return wait_until(cancelled, f"{what} to be cancelled after /stop",
+                      timeout=max(0.0, since + timeout - time.monotonic()),
+                      seen=lambda: store.inbox.get(user_id, entry_id).status)
 
 
 def in_a_turn(ctx: ToolContext) -> None:
@@ -105,8 +105,5 @@ async def stop_once_begun(ctx: ToolContext, running: Awaitable[str], root: Path,
     assert alive(pid)
     assert ctx.store.cancels.request_current(ctx.user_id, ctx.chat_key, by=ctx.account)
     out = await asyncio.wait_for(task, returns_within)
-    deadline = time.monotonic() + 30
-    while alive(pid):
-        assert time.monotonic() < deadline, "the command still runs after /stop"
-        await asyncio.sleep(0.05)
+    await until(lambda: not alive(pid), "the command to end after /stop")
     return out

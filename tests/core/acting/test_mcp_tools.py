@@ -14,6 +14,8 @@ from core.toolkit import Toolset
 from iris_testing.server import serve
 from tests.core.acting.support import make_ctx
 
+pytestmark = pytest.mark.process  # its tools run shells or processes
+
 BIN = Path(sys.executable).parent
 TIME_SERVER = (
     {"command": str(BIN / "mcp-server-time")}

@@ -1,12 +1,16 @@
 import asyncio
 import re
 
+import pytest
+
 from core.acting.subagents import CHILD_PROMPT, RESTRICTED
 from core.errors import ProviderError
 from core.messages import InboundMessage, Message
 from core.search.engine import search_messages
 from functions.ingress import receive
 from iris_testing.scripted_model import call, tool_calls
+
+pytestmark = pytest.mark.process  # its tools run shells or processes
 
 
 def send(rt, text, pmid="1"):

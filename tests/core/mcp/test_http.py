@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import anyio
@@ -13,6 +12,7 @@ from mcp_types import CallToolResult, ImageContent
 from core.mcp.client import McpConnections, McpError, list_server_tools
 from core.mcp.config import McpServerConfig
 from iris_testing.server import free_port, serve
+from iris_testing.waiting import until
 
 
 class CheckToken:
@@ -21,6 +21,7 @@ class CheckToken:
     def __init__(self, app: Any):
         self.app = app
         self.seen: list[dict[str, str]] = []
+        self.naps: list[float] = []  # each nap the server has begun: a call is in flight
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
@@ -35,6 +36,7 @@ class CheckToken:
 
 def build_app() -> CheckToken:
     server = MCPServer("iris-test-http")
+    naps: list[float] = []
 
     @server.tool()
     def add(a: int, b: int) -> int:
@@ -54,6 +56,7 @@ def build_app() -> CheckToken:
     @server.tool()
     async def nap(seconds: float) -> str:
         """Sleep, then answer."""
+        naps.append(seconds)
         await anyio.sleep(seconds)
         return "rested"
 
@@ -65,7 +68,9 @@ def build_app() -> CheckToken:
             structured_content={"rows": 2, "label": "Grüße"},
         )
 
-    return CheckToken(server.streamable_http_app())
+    app = CheckToken(server.streamable_http_app())
+    app.naps = naps
+    return app
 
 
 @pytest.fixture(scope="module")
@@ -123,21 +128,20 @@ def test_lists_and_calls_tools_with_configured_headers(run, http_server):
 
 
 def test_a_call_over_call_timeout_is_an_error_and_the_session_survives(run, http_server):
-    config = config_for(http_server, call_timeout=0.3)
+    # One call_timeout covers both calls: long enough that the follow-up answers on a loaded
+    # machine, far shorter than the nap, so the nap's call returning at all means it was cut.
+    config = config_for(http_server, call_timeout=2)
 
     async def turn():
         async with McpConnections({"calc": config}) as mcp:
-            started = time.monotonic()
-            slow = await mcp.call("mcp__calc__nap", {"seconds": 5})
-            waited = time.monotonic() - started
+            slow = await mcp.call("mcp__calc__nap", {"seconds": 60})
             after = await mcp.call("mcp__calc__add", {"a": 1, "b": 1})
-            return slow, waited, after
+            return slow, after
 
-    slow, waited, after = run(turn())
+    slow, after = run(turn())
 
     assert slow.is_error
-    assert slow.text == "MCP tool 'nap' on server 'calc' timed out after 0.3s"
-    assert waited < 2
+    assert slow.text == "MCP tool 'nap' on server 'calc' timed out after 2s"
     assert after == type(after)(text="2", is_error=False)
 
 
@@ -185,11 +189,20 @@ def test_server_down_is_reported_and_other_servers_work(run, http_server):
 
 def test_a_turn_cancelled_mid_call_closes_cleanly(run, http_server):
     config = config_for(http_server)
+    _, app = http_server
+    before = len(app.naps)
 
     async def turn():
-        with anyio.move_on_after(0.5) as scope:
+        with anyio.CancelScope() as scope:
             async with McpConnections({"calc": config}) as mcp:
-                await mcp.call("mcp__calc__nap", {"seconds": 10})
+
+                async def cancel_once_the_nap_began() -> None:
+                    await until(lambda: len(app.naps) > before, "the server to begin the nap")
+                    scope.cancel()
+
+                async with anyio.create_task_group() as group:
+                    group.start_soon(cancel_once_the_nap_began)
+                    await mcp.call("mcp__calc__nap", {"seconds": 60})
         return scope.cancelled_caught, mcp.tools(), await mcp.call("mcp__calc__add", {})
 
     cancelled, tools, late = run(turn())

@@ -124,7 +124,8 @@ def test_a_silent_server_is_given_up_after_connect_timeout(run):
     opened, failures = run(turn())
 
     assert failures == {"silent": "MCP server 'silent' could not connect: timed out after 0.5s"}
-    assert opened < 2.5
+    # Its own half second, not the default's ten: a bound twenty times the configured one.
+    assert opened < McpServerConfig.model_fields["connect_timeout"].default
 
 
 def test_a_turn_cancelled_while_connecting_cleans_up(run):

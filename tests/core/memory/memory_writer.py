@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import time
 from pathlib import Path
 
 import core.security
@@ -19,16 +18,13 @@ from core.services import Services
 from core.store import open_store
 from core.toolkit import ToolContext
 from core.tools.memory import Memory, MemoryArgs
+from iris_testing.waiting import wait_until
 
 WAIT_SECONDS = 120.0
 
 
 def wait_for(path: Path) -> None:
-    deadline = time.monotonic() + WAIT_SECONDS
-    while not path.exists():
-        if time.monotonic() > deadline:
-            raise SystemExit(f"{path.name} never appeared")
-        time.sleep(0.005)
+    wait_until(path.exists, f"the other worker's {path.name}", timeout=WAIT_SECONDS)
 
 
 def main(user_id: str, name: str, count: int, sync_dir: Path) -> None:
@@ -41,7 +37,6 @@ def main(user_id: str, name: str, count: int, sync_dir: Path) -> None:
         if name == "one" and scans == 1:  # read, then let the other worker commit first
             (sync_dir / "one-read").touch()
             wait_for(sync_dir / "two-added")
-        time.sleep(0.002)  # widen the window between reading the store and committing
         return real_scan(text)
 
     core.security.scan_text = slow_scan

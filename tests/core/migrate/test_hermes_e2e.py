@@ -13,6 +13,7 @@ from iris_testing.hermes_home import write_home
 from iris_testing.llm_server import ScriptedLLM
 from iris_testing.platform_stack import platform_stack
 from iris_testing.server import serve
+from iris_testing.waiting import until
 from tests.clocks import NOW
 from tests.core.migrate.test_hermes_history import snapshot
 
@@ -65,12 +66,11 @@ def test_an_imported_home_goes_on_in_iris(iris_home, tmp_path):
 
         async def tick():
             report = await run_tick(rt)  # the run's turn is a task on this loop: keep it alive
-            loop = asyncio.get_running_loop()
-            deadline = loop.time() + 90  # generous: a loaded machine
-            while not any(m["text"].startswith("⏰ Check the build")
-                          for m in telegram.sent_messages(4242)):
-                assert loop.time() < deadline, ("the job never delivered", report,
-                                                telegram.sent_messages(4242)[-1:])
+
+            async def delivered() -> bool:
+                if any(m["text"].startswith("⏰ Check the build")
+                       for m in telegram.sent_messages(4242)):
+                    return True
                 # A send that failed waits for its retry time on the ManualClock: move the
                 # clock there and sweep, as the next tick would. Only such a delivery moves
                 # the clock: one still being sent keeps its claim (moving the clock past it
@@ -81,7 +81,10 @@ def test_an_imported_home_goes_on_in_iris(iris_home, tmp_path):
                 if waiting:
                     clock.advance(timedelta(seconds=min(waiting) - clock.now()))
                     await rt.delivery.sweep()
-                await asyncio.sleep(0.02)
+                return False
+
+            await until(delivered, "the job's delivery", timeout=90,
+                        seen=lambda: (report, telegram.sent_messages(4242)[-1:]))
             return report
 
         report = asyncio.run(tick())

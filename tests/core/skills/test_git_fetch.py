@@ -11,6 +11,8 @@ from core.errors import IrisUsageError
 from core.skills.git_fetch import CheckedRepo, check_repo_url, clone
 from core.web.fetch import FetchPolicy
 
+pytestmark = pytest.mark.process  # its tools run shells or processes
+
 
 def resolving_to(*addresses):
     async def resolver(host, port):

@@ -13,8 +13,9 @@ from tests.fakes.hrana_server import FaultRule
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    with hrana_server(db_dir=tmp_path_factory.mktemp("batches"), stream_ttl=0.5,
-                      busy_timeout=0.2) as running:
+    # A writer behind an orphaned transaction waits for its stream to expire (0.5 s) within
+    # the server's default busy timeout (5 s), instead of racing a fraction of a second.
+    with hrana_server(db_dir=tmp_path_factory.mktemp("batches"), stream_ttl=0.5) as running:
         yield running
 
 

@@ -2,6 +2,8 @@ import pytest
 
 from tests.core.acting.support import call
 
+pytestmark = pytest.mark.process  # its tools run shells or processes
+
 
 @pytest.fixture
 def workspace(ctx, iris_home):

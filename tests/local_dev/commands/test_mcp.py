@@ -2,9 +2,12 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from local_dev.cli import cli
+
+pytestmark = pytest.mark.process  # its tools run shells or processes
 
 BIN = Path(sys.executable).parent
 TIME_SERVER = (
