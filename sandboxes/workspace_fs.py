@@ -281,7 +281,8 @@ class WorkspaceFiles:
                 return self._openat2.open(dir_fd, "/".join(parts), flags)
             return self._walk(dir_fd, parts, flags)
         except OSError as exc:
-            raise self._error(exc, shown, dir_fd, parts) from None
+            dirs = parts if flags & os.O_DIRECTORY else parts[:-1]
+            raise self._error(exc, shown, dir_fd, dirs) from None
 
     def _walk(self, dir_fd: int, parts: tuple[str, ...], flags: int) -> int:
         fd = dir_fd
@@ -319,7 +320,8 @@ class WorkspaceFiles:
         return fd
 
     def _error(self, exc: OSError, shown: str, dir_fd: int | None = None,
-               parts: tuple[str, ...] = ()) -> SandboxError:
+               dirs: tuple[str, ...] = ()) -> SandboxError:
+        """``dirs``: the components that had to be directories (to word ENOTDIR)."""
         code = exc.errno
         if code == errno.ENOENT:
             return SandboxFileNotFound(f"no such file in the workspace: {shown!r}")
@@ -328,7 +330,7 @@ class WorkspaceFiles:
         if code == errno.EXDEV:
             return PathOutsideWorkspace(f"path {shown!r} is outside the workspace")
         if code == errno.ENOTDIR:
-            if dir_fd is not None and not _has_file(dir_fd, parts):
+            if dir_fd is not None and not _has_file(dir_fd, dirs):
                 return _link(shown)  # a link, or swapped for one while it was opened
             return SandboxError(f"{shown!r} is not a directory, or a folder on its way is a file")
         if code == errno.ENXIO:
@@ -343,23 +345,24 @@ def _link(shown: str) -> LinkRefused:
                        "so none can lead outside the workspace (use the link's target path)")
 
 
-def _has_file(dir_fd: int, parts: tuple[str, ...]) -> bool:
-    """Whether a component of ``parts`` (before the last) is not a directory nor a link, to
-    word an error: ENOTDIR with no such component means a link was met."""
+def _has_file(dir_fd: int, dirs: tuple[str, ...]) -> bool:
+    """Whether one of ``dirs`` (components that had to be directories) is neither a directory
+    nor a link, to word an error: ENOTDIR with no such component means a link was met. The
+    path is looked at again after the failure, so a component that changed meanwhile (a swap
+    in progress) also counts as a link."""
     fd = os.dup(dir_fd)
     try:
-        for index, name in enumerate(parts):
+        for name in dirs:
             kind = kind_of_mode(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode)
             if kind == "link":
                 return False
             if kind != "dir":
                 return True
-            if index < len(parts) - 1:
-                inner = os.open(name, _DIR_FLAGS, dir_fd=fd)
-                os.close(fd)
-                fd = inner
+            inner = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = inner
     except OSError:
-        return True
+        return False
     finally:
         os.close(fd)
     return False

@@ -168,3 +168,13 @@ async def test_large_files_are_refused_before_reading_and_read_in_windows(tmp_pa
         await box.read_file("sparse.bin")
     window = await box.read_range("sparse.bin", (1 << 30) - 5, 100)
     assert (window.data, window.size) == (b"\0\0end", 1 << 30)
+
+
+async def test_a_file_on_the_way_is_named_as_a_file_not_a_link(tmp_path: Path, mode: str
+                                                                ) -> None:
+    box = sandbox(tmp_path / "home", mode)
+    (box.workspace / "notes.txt").write_text("plain")
+    for attempt in (box.read_file("notes.txt/inner"), box.list_dir("notes.txt")):
+        with pytest.raises(SandboxError, match="not a directory") as caught:
+            await attempt
+        assert not isinstance(caught.value, LinkRefused)
