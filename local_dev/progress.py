@@ -65,8 +65,24 @@ def run(command: list[str], *, what: str, expect: str, log: Path, every: float =
         print(f"{doing} {what} failed after {took} (exit {code}); full output in {log}",
               file=sys.stderr)
         return code
+    if verb == "test" and (verdict := summary(log)):
+        print(verdict, flush=True)  # pytest's own closing line: how many passed, skipped
     print(f"{done} {what} in {took}.", flush=True)
     return 0
+
+
+SUMMARY = re.compile(rb"^=*\s*\d+ (?:passed|failed|skipped|errors?)\b.*$", re.MULTILINE)
+
+
+def summary(log: Path) -> str:
+    """The last closing line pytest wrote (``2700 passed, 3 skipped in 512.3s``), or ""."""
+    try:
+        with log.open("rb") as handle:
+            handle.seek(max(0, log.stat().st_size - 4096))
+            found = SUMMARY.findall(handle.read())
+    except OSError:
+        return ""
+    return found[-1].decode(errors="replace").strip("= \n") if found else ""
 
 
 def main() -> None:

@@ -124,7 +124,8 @@ FAKE_PYTHON = """#!/bin/sh
 if [ "$1 $2" = "-m pytest" ]; then  # the suite: pytest -q's lines, then its verdict
     echo "........................................ [ 50%]"
     while [ ! -e "$MARKER" ]; do sleep 0.05; done
-    echo "FAILED tests/test_x.py::test_y - assert 1 == 2"
+    if [ "$SUITE_EXIT" = 0 ]; then echo "===== 2 passed, 1 skipped in 0.12s ====="; else
+        echo "FAILED tests/test_x.py::test_y - assert 1 == 2"; fi
     exit "$SUITE_EXIT"
 fi
 exec "$REAL_PYTHON" "$@"
@@ -171,6 +172,7 @@ def test_make_test_is_quiet_with_progress_and_an_estimate(venv, tmp_path):
            f"follows); output in {venv}/test.log" in text
     assert "[ 50%]" not in text  # pytest's own lines are in the log
     assert "[ 50%]" in (venv / "test.log").read_text()
+    assert text.strip().splitlines()[-2] == "2 passed, 1 skipped in 0.12s"  # pytest's verdict
     assert text.strip().splitlines()[-1].startswith("Ran the test suite in ")
 
 
