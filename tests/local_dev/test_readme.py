@@ -23,6 +23,7 @@ NOT_RUN = {  # line start → why this test does not run it
     "make run": "the install itself: tests/local_dev/test_makefile.py, test_newcomer.py",
     "make test": "the whole suite: tests/local_dev/test_makefile.py",
     "make bench": "every benchmark: minutes of CPU",
+    "make check": "a subset of the suite itself (lint, types, unit tests)",
     "export IRIS_MODEL=": "needs a paid model's API key",
     ".venv/bin/python -m pytest": "part of the suite itself",
     "modal ": "needs a Modal account", "iris setup": "asks for cloud accounts",

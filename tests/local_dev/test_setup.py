@@ -9,6 +9,7 @@ from core.config import load_settings
 from core.dotenv import read_dotenv
 from iris_testing.llm_server import ScriptedLLM
 from iris_testing.server import serve
+from iris_testing.telegram_api import FakeTelegram
 from local_dev.cli import cli
 
 TOKEN = "123456:ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghi"
@@ -58,7 +59,13 @@ def test_non_interactive_setup_then_doctor_is_green(
 
     llm.reply("OK")
     monkeypatch.delenv("IRIS_SANDBOX_ISOLATION")  # the real default: telegram needs walls
-    doctor = CliRunner().invoke(cli, ["doctor", "--online"])
+    # --online reads Telegram's webhook registration: a fake Bot API with the webhook set
+    telegram = FakeTelegram(token=TOKEN)
+    with serve(telegram.app) as api:
+        monkeypatch.setenv("IRIS_TELEGRAM_API_BASE", api.url)
+        assert CliRunner().invoke(cli, ["telegram", "set-webhook", "https://iris.example"]
+                                  ).exit_code == 0
+        doctor = CliRunner().invoke(cli, ["doctor", "--online"])
     if shutil.which("bwrap") is None:
         assert doctor.exit_code == 1 and "apt-get install bubblewrap" in doctor.output
         return

@@ -96,7 +96,8 @@ def test_an_imported_home_goes_on_in_iris(iris_home, tmp_path):
             for d in rt.store.deliveries.for_chat(ada, "telegram:4242")]
         delivered = telegram.sent_messages(4242)[-1]["text"]
         assert delivered == "⏰ Check the build\n\nThe build is green."
-        stack.wait(stack.settled)
+        # every turn's after-turn work (embeddings) done too: it writes message vectors
+        stack.wait(stack.finished)
 
         # Importing again changes nothing.
         before = snapshot(rt.store)
