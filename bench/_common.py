@@ -48,3 +48,35 @@ def connect_when_up(port: int, deadline: float) -> socket.socket:
 def spawn(args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
     return subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
+
+
+def scripted_dev_env(home: str, key: str, model_port: int, **extra: str) -> dict[str, str]:
+    """The environment of an ``iris dev`` whose model is a scripted server on ``model_port``:
+    no IRIS_ setting of the caller's, no side model calls (titles, reviews)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IRIS_")}
+    env.update(
+        IRIS_HOME=home, IRIS_API_KEY=key, IRIS_MODEL="openai/scripted-model",
+        IRIS_MODEL_API_BASE=f"http://127.0.0.1:{model_port}/v1", IRIS_MODEL_API_KEY="sk-x",
+        IRIS_MODEL_RETRIES="0", IRIS_SESSION_TITLES="false", IRIS_MEMORY_REVIEW_EVERY="0",
+        IRIS_MEMORY_REVIEW_AT_SESSION_END="false", LITELLM_LOCAL_MODEL_COST_MAP="True",
+        PYTHONPATH=str(ROOT), **extra,
+    )
+    return env
+
+
+def wait_up(url: str, child: subprocess.Popen[bytes], seconds: float = 120.0) -> None:
+    """Until ``url``/healthz answers 200; exits the bench if ``child`` dies or it never does."""
+    import httpx
+
+    deadline = time.monotonic() + seconds
+    while True:
+        if child.poll() is not None:
+            raise SystemExit(f"the server exited with {child.returncode}")
+        try:
+            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            raise SystemExit(f"{url} did not come up")
+        time.sleep(0.1)

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 import httpx
-from _common import ROOT, free_port, percentile, spawn
+from _common import free_port, percentile, scripted_dev_env, spawn, wait_up
 
 WORST_COMMAND = "cat/" * 7999
 TRIGGER = "RUN-WORST-CASE"
@@ -192,20 +192,6 @@ async def attacks_alone(url: str, body_mb: int) -> str:
             f"{slowest * 1000:.0f} ms")
 
 
-def wait_up(url: str, child, deadline: float) -> None:
-    while True:
-        if child.poll() is not None:
-            raise SystemExit(f"the server exited with {child.returncode}")
-        try:
-            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            raise SystemExit(f"{url} did not come up")
-        time.sleep(0.1)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--users", type=int, default=200)
@@ -217,14 +203,7 @@ def main() -> None:
         return
     model_port, iris_port = free_port(), free_port()
     with tempfile.TemporaryDirectory() as home:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("IRIS_")}
-        env.update(
-            IRIS_HOME=home, IRIS_API_KEY=KEY, IRIS_MODEL="openai/scripted-model",
-            IRIS_MODEL_API_BASE=f"http://127.0.0.1:{model_port}/v1", IRIS_MODEL_API_KEY="sk-x",
-            IRIS_MODEL_RETRIES="0", IRIS_SESSION_TITLES="false", IRIS_MEMORY_REVIEW_EVERY="0",
-            IRIS_MEMORY_REVIEW_AT_SESSION_END="false", LITELLM_LOCAL_MODEL_COST_MAP="True",
-            PYTHONPATH=str(ROOT),
-        )
+        env = scripted_dev_env(home, KEY, model_port)
         children = [
             spawn([sys.executable, str(Path(__file__).resolve()), "--model-server",
                    str(model_port)], env),
@@ -233,7 +212,7 @@ def main() -> None:
         ]
         try:
             url = f"http://127.0.0.1:{iris_port}"
-            wait_up(url, children[1], time.monotonic() + 120)
+            wait_up(url, children[1])
             print(f"{args.users} concurrent chat turns against iris dev (pid {children[1].pid}) "
                   f"on loopback, scripted model through litellm; {os.cpu_count()} CPUs")
             asyncio.run(measure(url, children[1].pid, args.users, args.body_mb))

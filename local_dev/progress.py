@@ -29,14 +29,19 @@ PERCENT = re.compile(rb"\[\s*(\d{1,3})%\]")
 TAIL_BYTES = 6000
 
 
-def estimate(log: Path, elapsed: float) -> str:
-    """``, 40% done, about 6 min left`` from the last percentage pytest wrote, or nothing."""
+def _last_kb(log: Path) -> bytes:
+    """The last 4 KiB of ``log`` (what pytest wrote last), or nothing."""
     try:
         with log.open("rb") as handle:
             handle.seek(max(0, log.stat().st_size - 4096))
-            found = PERCENT.findall(handle.read())
+            return handle.read()
     except OSError:
-        return ""
+        return b""
+
+
+def estimate(log: Path, elapsed: float) -> str:
+    """``, 40% done, about 6 min left`` from the last percentage pytest wrote, or nothing."""
+    found = PERCENT.findall(_last_kb(log))
     percent = int(found[-1]) if found else 0
     if not 0 < percent < 100:
         return ""
@@ -76,12 +81,7 @@ SUMMARY = re.compile(rb"^=*\s*\d+ (?:passed|failed|skipped|errors?)\b.*$", re.MU
 
 def summary(log: Path) -> str:
     """The last closing line pytest wrote (``2700 passed, 3 skipped in 512.3s``), or ""."""
-    try:
-        with log.open("rb") as handle:
-            handle.seek(max(0, log.stat().st_size - 4096))
-            found = SUMMARY.findall(handle.read())
-    except OSError:
-        return ""
+    found = SUMMARY.findall(_last_kb(log))
     return found[-1].decode(errors="replace").strip("= \n") if found else ""
 
 
