@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import statistics
@@ -80,3 +81,24 @@ def wait_up(url: str, child: subprocess.Popen[bytes], seconds: float = 120.0) ->
         if time.monotonic() > deadline:
             raise SystemExit(f"{url} did not come up")
         time.sleep(0.1)
+
+
+async def health(url: str, stop: asyncio.Event) -> list[float]:
+    """Every ``/healthz`` answer time until ``stop`` is set, one probe each 50 ms."""
+    import httpx
+
+    seen: list[float] = []
+    async with httpx.AsyncClient(timeout=120) as client:
+        while not stop.is_set():
+            started = time.perf_counter()
+            (await client.get(f"{url}/healthz")).raise_for_status()
+            seen.append(time.perf_counter() - started)
+            await asyncio.sleep(0.05)
+    return seen
+
+
+def line(name: str, values: list[float]) -> str:
+    """One row of a load bench: p50, p99 and max of ``values`` (seconds) in ms."""
+    return (f"{name:<9} p50 {percentile(values, 50) * 1000:7.0f} ms   "
+            f"p99 {percentile(values, 99) * 1000:7.0f} ms   "
+            f"max {max(values) * 1000:7.0f} ms   (n={len(values)})")

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 import httpx
-from _common import free_port, percentile, scripted_dev_env, spawn, wait_up
+from _common import free_port, health, line, percentile, scripted_dev_env, spawn, wait_up
 
 KEY = "bench-key"
 FIFO_USERS = 8
@@ -85,9 +85,9 @@ def serve_model(port: int, page_port: int) -> None:
 
 
 def memory_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
+    for row in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if row.startswith("VmHWM:"):
+            return int(row.split()[1]) / 1024
     return float("nan")
 
 
@@ -119,17 +119,6 @@ async def ordinary(url: str, users: int, turns: int, tag: str) -> list[float]:
                 for t in times]
 
 
-async def health(url: str, stop: asyncio.Event) -> list[float]:
-    seen: list[float] = []
-    async with httpx.AsyncClient(timeout=120) as client:
-        while not stop.is_set():
-            started = time.perf_counter()
-            (await client.get(f"{url}/healthz")).raise_for_status()
-            seen.append(time.perf_counter() - started)
-            await asyncio.sleep(0.05)
-    return seen
-
-
 async def attacks(url: str) -> list[str]:
     """Every attack at once; one line per attacker: what it got and how long it took."""
     async with httpx.AsyncClient(timeout=900) as client:
@@ -155,12 +144,6 @@ async def attacks(url: str) -> list[str]:
         jobs += [attacker(f"pdf{n}", "pdf") for n in range(PDF_USERS)]
         jobs += [webhooks()]
         return list(await asyncio.gather(*jobs))
-
-
-def line(name: str, values: list[float]) -> str:
-    return (f"{name:<9} p50 {percentile(values, 50) * 1000:7.0f} ms   "
-            f"p99 {percentile(values, 99) * 1000:7.0f} ms   "
-            f"max {max(values) * 1000:7.0f} ms   (n={len(values)})")
 
 
 async def measure(url: str, pid: int, users: int, turns: int) -> None:

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 import httpx
-from _common import free_port, percentile, scripted_dev_env, spawn, wait_up
+from _common import free_port, health, line, scripted_dev_env, spawn, wait_up
 
 WORST_COMMAND = "cat/" * 7999
 TRIGGER = "RUN-WORST-CASE"
@@ -56,8 +56,8 @@ def serve_model(port: int) -> None:
 
 def memory_kb(pid: int) -> dict[str, int]:
     found: dict[str, int] = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        name, _, value = line.partition(":")
+    for row in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, value = row.partition(":")
         if name in ("VmRSS", "VmHWM"):
             found[name] = int(value.split()[0])
     return found
@@ -106,23 +106,6 @@ async def huge_body(url: str, megabytes: int) -> str:
             outcome = f"connection closed ({type(exc).__name__})"
     took = time.perf_counter() - started
     return f"{outcome} after {sent / 1e6:.1f} MB sent, {took:.2f} s"
-
-
-async def health(url: str, stop: asyncio.Event) -> list[float]:
-    seen: list[float] = []
-    async with httpx.AsyncClient(timeout=120) as client:
-        while not stop.is_set():
-            started = time.perf_counter()
-            (await client.get(f"{url}/healthz")).raise_for_status()
-            seen.append(time.perf_counter() - started)
-            await asyncio.sleep(0.05)
-    return seen
-
-
-def line(name: str, values: list[float]) -> str:
-    return (f"{name:<9} p50 {percentile(values, 50) * 1000:7.0f} ms   "
-            f"p99 {percentile(values, 99) * 1000:7.0f} ms   "
-            f"max {max(values) * 1000:7.0f} ms   (n={len(values)})")
 
 
 async def round_of(url: str, users: int, tag: str) -> list[float]:
