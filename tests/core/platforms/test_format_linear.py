@@ -29,8 +29,32 @@ PLATFORMS = {
     "discord": DiscordSender("t", "1").parts,
     "email": lambda text: _mail.compose({"to": "ada@example.com"}, text).as_bytes(),
 }
-PIECES = ["![", "[", "]", "(", "*", "_", "**", "__", "~~", "`", "``", "<", ">", "&", "#", " ",
-          "\t", "a", "](http://x", "<@U1", "> ", "- ", "```", "\n"]
+PIECES = [
+    "![",
+    "[",
+    "]",
+    "(",
+    "*",
+    "_",
+    "**",
+    "__",
+    "~~",
+    "`",
+    "``",
+    "<",
+    ">",
+    "&",
+    "#",
+    " ",
+    "\t",
+    "a",
+    "](http://x",
+    "<@U1",
+    "> ",
+    "- ",
+    "```",
+    "\n",
+]
 piece = st.lists(st.sampled_from(PIECES), min_size=1, max_size=4).map("".join)
 ends = st.sampled_from(["", "#", "```", "x", "!", "> "])
 
@@ -54,5 +78,10 @@ def reply(shape, size):
 @example(shape=("```", " ", " ", "!"))  # a fence line that never ends
 @example(shape=("#", " \t", "#", "x"))  # a heading whose end is never found
 def test_formatting_time_grows_linearly_with_adversarial_markup(platform, shape):
-    assert_linear(PLATFORMS[platform], small=reply(shape, SMALL), large=reply(shape, LARGE),
-                  scale=LARGE / SMALL, what=f"{platform} formatting {shape!r}")
+    assert_linear(
+        PLATFORMS[platform],
+        small=reply(shape, SMALL),
+        large=reply(shape, LARGE),
+        scale=LARGE / SMALL,
+        what=f"{platform} formatting {shape!r}",
+    )
