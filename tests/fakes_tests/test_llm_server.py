@@ -224,15 +224,15 @@ def test_litellm_stream_rebuilds_tool_call(llm, url):
 
 
 def test_hang_times_out_the_client_then_script_continues(llm, url):
-    llm.hang(30).reply("back")
+    # The hang outlasts the second request's own timeout: had the fake waited it out instead of
+    # seeing the client leave, the second request would time out and fail the test.
+    llm.hang(3600).reply("back")
 
-    started = time.monotonic()
     with pytest.raises(httpx.ReadTimeout):
         httpx.post(f"{url}/v1/chat/completions", json={"messages": []}, timeout=0.3)
-    answer = httpx.post(f"{url}/v1/chat/completions", json={"messages": []}, timeout=5)
+    answer = httpx.post(f"{url}/v1/chat/completions", json={"messages": []}, timeout=120)
 
     assert answer.json()["choices"][0]["message"]["content"] == "back"
-    assert time.monotonic() - started < 30  # the script went on: the hang was not waited out
 
 
 def test_reply_delay(llm, url):
@@ -247,9 +247,9 @@ def test_reply_delay(llm, url):
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_a_stalled_answer_starts_then_times_the_client_out(llm, url, stream):
-    llm.stall(30).reply("after the stall")
+    # The stall outlasts any run of the test: only the client's own timeout can end the call.
+    llm.stall(3600).reply("after the stall")
     client = openai.OpenAI(base_url=f"{url}/v1", api_key="x", max_retries=0, timeout=1.0)
-    started = time.monotonic()
     # the SDK wraps a timeout before the answer began; mid-stream, httpx's own escapes
     with pytest.raises((openai.APITimeoutError, httpx.ReadTimeout)):
         answer = client.chat.completions.create(
@@ -257,7 +257,6 @@ def test_a_stalled_answer_starts_then_times_the_client_out(llm, url, stream):
         if stream:
             for _ in answer:  # the first chunks arrive, then nothing
                 pass
-    assert time.monotonic() - started < 30  # the client gave up before the stall ended
-    again = client.chat.completions.create(
+    again = client.with_options(timeout=120).chat.completions.create(
         model="scripted-model", messages=[{"role": "user", "content": "hi"}])
     assert again.choices[0].message.content == "after the stall"
