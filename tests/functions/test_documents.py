@@ -25,6 +25,7 @@ def document_update(stack, data, name, mime, caption=None):
     return update
 
 
+@pytest.mark.process  # starts a child process (make check runs without them)
 def test_a_telegram_pdf_is_saved_and_its_text_seen(iris_home):
     with platform_stack(iris_home) as stack:
         update = document_update(stack, PDF, "report.pdf", "application/pdf", "Summarise it")

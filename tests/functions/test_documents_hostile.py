@@ -58,6 +58,7 @@ def ask(stack, user, text, timeout=600):
         model="iris", user=user, messages=[{"role": "user", "content": text}])
 
 
+@pytest.mark.process  # starts a child process (make check runs without them)
 @pytest.mark.timeout(600)  # six bombs cut at 5 s, two at a time, on a loaded machine
 def test_pdf_bombs_from_six_users_never_hold_up_another_users_turn(llm, monkeypatch):
     """Alice's second turn (the first loads the model client) and /healthz are answered while
@@ -87,6 +88,7 @@ def test_pdf_bombs_from_six_users_never_hold_up_another_users_turn(llm, monkeypa
         assert len(parser_children(os.getpid())) == 0
 
 
+@pytest.mark.process  # starts a child process (make check runs without them)
 def test_a_parser_killed_mid_document_is_a_clear_error_and_stores_nothing(llm, monkeypatch):
     with emulator_stack(llm, monkeypatch) as stack, ThreadPoolExecutor(1) as pool:
         sent = pool.submit(send_document, stack, "mallory", BOMB)
@@ -109,6 +111,7 @@ def gzip_site():
     return Starlette(routes=[Route("/tiny.html", page)])
 
 
+@pytest.mark.process  # starts a child process (make check runs without them)
 @pytest.mark.timeout(400)
 def test_a_gzip_html_bomb_read_by_web_extract_is_cut_for_memory(llm, monkeypatch):
     with serve(gzip_site()) as site, emulator_stack(

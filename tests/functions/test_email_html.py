@@ -6,6 +6,8 @@ secret)."""
 import json
 from email.message import EmailMessage
 
+import pytest
+
 from iris_testing.mail_inbound import RECEIVER, new_message_id
 from iris_testing.platform_stack import platform_stack
 
@@ -31,6 +33,7 @@ def post(stack, raw: bytes) -> None:
     assert response.json()["status"] == "recorded", response.text
 
 
+@pytest.mark.process  # starts a child process (make check runs without them)
 def test_an_html_only_mail_is_read_in_a_child_under_the_parse_limits(iris_home):
     ordinary = ("<html><head><style>p{color:red}</style><script>steal()</script></head>"
                 "<body><p>Lunch on <b>Friday</b>?</p><div>Ada</div></body></html>")

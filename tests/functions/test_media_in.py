@@ -69,6 +69,7 @@ def assert_pdf_and_csv_seen(llm, seen_pdf, seen_csv):
 # WhatsApp
 
 
+@pytest.mark.process  # starts a child process (make check runs without them)
 def test_whatsapp_documents_are_saved_and_their_text_seen(stack, llm):
     wa = stack.whatsapp
     pdf = wa.media_message("document", "901", PDF, "application/pdf", filename="tides.pdf",
@@ -113,6 +114,7 @@ def test_an_oversized_whatsapp_file_is_refused_and_nothing_saved(stack, llm):
     assert not any(path.startswith("/_media/") for _, path in wa.requests)
 
 
+@pytest.mark.process  # starts a child process (make check runs without them)
 def test_a_file_of_another_users_workspace_is_untouched(stack, llm):
     bob = stack.rt.store.users.for_account("whatsapp:4470000000001")
     bobs = stack.rt.settings.home / "workspaces" / bob / "inbox"
@@ -137,6 +139,7 @@ def slack_files(stack, *files, text="", **kwargs):
     return stack.slack_post(slack.event_payload(event))
 
 
+@pytest.mark.process  # starts a child process (make check runs without them)
 def test_slack_files_are_saved_and_their_text_seen(stack, llm):
     assert slack_files(stack, ("tides.pdf", PDF, "application/pdf"),
                        ("harbours.csv", CSV, "text/csv"), text="both please").status_code == 200
@@ -187,6 +190,7 @@ def test_slack_sends_the_bot_token_to_slack_hosts_only():
 # Email
 
 
+@pytest.mark.process  # starts a child process (make check runs without them)
 def test_email_attachments_are_saved_and_their_text_seen(stack, llm):
     raw = raw_mail("Both attached.", attachments=[("tides.pdf", PDF, "application/pdf"),
                                                   ("harbours.csv", CSV, "text/csv")])

@@ -57,6 +57,7 @@ def test_hibernate_after_turn_defaults(settings, backend, setting, expected):
     assert hibernates_after_turn(configured) is expected
 
 
+@pytest.mark.process  # starts a child process (make check runs without them)
 def test_a_modal_sandbox_used_by_a_turn_is_snapshotted_after_it(runtime, scripted, tmp_path):
     fake = FakeModal(tmp_path / "modal")
     runtime.services = replace(runtime.services,

@@ -27,6 +27,7 @@ def extract(ctx, running, *paths, allow=True, **args):
     return asyncio.run(tools.call(ctx, call("web_extract", urls=urls, **args))).content
 
 
+@pytest.mark.process  # starts a child process (make check runs without them)
 def test_an_article_is_its_main_text(ctx, site):
     _, running = site
     out = extract(ctx, running, "/article")
@@ -38,6 +39,7 @@ def test_an_article_is_its_main_text(ctx, site):
     assert ctx.tainted_by == {"web_extract"}
 
 
+@pytest.mark.process  # starts a child process (make check runs without them)
 def test_pdf_text_and_several_urls_at_once(ctx, site):
     _, running = site
     out = extract(ctx, running, "/report.pdf", "/notes.txt", "/photo.png")
@@ -54,6 +56,7 @@ def test_refused_without_the_allow_list(ctx, site):
     assert "seven metres" not in out and len(fake.hits) == before
 
 
+@pytest.mark.process  # starts a child process (make check runs without them)
 def test_the_character_cap_per_url(ctx, site):
     _, running = site
     out = extract(ctx, running, "/endless", max_chars=500)
