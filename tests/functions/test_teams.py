@@ -126,7 +126,7 @@ def test_a_redelivered_activity_runs_one_turn_and_gets_one_reply(both):
 
 def test_a_long_answer_is_split_within_the_teams_limit(both):
     stack, teams = both
-    paragraphs = [f"part {i} " + "word " * 600 for i in range(6)]
+    paragraphs = [f"part {i} " + "word " * 2500 for i in range(3)]
     stack.model.before = lambda messages: Message(role="assistant",
                                                   content="\n\n".join(paragraphs))
     post(stack, teams.activity("a lot"), teams=teams)
