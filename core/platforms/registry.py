@@ -9,7 +9,7 @@ senders import their client libraries on first use.
 
 from __future__ import annotations
 
-from core.platforms import discord, mail, slack, teams, telegram, whatsapp
+from core.platforms import discord, googlechat, mail, slack, teams, telegram, whatsapp
 from core.platforms.spec import Platforms, PlatformSpec
 
 HTTP = PlatformSpec(
@@ -25,4 +25,4 @@ CRON = PlatformSpec(
 
 PLATFORMS = Platforms([HTTP, CLI, CRON, telegram.SPEC, slack.SPEC, whatsapp.SPEC,
                        discord.SPEC, mail.SPEC,
-                       teams.SPEC])
+                       teams.SPEC, googlechat.SPEC])
