@@ -63,6 +63,7 @@ class FakeGoogleChat:
         self.account_email = "iris-bot@iris-project.iam.gserviceaccount.com"
         self.tokens: set[str] = set()
         self.sent: dict[str, list[dict[str, Any]]] = {}
+        self.log: list[str] = []  # every text sent, in the order received
         self._rate_limits = 0
         self.app = Starlette(routes=[
             Route(f"/service_accounts/v1/jwk/{CHAT_ACCOUNT}", self._chat_jwks),
@@ -204,4 +205,5 @@ class FakeGoogleChat:
                 "name": name, "text": text, "thread": thread,
                 "replyOption": request.query_params.get("messageReplyOption"),
                 "cardsV2": body.get("cardsV2", [])})
+            self.log.append(text)
         return JSONResponse({"name": name, "text": text, "thread": {"name": thread}})

@@ -62,6 +62,7 @@ class FakeTeams:
         self.token_requests = 0
         self.key_fetches = 0
         self.sent: dict[str, list[dict[str, Any]]] = {}
+        self.log: list[str] = []  # every text sent, in the order received
         self._rate_limits = 0
         self.app = Starlette(routes=[
             Route("/v1/.well-known/openidconfiguration", self._metadata),
@@ -216,4 +217,5 @@ class FakeTeams:
                 "id": message_id, "text": body.get("text", ""),
                 "textFormat": body.get("textFormat"), "reply_to": reply_to,
                 "attachments": body.get("attachments", [])})
+            self.log.append(body.get("text", ""))
         return JSONResponse({"id": message_id}, status_code=201)
