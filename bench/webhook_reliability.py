@@ -3,8 +3,8 @@
 1. 1,000 webhook deliveries over 70 chats (10 each on Telegram, Slack, WhatsApp, Discord,
    email, Microsoft Teams and Google Chat), 20% of them delivered a second time later, chats
    interleaved at random, 16 requests in flight: Iris on uvicorn with the emulator's in-process
-   worker, an in-process model that answers at once, replies sent by Iris' real senders to the fake platform APIs and the SMTP
-   server. Counts what the platforms received:
+   worker, an in-process model that answers at once, replies sent by Iris' real senders to the
+   fake platform APIs and the SMTP server. Counts what the platforms received:
    lost / doubled / out-of-order replies (all must be 0) and turns per second.
 2. ``--crash``: a worker process killed at each step of a turn (after lease, after the model
    call, after the tool, before commit, before delivery, after delivery), for each platform;
