@@ -12,8 +12,9 @@ ID token, issuer ``https://accounts.google.com``, ``email`` the Chat account, ke
 token endpoint's JWT bearer grant (RFC 7523: ``assertion`` signed by the service account's key,
 ``aud`` the token URI; errors ``{"error", "error_description"}``).
 
-``event(text)`` / ``click(...)`` build events, ``headers(...)`` the bearer Chat would send;
-``service_account()`` the JSON key file of a service account whose public key the token
+``GET /v1/media/{resourceName}?alt=media`` (``media.download``, app token) serves what
+``upload(...)`` put in a message's ``attachment``. ``event(text)`` / ``click(...)`` build
+events, ``headers(...)`` the bearer Chat would send; ``service_account()`` the JSON key file of a service account whose public key the token
 endpoint checks assertions against.
 """
 
@@ -31,7 +32,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 CHAT_ACCOUNT = "chat@system.gserviceaccount.com"
@@ -70,7 +71,9 @@ class FakeGoogleChat:
             Route("/oauth2/v3/certs", self._google_jwks),
             Route("/token", self._token, methods=["POST"]),
             Route("/v1/spaces/{space}/messages", self._create, methods=["POST"]),
+            Route("/v1/media/{resource}", self._media),
         ])
+        self.uploads: dict[str, tuple[bytes, str]] = {}
 
     # --- configuration -------------------------------------------------------------------
     def service_account(self) -> str:
@@ -93,7 +96,8 @@ class FakeGoogleChat:
     # --- Chat's side: events and their tokens --------------------------------------------
     def event(self, text: str, *, user: str = "users/1001", name: str = "Ada",
               space: str = "spaces/AAAAdm-ada", dm: bool = True,
-              message_id: str | None = None) -> dict[str, Any]:
+              message_id: str | None = None,
+              attachments: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         number = next(self._ids)
         message_name = f"{space}/messages/{message_id or f'm{number:05d}.m{number:05d}'}"
         person = {"name": user, "displayName": name, "type": "HUMAN"}
@@ -103,12 +107,23 @@ class FakeGoogleChat:
         message: dict[str, Any] = {"name": message_name, "sender": person, "text": text,
                                    "thread": {"name": f"{space}/threads/t{number:05d}"},
                                    "space": room, "createTime": "2026-11-28T12:00:00Z"}
+        if attachments:
+            message["attachment"] = attachments
         if not dm:
             message["text"] = f"@Iris {text}"
             message["argumentText"] = f" {text}"
         return {"type": "MESSAGE", "eventTime": "2026-11-28T12:00:00Z", "message": message,
                 "user": person, "space": room, "common": {"userLocale": "en",
                                                           "hostApp": "CHAT"}}
+
+    def upload(self, data: bytes, content_type: str, name: str) -> dict[str, Any]:
+        """A file the person attached: the message's ``attachment`` entry for it."""
+        resource = "ClxGaWxl" + secrets.token_urlsafe(12).replace("-", "A").replace("_", "B")
+        with self._lock:
+            self.uploads[resource] = (data, content_type)
+        return {"name": f"spaces/x/messages/y/attachments/{resource}", "contentName": name,
+                "contentType": content_type, "source": "UPLOADED_CONTENT",
+                "attachmentDataRef": {"resourceName": resource}}
 
     def click(self, action: dict[str, Any], **where: Any) -> dict[str, Any]:
         """The ``CARD_CLICKED`` event of a press of a button whose ``onClick.action`` is
@@ -178,6 +193,18 @@ class FakeGoogleChat:
             self.tokens.add(token)
         return JSONResponse({"access_token": token, "expires_in": 3599,
                              "token_type": "Bearer"})
+
+    async def _media(self, request: Request) -> Response:
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        with self._lock:
+            known = scheme == "Bearer" and token in self.tokens
+            found = self.uploads.get(request.path_params["resource"])
+        if not known:
+            return _error(401, "UNAUTHENTICATED", "Request had invalid authentication "
+                          "credentials.")
+        if request.query_params.get("alt") != "media" or found is None:
+            return _error(404, "NOT_FOUND", "Requested entity was not found.")
+        return Response(found[0], media_type=found[1])
 
     async def _create(self, request: Request) -> JSONResponse:
         scheme, _, token = request.headers.get("authorization", "").partition(" ")

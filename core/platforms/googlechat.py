@@ -85,6 +85,24 @@ class GoogleChatSender:
             raise failure(status, data)
         return str(data.get("name", ""))
 
+    async def download(self, resource_name: str) -> bytes:
+        """A file the person uploaded: ``GET {api}/media/{resourceName}?alt=media`` with the
+        app's token, refused past 20 MB before or while downloading."""
+        import httpx
+
+        from core.platforms.media import fetch_capped
+
+        if not re.fullmatch(r"[A-Za-z0-9_.=+-]{1,1024}", resource_name) or ".." in \
+                resource_name:
+            raise DeliveryFailed("Google Chat: not an attachment's resource name",
+                                 retryable=False)
+        headers = {"Authorization": f"Bearer {await self.token()}"}
+        async with httpx.AsyncClient(timeout=30.0) as http:
+            body, _ = await fetch_capped(http, f"{self.api_base}/media/{resource_name}"
+                                         "?alt=media", headers=headers,
+                                         what="the Google Chat attachment")
+        return body
+
     async def _post(self, url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         import httpx
 

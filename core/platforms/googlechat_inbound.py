@@ -21,8 +21,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.clarify import button_data, parse_button
-from core.messages import InboundMessage
+from core.messages import Attachment, InboundMessage
 from core.platforms.inbound import Parsed
+from core.platforms.media import MAX_ATTACHMENTS, kind_for
 
 MESSAGE, CARD_CLICKED = "MESSAGE", "CARD_CLICKED"
 CHOICE_FUNCTION = "iris_choice"
@@ -52,9 +53,22 @@ class Thread(_Model):
     name: str | None = Field(default=None, pattern=NAME)
 
 
+class AttachmentDataRef(_Model):
+    resource_name: str = Field(alias="resourceName", pattern=r"^[A-Za-z0-9_.=+-]{1,1024}$")
+
+
+class ChatAttachment(_Model):
+    content_name: str | None = Field(default=None, alias="contentName", max_length=512)
+    content_type: str | None = Field(default=None, alias="contentType", max_length=255)
+    source: str | None = None
+    attachment_data_ref: AttachmentDataRef | None = Field(default=None,
+                                                         alias="attachmentDataRef")
+
+
 class ChatMessage(_Model):
     name: str = Field(pattern=NAME)
     text: str | None = None
+    attachment: list[ChatAttachment] = Field(default_factory=list, max_length=100)
     argument_text: str | None = Field(default=None, alias="argumentText")
     thread: Thread | None = None
     sender: ChatUser | None = None
@@ -99,6 +113,17 @@ def _person(event: Event) -> ChatUser | None:
     return who
 
 
+def files(message: ChatMessage) -> tuple[Attachment, ...]:
+    """Uploaded files and pictures, by the resource name the Chat API downloads them by
+    (``media.download``); Drive files are not read."""
+    return tuple(
+        Attachment(kind=kind_for(a.content_type), ref=a.attachment_data_ref.resource_name,
+                   mime_type=a.content_type, name=a.content_name)
+        for a in message.attachment
+        if a.attachment_data_ref is not None and a.source in (None, "UPLOADED_CONTENT")
+    )[:MAX_ATTACHMENTS]
+
+
 def parse_event(event: Event) -> Parsed:
     if event.type != MESSAGE or event.message is None:
         return Parsed(reason=f"event type {event.type!r} is not a message")
@@ -110,7 +135,8 @@ def parse_event(event: Event) -> Parsed:
     raw = event.message.argument_text if group and event.message.argument_text is not None \
         else event.message.text
     text = (raw or "").strip()
-    if not text:
+    attachments = files(event.message)
+    if not text and not attachments:
         return Parsed(reason="empty message")
     name = who.display_name or who.name
     if group and not text.startswith("/"):
@@ -119,7 +145,7 @@ def parse_event(event: Event) -> Parsed:
     message = InboundMessage(
         platform="googlechat", chat_id=space, account=f"googlechat:{who.name}",
         platform_message_id=event.message.name, text=text, is_group=group, display_name=name,
-        meta=_meta(event),
+        attachments=attachments, meta=_meta(event),
     )
     return Parsed(message=message, group_ref=space if group else None,
                   group_title=event.space.display_name)
