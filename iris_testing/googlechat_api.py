@@ -14,8 +14,8 @@ token endpoint's JWT bearer grant (RFC 7523: ``assertion`` signed by the service
 
 ``GET /v1/media/{resourceName}?alt=media`` (``media.download``, app token) serves what
 ``upload(...)`` put in a message's ``attachment``. ``event(text)`` / ``click(...)`` build
-events, ``headers(...)`` the bearer Chat would send; ``service_account()`` the JSON key file of a service account whose public key the token
-endpoint checks assertions against.
+events, ``headers(...)`` the bearer Chat would send; ``service_account()`` the JSON key file
+of a service account whose public key the token endpoint checks assertions against.
 """
 
 from __future__ import annotations
