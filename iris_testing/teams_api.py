@@ -18,7 +18,10 @@ Served here, all on one loopback server:
 - ``POST /teams/v3/conversations/{id}/activities[/{replyToId}]``: the connector
   (``service_url`` is ``{url}/teams/``), bearer token required.
 
-``activity(...)`` builds a message activity, ``press(...)`` the one a card's Action.Submit sends,
+- ``GET /teams/v3/attachments/{id}/views/original``: a pasted picture (bearer token);
+- ``GET /files/{id}?tempauth=…``: a sent file's pre-authenticated ``downloadUrl``.
+
+``activity(...)`` builds a message activity (``file(...)``/``picture(...)`` its attachments), ``press(...)`` the one a card's Action.Submit sends,
 ``headers(activity)`` the ``Authorization`` the connector would send (RS256 JWT: ``iss``
 ``https://api.botframework.com``, ``aud`` the app id, ``serviceurl``, ``nbf``/``exp`` around the
 given time). ``rotate()`` publishes a new signing key (and signs with it).
@@ -37,7 +40,7 @@ import jwt
 from cryptography.hazmat.primitives.asymmetric import rsa
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 APP_ID = "3f2c1e8a-5b7d-4c9e-8a1f-0d6b2e4c7a91"
@@ -72,7 +75,10 @@ class FakeTeams:
                   methods=["POST"]),
             Route("/teams/v3/conversations/{conversation}/activities/{reply_to}", self._post,
                   methods=["POST"]),
+            Route("/teams/v3/attachments/{item}/views/original", self._view),
+            Route("/files/{item}", self._file),
         ])
+        self.files: dict[str, bytes] = {}
 
     # --- what Iris is configured with ---------------------------------------------------
     @property
@@ -95,7 +101,8 @@ class FakeTeams:
 
     def activity(self, text: str, *, user: str = "29:1ada", name: str = "Ada",
                  conversation: str = "a:1personal-ada", kind: str = "personal",
-                 value: Any = None, activity_id: str | None = None) -> dict[str, Any]:
+                 value: Any = None, activity_id: str | None = None,
+                 attachments: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         number = next(self._ids)
         body: dict[str, Any] = {
             "type": "message", "id": activity_id or f"1700000000{number:03d}",
@@ -113,7 +120,29 @@ class FakeTeams:
             body["text"] = text
         if value is not None:
             body["value"] = value
+        if attachments:
+            body["attachments"] = attachments
         return body
+
+    def file(self, data: bytes, name: str) -> dict[str, Any]:
+        """A file sent in a personal chat: its ``file.download.info`` attachment, whose
+        ``downloadUrl`` is pre-authenticated (``tempauth`` in the query, no header needed)."""
+        item = secrets.token_hex(8)
+        with self._lock:
+            self.files[item] = data
+        return {"contentType": "application/vnd.microsoft.teams.file.download.info",
+                "contentUrl": f"https://contoso.sharepoint.com/personal/ada/{name}",
+                "name": name, "content": {"downloadUrl": f"{self.url}/files/{item}?tempauth=x",
+                                          "uniqueId": item, "fileType": name.rsplit(".")[-1]}}
+
+    def picture(self, data: bytes) -> dict[str, Any]:
+        """A picture pasted in the message: an ``image/*`` attachment at the connector, read
+        with the bot's token."""
+        item = "0-" + secrets.token_hex(8)
+        with self._lock:
+            self.files[item] = data
+        return {"contentType": "image/*",
+                "contentUrl": f"{self.service_url}v3/attachments/{item}/views/original"}
 
     def press(self, data: dict[str, Any], **where: Any) -> dict[str, Any]:
         """The activity a press of an ``Action.Submit`` sends: its ``data`` as ``value``."""
@@ -188,6 +217,25 @@ class FakeTeams:
             self.tokens.add(token)
         return JSONResponse({"token_type": "Bearer", "expires_in": 3599,
                              "ext_expires_in": 3599, "access_token": token})
+
+    async def _view(self, request: Request) -> Response:
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        with self._lock:
+            known = scheme == "Bearer" and token in self.tokens
+            data = self.files.get(request.path_params["item"])
+        if not known:
+            return JSONResponse({"message": "Authorization has been denied for this request."},
+                                status_code=401)
+        if data is None:
+            return _error(404, "NotFound", "Attachment not found")
+        return Response(data, media_type="application/octet-stream")
+
+    async def _file(self, request: Request) -> Response:
+        with self._lock:
+            data = self.files.get(request.path_params["item"])
+        if data is None or request.query_params.get("tempauth") is None:
+            return Response(status_code=401)
+        return Response(data, media_type="application/octet-stream")
 
     async def _post(self, request: Request) -> JSONResponse:
         scheme, _, token = request.headers.get("authorization", "").partition(" ")

@@ -83,6 +83,24 @@ class TeamsSender:
             raise failure(status, data)
         return str(data.get("id", ""))
 
+    async def download(self, ref: str) -> bytes:
+        """A file the person sent: ``file:<url>`` is a pre-authenticated download URL (no
+        token sent), ``connector:<url>`` a picture at the connector (the bot's token sent);
+        https only (or loopback), refused past 20 MB before or while downloading."""
+        import httpx
+
+        from core.platforms.media import fetch_capped
+
+        how, _, url = ref.partition(":")
+        if how not in ("file", "connector"):
+            raise DeliveryFailed(f"Teams: not a file reference: {ref[:40]!r}", retryable=False)
+        url = safe_service_url(url)
+        headers = {"Authorization": f"Bearer {await self.token()}"} if how == "connector" \
+            else None
+        async with httpx.AsyncClient(timeout=30.0) as http:
+            body, _ = await fetch_capped(http, url, headers=headers, what="the Teams file")
+        return body
+
     async def _post(self, url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         import httpx
 

@@ -12,15 +12,18 @@ conversation are kept in ``meta`` so the answer is posted as a reply there.
 
 from __future__ import annotations
 
+import mimetypes
 import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.messages import InboundMessage
+from core.messages import Attachment, InboundMessage
 from core.platforms.inbound import Parsed
+from core.platforms.media import MAX_ATTACHMENTS, kind_for
 
 MESSAGE = "message"
+FILE_INFO = "application/vnd.microsoft.teams.file.download.info"
 MENTION = re.compile(r"<at>[^<]{0,200}</at>", re.I)
 
 
@@ -43,6 +46,13 @@ class Conversation(_Model):
     name: str | None = None
 
 
+class TeamsAttachment(_Model):
+    content_type: str = Field(alias="contentType", max_length=255)
+    content_url: str | None = Field(default=None, alias="contentUrl", max_length=4096)
+    name: str | None = Field(default=None, max_length=512)
+    content: Any = None
+
+
 class Activity(_Model):
     type: str = Field(max_length=64)
     id: str | None = Field(default=None, max_length=256)
@@ -55,6 +65,7 @@ class Activity(_Model):
     text: str | None = None
     value: Any = None
     reply_to_id: str | None = Field(default=None, alias="replyToId", max_length=256)
+    attachments: list[TeamsAttachment] = Field(default_factory=list, max_length=100)
 
 
 def is_group(conversation: Conversation) -> bool:
@@ -76,6 +87,23 @@ def reply_meta(activity: Activity) -> dict[str, Any]:
     return meta
 
 
+def files(activity: Activity) -> tuple[Attachment, ...]:
+    """Files (``file.download.info``: a pre-authenticated ``downloadUrl``) and pictures pasted
+    in the message (``image/*``: a ``contentUrl`` at the connector, read with the bot's token).
+    The ref says which: ``file:<url>`` or ``connector:<url>``."""
+    found: list[Attachment] = []
+    for item in activity.attachments:
+        content = item.content if isinstance(item.content, dict) else {}
+        if item.content_type == FILE_INFO and isinstance(content.get("downloadUrl"), str):
+            mime = mimetypes.guess_type(item.name or "")[0]
+            found.append(Attachment(kind=kind_for(mime), ref=f"file:{content['downloadUrl']}",
+                                    mime_type=mime, name=item.name))
+        elif item.content_type.startswith("image/") and item.content_url:
+            found.append(Attachment(kind="image", ref=f"connector:{item.content_url}",
+                                    mime_type=item.content_type, name=item.name))
+    return tuple(found[:MAX_ATTACHMENTS])
+
+
 def person(activity: Activity) -> ChannelAccount | None:
     who = activity.from_
     if who is None or activity.conversation is None or who.role == "bot":
@@ -93,7 +121,8 @@ def parse_activity(activity: Activity) -> Parsed:
         return Parsed(reason="not a message from a person in a conversation")
     assert activity.conversation is not None
     text = clean_text(activity.text or "")
-    if not text:
+    attachments = files(activity)
+    if not text and not attachments:
         return Parsed(reason="empty message")
     name = who.name or who.id
     group = is_group(activity.conversation)
@@ -103,7 +132,7 @@ def parse_activity(activity: Activity) -> Parsed:
     message = InboundMessage(
         platform="teams", chat_id=conversation, account=f"teams:{who.id}",
         platform_message_id=f"activity:{activity.id}", text=text, is_group=group,
-        display_name=name, meta=reply_meta(activity),
+        display_name=name, attachments=attachments, meta=reply_meta(activity),
     )
     return Parsed(message=message, group_ref=conversation if group else None,
                   group_title=activity.conversation.name)
