@@ -21,10 +21,11 @@ Served here, all on one loopback server:
 - ``GET /teams/v3/attachments/{id}/views/original``: a pasted picture (bearer token);
 - ``GET /files/{id}?tempauth=…``: a sent file's pre-authenticated ``downloadUrl``.
 
-``activity(...)`` builds a message activity (``file(...)``/``picture(...)`` its attachments), ``press(...)`` the one a card's Action.Submit sends,
-``headers(activity)`` the ``Authorization`` the connector would send (RS256 JWT: ``iss``
-``https://api.botframework.com``, ``aud`` the app id, ``serviceurl``, ``nbf``/``exp`` around the
-given time). ``rotate()`` publishes a new signing key (and signs with it).
+``activity(...)`` builds a message activity (``file(...)``, ``picture(...)`` its attachments),
+``press(...)`` the one a card's Action.Submit sends, ``headers(activity)`` the
+``Authorization`` the connector would send (RS256 JWT: ``iss`` ``https://api.botframework.com``,
+``aud`` the app id, ``serviceurl``, ``nbf``/``exp`` around the given time). ``rotate()``
+publishes a new signing key (and signs with it).
 """
 
 from __future__ import annotations

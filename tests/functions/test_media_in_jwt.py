@@ -79,3 +79,47 @@ def test_a_google_chat_picture_downloads_and_an_oversized_file_is_refused(iris_h
         stack.wait(lambda: len(chat.messages(DM)) == 2)
         assert "20 MB limit" in prompts(llm)[-1]
         assert not (inbox_dir(stack, ACCOUNT) / "huge.pdf").exists()
+
+
+TEAMS_CHAT = "a:1personal-ada"
+TEAMS_ACCOUNT = "teams:29:1ada"
+
+
+def teams_post(stack, activity):
+    return stack.http.post(f"{stack.url}/teams/messages", content=json.dumps(activity),
+                           headers=stack.teams.headers())
+
+
+def test_teams_files_are_saved_and_their_text_seen(iris_home, llm):
+    with media_stack(iris_home, llm) as stack:
+        teams = stack.teams
+        pdf = teams.file(PDF, "tides.pdf")
+        assert teams_post(stack, teams.activity("Summarise these", attachments=[pdf])
+                          ).status_code == 202
+        stack.wait(lambda: teams.messages(TEAMS_CHAT))
+        teams_post(stack, teams.activity("", attachments=[teams.file(CSV, "harbours.csv")]))
+        stack.wait(lambda: len(teams.messages(TEAMS_CHAT)) == 2)
+        first, second = prompts(llm)
+        assert first.startswith("Summarise these\n\n[the user sent a document")
+        assert_pdf_and_csv_seen(llm, first, second)
+        box = inbox_dir(stack, TEAMS_ACCOUNT)
+        assert (box / "tides.pdf").read_bytes() == PDF
+        assert (box / "harbours.csv").read_bytes() == CSV
+
+
+def test_a_pasted_teams_picture_downloads_with_the_bots_token_only_over_https(iris_home, llm):
+    with media_stack(iris_home, llm) as stack:
+        teams = stack.teams
+        teams_post(stack, teams.activity("look", attachments=[teams.picture(PNG)]))
+        stack.wait(lambda: teams.messages(TEAMS_CHAT))
+        user = stack.rt.store.users.resolve(TEAMS_ACCOUNT)
+        (entry,) = stack.rt.store.inbox.latest_messages(user, limit=10)
+        (attachment,) = entry.attachments
+        assert attachment.kind == "image" and attachment.ref.startswith("connector:")
+        sender = stack.rt.senders["teams"]
+        assert asyncio.run(sender.download(attachment.ref)) == PNG
+        from core.platforms.delivery import DeliveryFailed
+
+        for ref in ("connector:http://files.example.net/x", "other:https://x.example/y"):
+            with pytest.raises(DeliveryFailed):
+                asyncio.run(sender.download(ref))
