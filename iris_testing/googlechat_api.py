@@ -109,7 +109,11 @@ class FakeGoogleChat:
                                    "space": room, "createTime": "2026-11-28T12:00:00Z"}
         if attachments:
             message["attachment"] = attachments
-        if not dm:
+        if not dm and text.startswith("/"):  # a registered slash command
+            rest = text.partition(" ")[2]
+            message["slashCommand"] = {"commandId": "1"}
+            message["argumentText"] = f" {rest}" if rest else ""
+        elif not dm:
             message["text"] = f"@Iris {text}"
             message["argumentText"] = f" {text}"
         return {"type": "MESSAGE", "eventTime": "2026-11-28T12:00:00Z", "message": message,

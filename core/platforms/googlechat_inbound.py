@@ -4,7 +4,8 @@ v2 buttons of ``clarify`` questions.
 Chat POSTs an event to the app's URL. A ``MESSAGE`` event is a message: in a direct message
 the chat is the person's; in a space (where the app hears only messages that @mention it) the
 space's group scope owns the data, the member is named in the text, and ``argumentText`` (the
-text without the mention) is what Iris reads. The message's resource name
+text without the mention) is what Iris reads; a registered slash command (``slashCommand``) is
+read whole (``/new``…). The message's resource name
 (``spaces/…/messages/…``) is the inbox's idempotency key; the space and thread are kept in
 ``meta`` so the answer goes into the same thread.
 
@@ -69,6 +70,7 @@ class ChatMessage(_Model):
     name: str = Field(pattern=NAME)
     text: str | None = None
     attachment: list[ChatAttachment] = Field(default_factory=list, max_length=100)
+    slash_command: dict[str, Any] | None = Field(default=None, alias="slashCommand")
     argument_text: str | None = Field(default=None, alias="argumentText")
     thread: Thread | None = None
     sender: ChatUser | None = None
@@ -132,8 +134,9 @@ def parse_event(event: Event) -> Parsed:
         return Parsed(reason="not a message from a person in a space")
     assert event.space is not None
     group = is_group(event.space)
-    raw = event.message.argument_text if group and event.message.argument_text is not None \
-        else event.message.text
+    # a registered slash command's argumentText is only its arguments: read the whole text
+    typed = event.message.slash_command is None and event.message.argument_text is not None
+    raw = event.message.argument_text if group and typed else event.message.text
     text = (raw or "").strip()
     attachments = files(event.message)
     if not text and not attachments:

@@ -142,6 +142,17 @@ def test_in_a_space_the_argument_text_is_read_and_the_space_owns_the_data(both):
     assert stack.rt.store.users.get(scope).kind == "group"
 
 
+def test_slash_commands_work_in_a_direct_message_and_in_a_space(both):
+    stack, chat = both
+    space = "spaces/AAAAroom2"
+    post(stack, chat, chat.event("/help"))
+    post(stack, chat, chat.event("/help", space=space, dm=False))
+    stack.wait(lambda: chat.messages(DM) and chat.messages(space))
+    for text in (chat.texts(DM)[0], chat.texts(space)[0]):
+        assert "/memory" in text and "/new" in text
+    assert stack.model.seen == []
+
+
 def test_a_rate_limited_send_is_retried_not_doubled(both):
     stack, chat = both
     chat.rate_limit_next()
