@@ -1,10 +1,10 @@
 """Webhook reliability under load, and under crashes.
 
-1. 1,000 webhook deliveries over 50 chats (10 each on Telegram, Slack, WhatsApp, Discord and
-   email), 20% of them delivered a second time later, chats interleaved at random, 16 requests
-   in flight: Iris on uvicorn with the emulator's in-process worker, an in-process model that
-   answers at once, replies sent by Iris' real senders to the fake platform APIs and the SMTP
-   server. Counts what the platforms received:
+1. 1,000 webhook deliveries over 70 chats (10 each on Telegram, Slack, WhatsApp, Discord,
+   email, Microsoft Teams and Google Chat), 20% of them delivered a second time later, chats
+   interleaved at random, 16 requests in flight: Iris on uvicorn with the emulator's in-process
+   worker, an in-process model that answers at once, replies sent by Iris' real senders to the
+   fake platform APIs and the SMTP server. Counts what the platforms received:
    lost / doubled / out-of-order replies (all must be 0) and turns per second.
 2. ``--crash``: a worker process killed at each step of a turn (after lease, after the model
    call, after the tool, before commit, before delivery, after delivery), for each platform;
@@ -16,7 +16,7 @@
    talks to Turso), printed next to the file-database run with the server's round trips;
    ``--db-faults 0.03`` also answers that share of the round trips 503 before running them.
 
-Run: .venv/bin/python bench/webhook_reliability.py [--messages 1000] [--chats 50] [--crash]
+Run: .venv/bin/python bench/webhook_reliability.py [--messages 1000] [--chats 70] [--crash]
      [--remote-db [--db-faults RATE]]
 """
 
@@ -39,12 +39,13 @@ HRANA_TOKEN = "bench-token"
 def load(messages: int, chats: int, repeat_share: float, concurrency: int,
          label: str = "file database", **env: str) -> bool:
     from iris_testing.platform_stack import platform_stack
-    from iris_testing.webhook_load import run
+    from iris_testing.webhook_load import JWT_PLATFORMS, PLATFORMS, run
 
     with platform_stack(Path(tempfile.mkdtemp(prefix="iris-bench-")), sweep_seconds=2.0,
-                        **env) as stack:
+                        jwt_platforms=True, **env) as stack:
         report = run(stack, messages=messages, chats=chats, repeat_share=repeat_share,
-                     concurrency=concurrency, timeout=900)
+                     concurrency=concurrency, timeout=900,
+                     platforms=PLATFORMS + JWT_PLATFORMS)
         counters = stack.rt.store.db.remote_counters()
     print(f"{label}: {report.line()}")
     if counters:
@@ -110,7 +111,7 @@ def crashes() -> bool:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--messages", type=int, default=1000)
-    parser.add_argument("--chats", type=int, default=50)
+    parser.add_argument("--chats", type=int, default=70)
     parser.add_argument("--repeat-share", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--crash", action="store_true", help="also run the crash grid")

@@ -124,6 +124,10 @@ class Settings(BaseModel):
     whatsapp_allow: list[str] = Field(default_factory=list)  # whatsapp:<wa_id> or bare ids
     discord_access: Literal["pairing", "allowlist", "open"] = "pairing"
     discord_allow: list[str] = Field(default_factory=list)  # discord:<user id> or bare ids
+    teams_access: Literal["pairing", "allowlist", "open"] = "pairing"
+    teams_allow: list[str] = Field(default_factory=list)  # teams:<user id 29:…> or bare ids
+    googlechat_access: Literal["pairing", "allowlist", "open"] = "pairing"
+    googlechat_allow: list[str] = Field(default_factory=list)  # googlechat:users/<id>
     email_access: Literal["pairing", "allowlist", "open"] = "pairing"
     email_allow: list[str] = Field(default_factory=list)  # email:<address> or bare addresses
     owner_accounts: list[str] = Field(default_factory=list)  # may /approve; e.g. telegram:42
@@ -153,6 +157,18 @@ class Settings(BaseModel):
     discord_bot_token: SecretStr | None = None
     discord_application_id: str | None = Field(default=None, pattern=r"^\d{1,32}$")
     discord_api_base: str = "https://discord.com/api/v10"
+    # Microsoft Teams (Bot Framework): the bot's app id and client secret (docs/platforms.md)
+    teams_app_id: str | None = Field(default=None, pattern=r"^[0-9A-Za-z-]{1,64}$")
+    teams_app_password: SecretStr | None = None
+    teams_openid_url: str = "https://login.botframework.com/v1/.well-known/openidconfiguration"
+    teams_token_url: str = "https://login.microsoftonline.com/botframework.com/oauth2/v2.0/token"
+    teams_service_url: str = "https://smba.trafficmanager.net/teams/"  # scheduled results
+    # Google Chat (HTTP endpoint app): the audience its tokens carry, the project number or the
+    # app's URL (docs/platforms.md), and the service account's JSON key for replies
+    googlechat_audience: str | None = Field(default=None, pattern=r"^(\d{1,20}|https://\S+)$")
+    googlechat_service_account: SecretStr | None = None
+    googlechat_certs_url: str | None = None  # default: Google's, for the audience's kind
+    googlechat_api_base: str = "https://chat.googleapis.com/v1"
     email_inbound_secret: SecretStr | None = None
     email_mailgun_signing_key: SecretStr | None = None
     email_smtp_url: SecretStr | None = None  # smtp://user:pass@host:587 or smtps://…:465
@@ -219,7 +235,9 @@ class Settings(BaseModel):
 
     @field_validator("model_api_base", "public_url", "s3_endpoint_url", "telegram_api_base",
                      "slack_api_base", "transcription_api_base", "tts_api_base", "web_search_url",
-                     "whatsapp_api_base", "discord_api_base")
+                     "whatsapp_api_base", "discord_api_base",
+                     "teams_openid_url", "teams_token_url", "teams_service_url",
+                     "googlechat_certs_url", "googlechat_api_base")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         if value is None or value == "":
@@ -259,6 +277,7 @@ class Settings(BaseModel):
         return value
 
     @field_validator("telegram_allow", "slack_allow", "whatsapp_allow", "discord_allow",
+                     "teams_allow", "googlechat_allow",
                      "email_allow", "owner_accounts", "allowed_models", "web_allow_hosts",
                      mode="before")
     @classmethod

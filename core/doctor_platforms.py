@@ -1,6 +1,7 @@
-"""``iris doctor``'s checks of the WhatsApp, Discord and email settings: what is half set, and
-what does not look like the value the platform hands out; with ``--online``, Telegram's own view
-of the webhook (``check_online``). Nothing else here calls the platforms."""
+"""``iris doctor``'s checks of the WhatsApp, Discord, email, Teams and Google Chat settings:
+what is half set, and what does not look like the value the platform hands out; with
+``--online``, Telegram's own view of the webhook (``check_online``). Nothing else here calls
+the platforms."""
 
 from __future__ import annotations
 
@@ -24,6 +25,9 @@ WHATSAPP = {"whatsapp_token": "IRIS_WHATSAPP_TOKEN",
 DISCORD = {"discord_public_key": "IRIS_DISCORD_PUBLIC_KEY",
            "discord_application_id": "IRIS_DISCORD_APPLICATION_ID",
            "discord_bot_token": "IRIS_DISCORD_BOT_TOKEN"}
+TEAMS = {"teams_app_id": "IRIS_TEAMS_APP_ID", "teams_app_password": "IRIS_TEAMS_APP_PASSWORD"}
+GOOGLECHAT = {"googlechat_audience": "IRIS_GOOGLECHAT_AUDIENCE",
+              "googlechat_service_account": "IRIS_GOOGLECHAT_SERVICE_ACCOUNT"}
 EMAIL_OUT = {"email_smtp_url": "IRIS_EMAIL_SMTP_URL", "email_from": "IRIS_EMAIL_FROM"}
 
 
@@ -36,6 +40,13 @@ def check(report: Report, settings: Settings) -> None:
            "Discord Developer Portal → your app → General Information (application id, public "
            "key) and Bot (token)")
     _email(report, settings)
+    _group(report, settings, "teams", TEAMS,
+           "Azure portal → your Azure Bot → Configuration (Microsoft App ID) and the app "
+           "registration's Certificates & secrets (client secret)")
+    _group(report, settings, "googlechat", GOOGLECHAT,
+           "Google Cloud console → Google Chat API → Configuration (authentication audience: "
+           "the project number or the app URL) and a service account's JSON key")
+    _googlechat_account(report, settings)
 
 
 def _group(report: Report, settings: Settings, name: str, names: dict[str, str],
@@ -62,6 +73,20 @@ def _whatsapp_template(report: Report, settings: Settings) -> None:
                    "the person last wrote is recorded undeliverable",
                    "approve a utility template with one body parameter in WhatsApp Manager and "
                    "set IRIS_WHATSAPP_TEMPLATE=name:language (docs/platforms.md)")
+
+
+def _googlechat_account(report: Report, settings: Settings) -> None:
+    raw = settings.secret("googlechat_service_account")
+    if not raw:
+        return
+    from core.errors import IrisUsageError
+    from core.platforms.googlechat import service_account
+
+    try:
+        service_account(raw)
+    except IrisUsageError as exc:
+        report.add("error", "googlechat service account", str(exc),
+                   "IAM & Admin → Service accounts → Keys → Add key (JSON)")
 
 
 def _email(report: Report, settings: Settings) -> None:

@@ -10,6 +10,8 @@ SLACK_PATH = "/slack/events"
 WHATSAPP_PATH = "/whatsapp/webhook"
 DISCORD_PATH = "/discord/interactions"
 EMAIL_PATH = "/email/inbound"
+TEAMS_PATH = "/teams/messages"
+GOOGLECHAT_PATH = "/googlechat/events"
 HTTP_API_PATH = "/v1/chat/completions"
 HEALTH_PATH = "/healthz"
 
@@ -23,6 +25,8 @@ def endpoints(base_url: str) -> dict[str, str]:
         "WhatsApp webhook": base + WHATSAPP_PATH,
         "Discord endpoint": base + DISCORD_PATH,
         "Email inbound": base + EMAIL_PATH,
+        "Teams messaging endpoint": base + TEAMS_PATH,
+        "Google Chat endpoint": base + GOOGLECHAT_PATH,
         "Health": base + HEALTH_PATH,
     }
 

@@ -26,9 +26,11 @@ from functions.app import create_app
 from functions.dispatch import LocalDispatcher
 from functions.runtime import Runtime, compose
 from iris_testing.discord_api import FakeDiscord
+from iris_testing.googlechat_api import FakeGoogleChat
 from iris_testing.server import start_server
 from iris_testing.slack_api import FakeSlack
 from iris_testing.smtp_server import MailServer
+from iris_testing.teams_api import FakeTeams
 from iris_testing.telegram_api import FakeTelegram
 from iris_testing.waiting import wait_until
 from iris_testing.whatsapp_api import FakeWhatsApp
@@ -95,6 +97,8 @@ class Stack:
     whatsapp: FakeWhatsApp = field(default_factory=lambda: FakeWhatsApp(token=WHATSAPP_TOKEN))
     discord: FakeDiscord = field(default_factory=FakeDiscord)
     mail: MailServer | None = None
+    teams: FakeTeams | None = None  # with ``jwt_platforms``
+    googlechat: FakeGoogleChat | None = None
 
     def telegram_post(self, update: Any, *, secret: str | None = TELEGRAM_SECRET,
                       headers: dict[str, str] | None = None) -> httpx.Response:
@@ -248,10 +252,11 @@ def stack_env(home: Path, telegram_url: str, slack_url: str, whatsapp_url: str =
 @contextmanager
 def platform_stack(home: Path, *, model: Any = None, clock: Clock = SYSTEM_CLOCK,
                    sweep_seconds: float | None = None, dispatcher: Any = None,
-                   **env: str) -> Iterator[Stack]:
+                   jwt_platforms: bool = False, **env: str) -> Iterator[Stack]:
     """With ``sweep_seconds``, due deliveries (a send that failed and backs off) are retried that
     often, as the minute tick does in the cloud and in ``iris dev``. ``dispatcher``: the local
-    one unless given (e.g. a ``ModalDispatcher`` over a fake)."""
+    one unless given (e.g. a ``ModalDispatcher`` over a fake). ``jwt_platforms``: also the fake
+    Teams and Google Chat (their RSA keys take a moment to make), configured and served."""
     telegram, slack = FakeTelegram(), FakeSlack()
     whatsapp, discord = FakeWhatsApp(token=WHATSAPP_TOKEN), FakeDiscord()
     mail = MailServer(user="iris", password="smtp-pass").__enter__()
@@ -259,6 +264,14 @@ def platform_stack(home: Path, *, model: Any = None, clock: Clock = SYSTEM_CLOCK
     servers = [start_server(telegram.app), start_server(slack.app), start_server(whatsapp.app),
                start_server(discord.app)]
     rt = None
+    teams = googlechat = None
+    if jwt_platforms:
+        teams, googlechat = FakeTeams(), FakeGoogleChat()
+        for fake in (teams, googlechat):
+            served = start_server(fake.app)
+            servers.append(served)
+            fake.url = served.url
+        env = {**teams.env(), **googlechat.env(), **env}
     try:
         email = {"IRIS_EMAIL_SMTP_URL": mail.url(), "IRIS_EMAIL_FROM": IRIS_ADDRESS,
                  "IRIS_EMAIL_INBOUND_SECRET": EMAIL_SECRET,
@@ -275,7 +288,7 @@ def platform_stack(home: Path, *, model: Any = None, clock: Clock = SYSTEM_CLOCK
         servers.append(iris)
         with httpx.Client(timeout=30) as http:
             yield Stack(rt, model, telegram, slack, iris.url, http, variables, whatsapp=whatsapp,
-                        discord=discord, mail=mail)
+                        discord=discord, mail=mail, teams=teams, googlechat=googlechat)
     finally:
         if rt is not None:  # let drains and after-turn steps end before their store closes
             _until_idle(rt.dispatcher)

@@ -35,6 +35,7 @@ from iris_testing.waiting import WaitTimeout, wait_until
 from iris_testing.whatsapp_api import FakeWhatsApp
 
 PLATFORMS = ("telegram", "slack", "whatsapp", "discord", "email")
+JWT_PLATFORMS = ("teams", "googlechat")  # on a stack started with ``jwt_platforms``
 
 MARK = re.compile(r"m:(\d+):(\d+)")
 
@@ -88,6 +89,14 @@ def body_for(stack: Stack, platform: str, chat: int, seq: int, text: str) -> byt
         return json.dumps(stack.discord.interaction(
             "ask", {"text": text}, user_id=str(800_000 + chat),
             channel_id=str(900_000 + chat))).encode()
+    if platform == "teams" and stack.teams is not None:
+        return json.dumps(stack.teams.activity(
+            text, user=f"29:load{chat}", conversation=f"a:load{chat}",
+            activity_id=f"load-{chat}-{seq}")).encode()
+    if platform == "googlechat" and stack.googlechat is not None:
+        return json.dumps(stack.googlechat.event(
+            text, user=f"users/{chat}", space=f"spaces/LOAD{chat}",
+            message_id=f"load-{chat}-{seq}")).encode()
     root = f"load-{chat}-0@mail.example.com"
     return raw_mail(text, sender=f"user{chat}@example.com", subject=f"chat {chat}",
                     message_id=f"load-{chat}-{seq}@mail.example.com",
@@ -120,6 +129,12 @@ def _post(http: httpx.AsyncClient, url: str, stack: Stack,  # type: ignore[no-un
     if delivery.platform == "discord":
         headers = {**json_type, **stack.discord.sign(delivery.body)}
         return http.post(f"{url}/discord/interactions", content=delivery.body, headers=headers)
+    if delivery.platform == "teams" and stack.teams is not None:
+        return http.post(f"{url}/teams/messages", content=delivery.body,
+                         headers=stack.teams.headers())
+    if delivery.platform == "googlechat" and stack.googlechat is not None:
+        return http.post(f"{url}/googlechat/events", content=delivery.body,
+                         headers=stack.googlechat.headers())
     if delivery.platform == "email":
         headers = {"Content-Type": "message/rfc822", "Authorization": f"Bearer {EMAIL_SECRET}"}
         return http.post(f"{url}/email/inbound", content=delivery.body, headers=headers)
@@ -139,13 +154,17 @@ def platform_texts(stack: Stack, platform: str) -> list[str]:
         return stack.whatsapp.sent()
     if platform == "discord":
         return stack.discord.texts()
+    if platform in JWT_PLATFORMS:
+        fake = stack.teams if platform == "teams" else stack.googlechat
+        return list(fake.log) if fake is not None else []
     return [mail.get_body(preferencelist=("plain",)).get_content().replace("\r\n", "\n")
             .strip() for mail in stack.mails()]
 
 
 def sent_texts(stack: Stack) -> list[str]:
-    """Every reply the five fake platforms received, per platform in the order received."""
-    return [text for platform in PLATFORMS for text in platform_texts(stack, platform)]
+    """Every reply the fake platforms received, per platform in the order received."""
+    return [text for platform in PLATFORMS + JWT_PLATFORMS
+            for text in platform_texts(stack, platform)]
 
 
 async def deliver(stack: Stack, lanes: list[list[Delivery]], *, repeat_share: float,

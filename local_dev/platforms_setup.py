@@ -26,6 +26,21 @@ def setup_lines(settings: Settings, base_url: str, name: str) -> list[str]:
             f"  {base}/discord/interactions",
             "  (Discord checks it with a signed PING when you save; Iris answers PONG.)",
         ]
+    if name == "teams":
+        return [
+            "Teams: Azure portal → your Azure Bot → Configuration → Messaging endpoint:",
+            f"  {base}/teams/messages",
+            "  then Channels → Microsoft Teams; install the bot's app package in Teams.",
+        ]
+    if name == "googlechat":
+        audience = settings.googlechat_audience or "(IRIS_GOOGLECHAT_AUDIENCE)"
+        kind = "App URL" if audience.startswith("https://") else "Project Number"
+        return [
+            "Google Chat: Cloud console → Google Chat API → Configuration → Connection "
+            "settings → HTTP endpoint URL:",
+            f"  {base}/googlechat/events",
+            f"  Authentication audience: {kind} ({audience})",
+        ]
     lines = ["Email: point your provider's inbound route at"]
     if settings.email_mailgun_signing_key is not None:
         lines.append(f"  Mailgun route action: forward(\"{base}/email/inbound\")")

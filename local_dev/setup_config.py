@@ -24,7 +24,7 @@ from core.errors import ConfigError
 YAML_FIELDS = ("model", "model_api_base", "cheap_model", "db_url", "objects_url",
                "s3_endpoint_url", "s3_region", "sandbox_backend", "timezone", "modal_app",
                "whatsapp_phone_number_id", "discord_public_key", "discord_application_id",
-               "email_from")
+               "email_from", "teams_app_id", "googlechat_audience")
 SECRET_ENV = {
     "model_api_key": "IRIS_MODEL_API_KEY",
     "db_auth_token": "IRIS_DB_AUTH_TOKEN",
@@ -41,6 +41,8 @@ SECRET_ENV = {
     "email_inbound_secret": "IRIS_EMAIL_INBOUND_SECRET",
     "email_mailgun_signing_key": "IRIS_EMAIL_MAILGUN_SIGNING_KEY",
     "daytona_api_key": "IRIS_DAYTONA_API_KEY",
+    "teams_app_password": "IRIS_TEAMS_APP_PASSWORD",
+    "googlechat_service_account": "IRIS_GOOGLECHAT_SERVICE_ACCOUNT",
     "aws_access_key_id": "AWS_ACCESS_KEY_ID",
     "aws_secret_access_key": "AWS_SECRET_ACCESS_KEY",
 }
@@ -80,6 +82,10 @@ class Answers(BaseModel):
     email_inbound_secret: str | None = None
     email_mailgun_signing_key: str | None = None
     daytona_api_key: str | None = None
+    teams_app_id: str | None = None
+    teams_app_password: str | None = None
+    googlechat_audience: str | None = None
+    googlechat_service_account: str | None = None
     aws_access_key_id: str | None = None
     aws_secret_access_key: str | None = None
 

@@ -156,6 +156,12 @@ def wizard(given: dict[str, Any], current: Settings | None) -> dict[str, Any]:
 @click.option("--email-inbound-secret", help="Bearer secret for raw inbound mail "
               "[default: generated].")
 @click.option("--email-mailgun-signing-key", help="Mailgun webhook signing key (.env).")
+@click.option("--teams-app-id", help="Microsoft App ID of the Teams bot (Azure Bot).")
+@click.option("--teams-app-password", help="The bot app registration's client secret (.env).")
+@click.option("--googlechat-audience", help="Google Chat app's authentication audience: the "
+              "project number or the app URL.")
+@click.option("--googlechat-service-account", help="The service account's JSON key, as text, "
+              "e.g. \"$(cat key.json)\" (.env).")
 @click.option("--sandbox", "sandbox_backend", type=SANDBOXES, help="Where commands run.")
 @click.option("--daytona-api-key", help="Daytona API key (.env).")
 @click.option("--api-key", help="Key for Iris' HTTP API [default: generated].")

@@ -34,3 +34,14 @@ def test_acks_load_no_heavy_module(tmp_path):
 def test_the_probe_sees_a_heavy_import(tmp_path):
     seen = probe(tmp_path, preload="import core.turn; ")
     assert "core.turn" in seen["after_messages"]
+
+
+def test_teams_and_google_chat_acks_load_no_turn_machinery(tmp_path):
+    code = f"import runpy, sys; sys.argv = ['ack_probe_jwt', {str(tmp_path)!r}]; " \
+           "runpy.run_module('tests.functions.ack_probe_jwt', run_name='__main__')"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, timeout=120, check=True)
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["statuses"] == [202, 200] and seen["drained"] == 2
+    # httpx fetches the signing keys on each platform's first request (then they are cached)
+    assert set(seen["imported"]) <= {"httpx"}

@@ -6,7 +6,7 @@ import pytest
 
 from iris_testing.crash_platform_worker import STEPS, crash_and_recover
 from iris_testing.platform_stack import platform_stack
-from iris_testing.webhook_load import PLATFORMS, run
+from iris_testing.webhook_load import JWT_PLATFORMS, PLATFORMS, run
 
 pytestmark = pytest.mark.process  # its tools run shells or processes
 
@@ -18,6 +18,16 @@ def test_100_deliveries_over_10_chats_with_repeats(iris_home):
     assert report.deliveries > 110  # the repeats were sent
     assert (report.lost, report.doubled, report.out_of_order) == (0, 0, 0)
     assert report.statuses == {200: report.deliveries}
+
+
+def test_teams_and_google_chat_deliveries_with_repeats(iris_home):
+    with platform_stack(iris_home, jwt_platforms=True) as stack:
+        report = run(stack, messages=60, chats=6, repeat_share=0.3, timeout=60,
+                     platforms=JWT_PLATFORMS)
+    print(report.line())
+    assert report.deliveries > 66  # the repeats were sent
+    assert (report.lost, report.doubled, report.out_of_order) == (0, 0, 0)
+    assert set(report.statuses) == {200, 202}  # Google Chat's empty JSON, Teams' 202
 
 
 # Every step, the platforms taking turns, each platform at least once

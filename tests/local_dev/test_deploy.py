@@ -336,3 +336,28 @@ def test_a_platform_flag_without_its_settings_is_named(configure, modal_log):
     result = deploy("--whatsapp", "--check")
     assert result.exit_code == 1
     assert "IRIS_WHATSAPP_TOKEN" in result.output and calls(modal_log) == []
+
+
+def test_teams_and_google_chat_get_their_secrets_and_endpoint_urls(configure, modal_log):
+    key = '{"client_email": "iris@p.iam.gserviceaccount.com", "private_key": "k", ' \
+          '"token_uri": "https://oauth2.googleapis.com/token"}'
+    configure(**{"--teams-app-id": "3f2c1e8a-5b7d-4c9e-8a1f-0d6b2e4c7a91",
+                 "--teams-app-password": "client-secret",
+                 "--googlechat-audience": "123456789012",
+                 "--googlechat-service-account": key})
+    result = deploy("--teams", "--googlechat")
+    assert result.exit_code == 0, result.output
+    secret = calls(modal_log)[0]["secret"]
+    assert secret["IRIS_TEAMS_APP_PASSWORD"] == "client-secret"
+    assert secret["IRIS_GOOGLECHAT_SERVICE_ACCOUNT"] == key
+    assert secret["IRIS_TEAMS_APP_ID"] == "3f2c1e8a-5b7d-4c9e-8a1f-0d6b2e4c7a91"
+    assert f"{WEB}/teams/messages" in result.output
+    assert f"{WEB}/googlechat/events" in result.output
+    assert "Project Number (123456789012)" in result.output
+
+
+def test_teams_without_its_password_is_named(configure, modal_log):
+    configure(**{"--teams-app-id": "3f2c1e8a-5b7d-4c9e-8a1f-0d6b2e4c7a91"})
+    result = deploy("--teams", "--check")
+    assert result.exit_code == 1
+    assert "IRIS_TEAMS_APP_PASSWORD" in result.output and calls(modal_log) == []

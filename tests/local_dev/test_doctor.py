@@ -118,6 +118,20 @@ def test_half_set_whatsapp_discord_and_email_are_named(iris_home):
     assert found["email"].level == "error" and "IRIS_EMAIL_SMTP_URL" in found["email"].message
 
 
+def test_half_set_teams_and_a_broken_google_chat_key_are_named(iris_home):
+    (iris_home / ".env").write_text(
+        "IRIS_TEAMS_APP_ID=3f2c1e8a-5b7d-4c9e-8a1f-0d6b2e4c7a91\n"
+        "IRIS_GOOGLECHAT_AUDIENCE=123456789012\n"
+        "IRIS_GOOGLECHAT_SERVICE_ACCOUNT={\"client_email\": \"a@b.iam\"}\n"
+    )
+    found = {f.check: f for f in run_checks().findings}
+    assert found["teams"].level == "error"
+    assert "IRIS_TEAMS_APP_PASSWORD" in found["teams"].message
+    assert found["googlechat"].level == "ok"
+    assert found["googlechat service account"].level == "error"
+    assert "private_key" in found["googlechat service account"].message
+
+
 def test_the_whatsapp_template_is_reported(iris_home):
     whatsapp = ("IRIS_WHATSAPP_TOKEN=EAAG\nIRIS_WHATSAPP_APP_SECRET=s\n"
                 "IRIS_WHATSAPP_PHONE_NUMBER_ID=106540352242922\nIRIS_WHATSAPP_VERIFY_TOKEN=v\n")

@@ -9,12 +9,13 @@ from core.platforms.spec import ChatAddress, Platforms, PlatformSpec
 
 def test_flags_of_the_registered_platforms():
     assert [s.name for s in PLATFORMS if s.trusted] == ["http", "cli", "cron"]
-    pushed = ("telegram", "slack", "whatsapp", "discord", "email")
+    pushed = ("telegram", "slack", "whatsapp", "discord", "email", "teams", "googlechat")
     assert PLATFORMS.push_names() == pushed
     assert [s.name for s in PLATFORMS if s.interactive] == ["http", "cli", *pushed]
     assert [s.name for s in PLATFORMS if s.unattended] == ["cron"]
     assert PLATFORMS.webhooks() == ["functions.telegram", "functions.slack", "functions.whatsapp",
-                                    "functions.discord", "functions.email_webhook"]
+                                    "functions.discord", "functions.email_webhook",
+                                    "functions.teams", "functions.googlechat"]
 
 
 def test_whatsapp_discord_and_email_chats_named_in_text():
@@ -70,3 +71,17 @@ def test_chats_named_in_text_are_parsed_by_their_platform():
 
     with pytest.raises(IrisUsageError, match="not a Telegram chat"):
         telegram.parse_chat("@someone")
+
+
+def test_teams_and_google_chat_chats_named_in_text():
+    from core.errors import IrisUsageError
+
+    teams, chat = PLATFORMS["teams"], PLATFORMS["googlechat"]
+    found = teams.parse_chat("19:general@thread.tacv2")
+    assert found.chat_key == "teams:19:general@thread.tacv2"
+    assert found.address["conversation_id"] == "19:general@thread.tacv2"
+    assert chat.parse_chat("spaces/AAAAx1b2c3d").address["space"] == "spaces/AAAAx1b2c3d"
+    for spec, bad in ((teams, "a b"), (teams, "../x?y"), (chat, "AAAA"),
+                      (chat, "spaces/a/messages/b")):
+        with pytest.raises(IrisUsageError):
+            spec.parse_chat(bad)
