@@ -124,6 +124,8 @@ class Settings(BaseModel):
     whatsapp_allow: list[str] = Field(default_factory=list)  # whatsapp:<wa_id> or bare ids
     discord_access: Literal["pairing", "allowlist", "open"] = "pairing"
     discord_allow: list[str] = Field(default_factory=list)  # discord:<user id> or bare ids
+    line_access: Literal["pairing", "allowlist", "open"] = "pairing"
+    line_allow: list[str] = Field(default_factory=list)  # line:<user id> or bare ids
     email_access: Literal["pairing", "allowlist", "open"] = "pairing"
     email_allow: list[str] = Field(default_factory=list)  # email:<address> or bare addresses
     owner_accounts: list[str] = Field(default_factory=list)  # may /approve; e.g. telegram:42
@@ -153,6 +155,10 @@ class Settings(BaseModel):
     discord_bot_token: SecretStr | None = None
     discord_application_id: str | None = Field(default=None, pattern=r"^\d{1,32}$")
     discord_api_base: str = "https://discord.com/api/v10"
+    line_channel_secret: SecretStr | None = None
+    line_channel_access_token: SecretStr | None = None
+    line_api_base: str = "https://api.line.me"
+    line_data_api_base: str = "https://api-data.line.me"
     email_inbound_secret: SecretStr | None = None
     email_mailgun_signing_key: SecretStr | None = None
     email_smtp_url: SecretStr | None = None  # smtp://user:pass@host:587 or smtps://…:465
@@ -219,7 +225,8 @@ class Settings(BaseModel):
 
     @field_validator("model_api_base", "public_url", "s3_endpoint_url", "telegram_api_base",
                      "slack_api_base", "transcription_api_base", "tts_api_base", "web_search_url",
-                     "whatsapp_api_base", "discord_api_base")
+                     "whatsapp_api_base", "discord_api_base",
+                     "line_api_base", "line_data_api_base")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         if value is None or value == "":
@@ -260,7 +267,7 @@ class Settings(BaseModel):
 
     @field_validator("telegram_allow", "slack_allow", "whatsapp_allow", "discord_allow",
                      "email_allow", "owner_accounts", "allowed_models", "web_allow_hosts",
-                     mode="before")
+                     "line_allow", mode="before")
     @classmethod
     def _account_list(cls, value: Any) -> Any:
         if isinstance(value, str):

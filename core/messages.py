@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Role = Literal["system", "user", "assistant", "tool"]
-Platform = Literal["http", "telegram", "slack", "whatsapp", "discord", "email", "cron", "cli"]
+Platform = Literal["http", "telegram", "slack", "whatsapp", "discord", "email", "cron", "cli",
+                   "line"]
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -26,6 +26,7 @@ from functions.app import create_app
 from functions.dispatch import LocalDispatcher
 from functions.runtime import Runtime, compose
 from iris_testing.discord_api import FakeDiscord
+from iris_testing.line_api import FakeLine
 from iris_testing.server import start_server
 from iris_testing.slack_api import FakeSlack
 from iris_testing.smtp_server import MailServer
@@ -43,6 +44,8 @@ WHATSAPP_VERIFY_TOKEN = "whatsapp-verify-token"
 EMAIL_SECRET = "email-inbound-secret"
 MAILGUN_KEY = "key-mailgun-signing"
 IRIS_ADDRESS = "iris@iris.example.net"
+LINE_TOKEN = "line-channel-access-token"
+LINE_SECRET = "line-channel-secret"
 
 
 @dataclass
@@ -95,6 +98,8 @@ class Stack:
     whatsapp: FakeWhatsApp = field(default_factory=lambda: FakeWhatsApp(token=WHATSAPP_TOKEN))
     discord: FakeDiscord = field(default_factory=FakeDiscord)
     mail: MailServer | None = None
+    line: FakeLine = field(default_factory=lambda: FakeLine(token=LINE_TOKEN,
+                                                            channel_secret=LINE_SECRET))
 
     def telegram_post(self, update: Any, *, secret: str | None = TELEGRAM_SECRET,
                       headers: dict[str, str] | None = None) -> httpx.Response:
@@ -129,6 +134,13 @@ class Stack:
         if secret is not None:
             headers.update(FakeWhatsApp.sign(body, secret))
         return self.http.post(f"{self.url}/whatsapp/webhook", content=body, headers=headers)
+
+    def line_post(self, payload: Any, *, secret: str | None = LINE_SECRET) -> httpx.Response:
+        body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        headers = {"Content-Type": "application/json"}
+        if secret is not None:
+            headers.update(FakeLine.sign(body, secret))
+        return self.http.post(f"{self.url}/line/webhook", content=body, headers=headers)
 
     def discord_post(self, interaction: Any, *, timestamp: int | None = None,
                      signer: FakeDiscord | None = None) -> httpx.Response:
@@ -226,6 +238,11 @@ def discord_env(discord: FakeDiscord, url: str) -> dict[str, str]:
             "IRIS_DISCORD_API_BASE": f"{url}/api/v10", "IRIS_DISCORD_ACCESS": "open"}
 
 
+def line_env(url: str) -> dict[str, str]:
+    return {"IRIS_LINE_CHANNEL_SECRET": LINE_SECRET, "IRIS_LINE_CHANNEL_ACCESS_TOKEN": LINE_TOKEN,
+            "IRIS_LINE_API_BASE": url, "IRIS_LINE_DATA_API_BASE": url, "IRIS_LINE_ACCESS": "open"}
+
+
 def stack_env(home: Path, telegram_url: str, slack_url: str, whatsapp_url: str = "",
               **extra: str) -> dict[str, str]:
     whatsapp = {
@@ -254,17 +271,19 @@ def platform_stack(home: Path, *, model: Any = None, clock: Clock = SYSTEM_CLOCK
     one unless given (e.g. a ``ModalDispatcher`` over a fake)."""
     telegram, slack = FakeTelegram(), FakeSlack()
     whatsapp, discord = FakeWhatsApp(token=WHATSAPP_TOKEN), FakeDiscord()
+    line = FakeLine(token=LINE_TOKEN, channel_secret=LINE_SECRET)
     mail = MailServer(user="iris", password="smtp-pass").__enter__()
     model = model or EchoModel()
     servers = [start_server(telegram.app), start_server(slack.app), start_server(whatsapp.app),
-               start_server(discord.app)]
+               start_server(discord.app), start_server(line.app)]
     rt = None
     try:
         email = {"IRIS_EMAIL_SMTP_URL": mail.url(), "IRIS_EMAIL_FROM": IRIS_ADDRESS,
                  "IRIS_EMAIL_INBOUND_SECRET": EMAIL_SECRET,
                  "IRIS_EMAIL_MAILGUN_SIGNING_KEY": MAILGUN_KEY, "IRIS_EMAIL_ACCESS": "open"}
         variables = stack_env(home, servers[0].url, servers[1].url, servers[2].url,
-                              **{**discord_env(discord, servers[3].url), **email, **env})
+                              **{**discord_env(discord, servers[3].url),
+                                 **line_env(servers[4].url), **email, **env})
         slack.public_url = servers[1].url
         dispatcher = dispatcher or LocalDispatcher()
         settings = load_settings(variables)
@@ -275,7 +294,7 @@ def platform_stack(home: Path, *, model: Any = None, clock: Clock = SYSTEM_CLOCK
         servers.append(iris)
         with httpx.Client(timeout=30) as http:
             yield Stack(rt, model, telegram, slack, iris.url, http, variables, whatsapp=whatsapp,
-                        discord=discord, mail=mail)
+                        discord=discord, mail=mail, line=line)
     finally:
         if rt is not None:  # let drains and after-turn steps end before their store closes
             _until_idle(rt.dispatcher)

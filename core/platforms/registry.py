@@ -10,6 +10,7 @@ senders import their client libraries on first use.
 from __future__ import annotations
 
 from core.platforms import discord, mail, slack, telegram, whatsapp
+from core.platforms import line as line_platform
 from core.platforms.spec import Platforms, PlatformSpec
 
 HTTP = PlatformSpec(
@@ -24,4 +25,5 @@ CRON = PlatformSpec(
 )
 
 PLATFORMS = Platforms([HTTP, CLI, CRON, telegram.SPEC, slack.SPEC, whatsapp.SPEC,
-                       discord.SPEC, mail.SPEC])
+                       discord.SPEC, mail.SPEC,
+                       line_platform.SPEC])
