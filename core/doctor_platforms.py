@@ -24,6 +24,8 @@ WHATSAPP = {"whatsapp_token": "IRIS_WHATSAPP_TOKEN",
 DISCORD = {"discord_public_key": "IRIS_DISCORD_PUBLIC_KEY",
            "discord_application_id": "IRIS_DISCORD_APPLICATION_ID",
            "discord_bot_token": "IRIS_DISCORD_BOT_TOKEN"}
+LINE = {"line_channel_secret": "IRIS_LINE_CHANNEL_SECRET",
+        "line_channel_access_token": "IRIS_LINE_CHANNEL_ACCESS_TOKEN"}
 EMAIL_OUT = {"email_smtp_url": "IRIS_EMAIL_SMTP_URL", "email_from": "IRIS_EMAIL_FROM"}
 
 
@@ -36,6 +38,9 @@ def check(report: Report, settings: Settings) -> None:
            "Discord Developer Portal → your app → General Information (application id, public "
            "key) and Bot (token)")
     _email(report, settings)
+    _group(report, settings, "line", LINE,
+           "LINE Developers Console → your Messaging API channel → Basic settings (channel "
+           "secret) and Messaging API (channel access token)")
 
 
 def _group(report: Report, settings: Settings, name: str, names: dict[str, str],

@@ -85,7 +85,8 @@ COMMON_MODULES = ("functions.asgi", "functions.runtime", "functions.tick", "func
                   "functions.worker")
 WEB_MODULES = ("fastapi", "functions.app", "functions.http_api")
 PLATFORM_MODULES = ("functions.telegram", "functions.slack", "functions.whatsapp",
-                    "functions.discord", "functions.email_webhook", "telegram", "slack_sdk",
+                    "functions.discord", "functions.email_webhook", "functions.line",
+                    "telegram", "slack_sdk",
                     "httpx", "smtplib", "cryptography.hazmat.primitives.asymmetric.ed25519")
 # Semantic search (numpy encoder); the model weights load on first use, after the reply.
 SEARCH_MODULES = ("numpy", "tokenizers", "core.search.encoder", "core.search.embed")

@@ -10,6 +10,7 @@ SLACK_PATH = "/slack/events"
 WHATSAPP_PATH = "/whatsapp/webhook"
 DISCORD_PATH = "/discord/interactions"
 EMAIL_PATH = "/email/inbound"
+LINE_PATH = "/line/webhook"
 HTTP_API_PATH = "/v1/chat/completions"
 HEALTH_PATH = "/healthz"
 
@@ -23,6 +24,7 @@ def endpoints(base_url: str) -> dict[str, str]:
         "WhatsApp webhook": base + WHATSAPP_PATH,
         "Discord endpoint": base + DISCORD_PATH,
         "Email inbound": base + EMAIL_PATH,
+        "LINE webhook": base + LINE_PATH,
         "Health": base + HEALTH_PATH,
     }
 

@@ -26,6 +26,15 @@ def setup_lines(settings: Settings, base_url: str, name: str) -> list[str]:
             f"  {base}/discord/interactions",
             "  (Discord checks it with a signed PING when you save; Iris answers PONG.)",
         ]
+    if name == "line":
+        return [
+            "LINE: LINE Developers Console → your Messaging API channel → Messaging API → "
+            "Webhook settings:",
+            f"  Webhook URL:  {base}/line/webhook",
+            "  then turn on 'Use webhook' and press Verify (Iris answers the empty, signed "
+            "request with 200); turn off auto-reply and greeting messages in the Official "
+            "Account Manager.",
+        ]
     lines = ["Email: point your provider's inbound route at"]
     if settings.email_mailgun_signing_key is not None:
         lines.append(f"  Mailgun route action: forward(\"{base}/email/inbound\")")

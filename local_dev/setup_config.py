@@ -41,6 +41,8 @@ SECRET_ENV = {
     "email_inbound_secret": "IRIS_EMAIL_INBOUND_SECRET",
     "email_mailgun_signing_key": "IRIS_EMAIL_MAILGUN_SIGNING_KEY",
     "daytona_api_key": "IRIS_DAYTONA_API_KEY",
+    "line_channel_secret": "IRIS_LINE_CHANNEL_SECRET",
+    "line_channel_access_token": "IRIS_LINE_CHANNEL_ACCESS_TOKEN",
     "aws_access_key_id": "AWS_ACCESS_KEY_ID",
     "aws_secret_access_key": "AWS_SECRET_ACCESS_KEY",
 }
@@ -80,6 +82,8 @@ class Answers(BaseModel):
     email_inbound_secret: str | None = None
     email_mailgun_signing_key: str | None = None
     daytona_api_key: str | None = None
+    line_channel_secret: str | None = None
+    line_channel_access_token: str | None = None
     aws_access_key_id: str | None = None
     aws_secret_access_key: str | None = None
 

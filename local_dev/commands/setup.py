@@ -156,6 +156,8 @@ def wizard(given: dict[str, Any], current: Settings | None) -> dict[str, Any]:
 @click.option("--email-inbound-secret", help="Bearer secret for raw inbound mail "
               "[default: generated].")
 @click.option("--email-mailgun-signing-key", help="Mailgun webhook signing key (.env).")
+@click.option("--line-channel-secret", help="LINE channel secret, signs webhooks (.env).")
+@click.option("--line-channel-access-token", help="LINE channel access token (.env).")
 @click.option("--sandbox", "sandbox_backend", type=SANDBOXES, help="Where commands run.")
 @click.option("--daytona-api-key", help="Daytona API key (.env).")
 @click.option("--api-key", help="Key for Iris' HTTP API [default: generated].")

@@ -336,3 +336,21 @@ def test_a_platform_flag_without_its_settings_is_named(configure, modal_log):
     result = deploy("--whatsapp", "--check")
     assert result.exit_code == 1
     assert "IRIS_WHATSAPP_TOKEN" in result.output and calls(modal_log) == []
+
+
+def test_line_gets_its_webhook_url_and_its_secrets_are_pushed(configure, modal_log):
+    configure(**{"--line-channel-secret": "line-secret",
+                 "--line-channel-access-token": "line-token"})
+    result = deploy("--line")
+    assert result.exit_code == 0, result.output
+    secret = calls(modal_log)[0]["secret"]
+    assert secret["IRIS_LINE_CHANNEL_SECRET"] == "line-secret"
+    assert secret["IRIS_LINE_CHANNEL_ACCESS_TOKEN"] == "line-token"
+    assert f"Webhook URL:  {WEB}/line/webhook" in result.output
+
+
+def test_line_without_its_settings_is_named(configure, modal_log):
+    configure()
+    result = deploy("--line", "--check")
+    assert result.exit_code == 1
+    assert "IRIS_LINE_CHANNEL_ACCESS_TOKEN" in result.output and calls(modal_log) == []

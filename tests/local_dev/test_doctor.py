@@ -254,3 +254,13 @@ def test_online_reads_telegrams_webhook_and_warns_of_missing_update_types(monkey
         fixed = doctor("--online")
         assert "✓ telegram webhook  https://iris.example/telegram/webhook (message, " \
                "callback_query)" in fixed.output
+
+
+def test_half_set_line_is_named(iris_home):
+    (iris_home / ".env").write_text("IRIS_LINE_CHANNEL_SECRET=s\n")
+    found = {f.check: f for f in run_checks().findings}
+    assert found["line"].level == "error"
+    assert "IRIS_LINE_CHANNEL_ACCESS_TOKEN" in found["line"].message
+    (iris_home / ".env").write_text("IRIS_LINE_CHANNEL_SECRET=s\n"
+                                    "IRIS_LINE_CHANNEL_ACCESS_TOKEN=t\n")
+    assert {f.check: f for f in run_checks().findings}["line"].level == "ok"
