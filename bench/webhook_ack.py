@@ -1,5 +1,6 @@
 """Webhook ack latency: request → 200 for ``POST /telegram/webhook``, ``POST /slack/events``,
-``POST /whatsapp/webhook``, ``POST /discord/interactions`` and ``POST /email/inbound``.
+``POST /whatsapp/webhook``, ``POST /discord/interactions``, ``POST /email/inbound`` and
+``POST /line/webhook``.
 
 The app is the serverless web container's shape (``_apps:ack_only_app``): the worker is handed
 off (on Modal it is spawned in another container), so the figures are what the platform waits
@@ -32,6 +33,7 @@ TELEGRAM_SECRET = "bench-telegram-secret"
 SLACK_SECRET = "bench-slack-secret"
 WHATSAPP_SECRET = "bench-whatsapp-app-secret"
 EMAIL_SECRET = "bench-email-secret"
+LINE_SECRET = "bench-line-channel-secret"
 _DISCORD = None
 
 
@@ -60,6 +62,8 @@ def bench_env(home: str) -> dict[str, str]:
         "IRIS_DISCORD_API_BASE": "http://127.0.0.1:9/api/v10", "IRIS_DISCORD_ACCESS": "open",
         "IRIS_EMAIL_INBOUND_SECRET": EMAIL_SECRET, "IRIS_EMAIL_FROM": "iris@bench.example",
         "IRIS_EMAIL_SMTP_URL": "smtp://127.0.0.1:9", "IRIS_EMAIL_ACCESS": "open",
+        "IRIS_LINE_CHANNEL_SECRET": LINE_SECRET, "IRIS_LINE_CHANNEL_ACCESS_TOKEN": "bench",
+        "IRIS_LINE_API_BASE": "http://127.0.0.1:9", "IRIS_LINE_ACCESS": "open",
     }
 
 
@@ -67,6 +71,7 @@ Request = tuple[str, bytes, dict[str, str]]
 
 
 def requests(n: int) -> dict[str, list[Request]]:
+    from iris_testing.line_api import FakeLine
     from iris_testing.mail_inbound import raw_mail
     from iris_testing.slack_api import FakeSlack
     from iris_testing.telegram_api import FakeTelegram
@@ -79,7 +84,13 @@ def requests(n: int) -> dict[str, list[Request]]:
     wa: list[Request] = []
     dc: list[Request] = []
     em: list[Request] = []
+    ln: list[Request] = []
+    line = FakeLine(token="", channel_secret=LINE_SECRET)
     for i in range(n):
+        body = json.dumps(line.webhook(line.message_event(
+            f"hello {i}", user=f"U{i % 200:032x}"))).encode()
+        ln.append(("/line/webhook", body, {"content-type": "application/json",
+                                           **FakeLine.sign(body, LINE_SECRET)}))
         body = json.dumps(whatsapp.message_payload(f"hello {i}",
                                                    wa_id=f"49151{i % 200:07d}")).encode()
         wa.append(("/whatsapp/webhook", body, {"content-type": "application/json",
@@ -101,7 +112,8 @@ def requests(n: int) -> dict[str, list[Request]]:
         body = json.dumps(slack.event_payload(event)).encode()
         sl.append(("/slack/events", body, {"content-type": "application/json",
                                            **FakeSlack.sign(body, SLACK_SECRET)}))
-    return {"telegram": tg, "slack": sl, "whatsapp": wa, "discord": dc, "email": em}
+    return {"telegram": tg, "slack": sl, "whatsapp": wa, "discord": dc, "email": em,
+            "line": ln}
 
 
 async def in_process(n: int) -> dict[str, list[float]]:
@@ -220,7 +232,7 @@ def main() -> None:
             if name == "slack":  # a fresh timestamp for each run
                 headers = {"content-type": "application/json",
                            **FakeSlack.sign(body, SLACK_SECRET)}
-            elif name in ("discord", "email"):  # a new interaction / mail each run
+            elif name in ("discord", "email", "line"):  # a new interaction / mail each run
                 path, body, headers = requests(1)[name][0]
             runs.append(cold(path, body, headers))
         print(f"cold process -> ack, {name}: p50 {percentile(runs, 50):.3f} s, "

@@ -92,7 +92,7 @@ def build_router(rt: Runtime) -> APIRouter:
         verify_signature(secret, body, request.headers.get(SIGNATURE_HEADER, ""))
         payload = parse_body(body)
         statuses = []
-        for parsed in parse_webhook(payload):
+        for parsed in parse_webhook(payload, rt.settings.group_reply_mode):
             message = parsed.message
             if message is None:
                 statuses.append("ignored")

@@ -1,5 +1,5 @@
-"""A load of webhook deliveries from all five platforms (Telegram, Slack, WhatsApp, Discord,
-email) against a running platform stack, and the
+"""A load of webhook deliveries from all the platforms (Telegram, Slack, WhatsApp, Discord,
+email, LINE) against a running platform stack, and the
 check that every message got exactly one reply, in order. Shared by tests/functions/
 test_reliability.py (small) and bench/webhook_reliability.py (1,000 deliveries).
 
@@ -22,9 +22,11 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from iris_testing.line_api import FakeLine
 from iris_testing.mail_inbound import raw_mail
 from iris_testing.platform_stack import (
     EMAIL_SECRET,
+    LINE_SECRET,
     SLACK_SECRET,
     TELEGRAM_SECRET,
     WHATSAPP_APP_SECRET,
@@ -34,7 +36,8 @@ from iris_testing.slack_api import FakeSlack
 from iris_testing.waiting import WaitTimeout, wait_until
 from iris_testing.whatsapp_api import FakeWhatsApp
 
-PLATFORMS = ("telegram", "slack", "whatsapp", "discord", "email")
+PLATFORMS = ("telegram", "slack", "whatsapp", "discord", "email",
+             "line")
 
 MARK = re.compile(r"m:(\d+):(\d+)")
 
@@ -88,6 +91,10 @@ def body_for(stack: Stack, platform: str, chat: int, seq: int, text: str) -> byt
         return json.dumps(stack.discord.interaction(
             "ask", {"text": text}, user_id=str(800_000 + chat),
             channel_id=str(900_000 + chat))).encode()
+    if platform == "line":
+        user = f"U{chat:032x}"
+        return json.dumps(stack.line.webhook(stack.line.message_event(
+            text, user=user, message_id=f"{700_000 + chat}{seq:05d}"))).encode()
     root = f"load-{chat}-0@mail.example.com"
     return raw_mail(text, sender=f"user{chat}@example.com", subject=f"chat {chat}",
                     message_id=f"load-{chat}-{seq}@mail.example.com",
@@ -120,6 +127,9 @@ def _post(http: httpx.AsyncClient, url: str, stack: Stack,  # type: ignore[no-un
     if delivery.platform == "discord":
         headers = {**json_type, **stack.discord.sign(delivery.body)}
         return http.post(f"{url}/discord/interactions", content=delivery.body, headers=headers)
+    if delivery.platform == "line":
+        headers = {**json_type, **FakeLine.sign(delivery.body, LINE_SECRET)}
+        return http.post(f"{url}/line/webhook", content=delivery.body, headers=headers)
     if delivery.platform == "email":
         headers = {"Content-Type": "message/rfc822", "Authorization": f"Bearer {EMAIL_SECRET}"}
         return http.post(f"{url}/email/inbound", content=delivery.body, headers=headers)
@@ -139,6 +149,8 @@ def platform_texts(stack: Stack, platform: str) -> list[str]:
         return stack.whatsapp.sent()
     if platform == "discord":
         return stack.discord.texts()
+    if platform == "line":
+        return stack.line.sent()
     return [mail.get_body(preferencelist=("plain",)).get_content().replace("\r\n", "\n")
             .strip() for mail in stack.mails()]
 

@@ -9,7 +9,9 @@ The message id is the inbox's idempotency key, so a redelivered event
 ``replyToken`` and ``timestamp`` go into ``meta`` for the sender (a reply token is single-use and
 valid for about a minute). Text is read; images and files become attachments (the sender
 downloads their content by message id); a ``postback`` from one of Iris' quick-reply buttons is
-the answer to its ``clarify`` question. Follows, joins, unsends and the like are acknowledged
+the answer to its ``clarify`` question. In a group or room, with ``group_reply_mode: mention``
+(the default), only text that mentions Iris (``mention.mentionees[].isSelf``) or starts with
+``/`` is read. Follows, joins, unsends and the like are acknowledged
 and ignored; stickers, video, audio and locations get a short answer without a turn.
 """
 
@@ -39,8 +41,17 @@ class LineSource(_Model):
     room_id: str | None = Field(default=None, alias="roomId", pattern=ID)
 
 
+class LineMentionee(_Model):
+    is_self: bool = Field(default=False, alias="isSelf")
+
+
+class LineMention(_Model):
+    mentionees: list[LineMentionee] = Field(default_factory=list, max_length=100)
+
+
 class LineMessage(_Model):
     id: str = Field(pattern=ID)
+    mention: LineMention | None = None
     type: str = Field(min_length=1, max_length=32)
     text: str = Field(default="", max_length=100_000)
     file_name: str | None = Field(default=None, alias="fileName", max_length=512)
@@ -110,7 +121,13 @@ def _message(
     )
 
 
-def parse_event(event: LineEvent) -> Parsed:
+def _addressed(msg: LineMessage) -> bool:
+    """In a group with ``group_reply_mode: mention``: Iris was mentioned, or a command sent."""
+    mentioned = msg.mention is not None and any(m.is_self for m in msg.mention.mentionees)
+    return mentioned or msg.text.lstrip().startswith("/")
+
+
+def parse_event(event: LineEvent, group_mode: str = "mention") -> Parsed:
     if event.mode != "active":  # another channel is the module's standby: not ours to answer
         return Parsed(reason="standby mode")
     if event.source is None or event.source.user_id is None:
@@ -146,9 +163,11 @@ def parse_event(event: LineEvent) -> Parsed:
         reply = MEDIA_ONLY
     elif not msg.text.strip():
         return Parsed(reason="nothing to read")
+    if group and group_mode == "mention" and not _addressed(msg):
+        return Parsed(reason="a group message not addressed to Iris")
     message = _message(chat_id, user, group, msg.id, msg.text, attachments, _meta(event))
     return Parsed(message=message, reply=reply, group_ref=group_ref)
 
 
-def parse_webhook(payload: LineWebhook) -> list[Parsed]:
-    return [parse_event(event) for event in payload.events]
+def parse_webhook(payload: LineWebhook, group_mode: str = "mention") -> list[Parsed]:
+    return [parse_event(event, group_mode) for event in payload.events]

@@ -293,3 +293,15 @@ def test_the_line_webhook_module_imports_no_heavy_sdk():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_in_a_group_only_mentions_are_answered_and_the_group_owns_its_data(stack):
+    group = "C" + "1" * 32
+    plain = stack.line.message_event("chatting among ourselves", group=group)
+    mention = {"mentionees": [{"index": 0, "length": 5, "type": "user", "isSelf": True}]}
+    asked = stack.line.message_event("@Iris hello group", group=group, mention=mention)
+    assert post(stack, plain, asked).json()["statuses"] == ["ignored", "recorded"]
+    stack.wait(lambda: stack.line.sent(group) and stack.settled())
+    assert stack.line.sent(group) == ["re: @Iris hello group"] and stack.line.sent(USER) == []
+    owner = stack.rt.store.users.for_account(f"line:group:{group}", kind="group")
+    assert stack.rt.store.inbox.latest_messages(owner, limit=5)
