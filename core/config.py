@@ -125,6 +125,8 @@ class Settings(BaseModel):
     discord_access: Literal["pairing", "allowlist", "open"] = "pairing"
     discord_allow: list[str] = Field(default_factory=list)  # discord:<user id> or bare ids
     line_access: Literal["pairing", "allowlist", "open"] = "pairing"
+    sms_access: Literal["pairing", "allowlist", "open"] = "pairing"
+    sms_allow: list[str] = Field(default_factory=list)  # sms:+<number> or bare numbers
     line_allow: list[str] = Field(default_factory=list)  # line:<user id> or bare ids
     email_access: Literal["pairing", "allowlist", "open"] = "pairing"
     email_allow: list[str] = Field(default_factory=list)  # email:<address> or bare addresses
@@ -159,6 +161,11 @@ class Settings(BaseModel):
     line_channel_access_token: SecretStr | None = None
     line_api_base: str = "https://api.line.me"
     line_data_api_base: str = "https://api-data.line.me"
+    twilio_account_sid: str | None = Field(default=None, pattern=r"^AC[0-9a-fA-F]{32}$")
+    twilio_auth_token: SecretStr | None = None
+    twilio_from_number: str | None = Field(default=None, pattern=r"^\+[1-9]\d{4,14}$")
+    twilio_api_base: str = "https://api.twilio.com"
+    sms_max_segments: int = Field(default=10, ge=1, le=100)  # per answer, then it is cut
     email_inbound_secret: SecretStr | None = None
     email_mailgun_signing_key: SecretStr | None = None
     email_smtp_url: SecretStr | None = None  # smtp://user:pass@host:587 or smtps://…:465
@@ -226,7 +233,7 @@ class Settings(BaseModel):
     @field_validator("model_api_base", "public_url", "s3_endpoint_url", "telegram_api_base",
                      "slack_api_base", "transcription_api_base", "tts_api_base", "web_search_url",
                      "whatsapp_api_base", "discord_api_base",
-                     "line_api_base", "line_data_api_base")
+                     "line_api_base", "line_data_api_base", "twilio_api_base")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         if value is None or value == "":
@@ -267,7 +274,7 @@ class Settings(BaseModel):
 
     @field_validator("telegram_allow", "slack_allow", "whatsapp_allow", "discord_allow",
                      "email_allow", "owner_accounts", "allowed_models", "web_allow_hosts",
-                     "line_allow", mode="before")
+                     "line_allow", "sms_allow", mode="before")
     @classmethod
     def _account_list(cls, value: Any) -> Any:
         if isinstance(value, str):

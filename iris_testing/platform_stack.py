@@ -31,6 +31,7 @@ from iris_testing.server import start_server
 from iris_testing.slack_api import FakeSlack
 from iris_testing.smtp_server import MailServer
 from iris_testing.telegram_api import FakeTelegram
+from iris_testing.twilio_api import FakeTwilio, sms_env
 from iris_testing.waiting import wait_until
 from iris_testing.whatsapp_api import FakeWhatsApp
 
@@ -46,6 +47,8 @@ MAILGUN_KEY = "key-mailgun-signing"
 IRIS_ADDRESS = "iris@iris.example.net"
 LINE_TOKEN = "line-channel-access-token"
 LINE_SECRET = "line-channel-secret"
+TWILIO_TOKEN = "twilio-auth-token"
+PUBLIC_URL = "https://iris.example.net"  # what Twilio calls; a proxy forwards to loopback
 
 
 @dataclass
@@ -100,6 +103,7 @@ class Stack:
     mail: MailServer | None = None
     line: FakeLine = field(default_factory=lambda: FakeLine(token=LINE_TOKEN,
                                                             channel_secret=LINE_SECRET))
+    twilio: FakeTwilio = field(default_factory=lambda: FakeTwilio(auth_token=TWILIO_TOKEN))
 
     def telegram_post(self, update: Any, *, secret: str | None = TELEGRAM_SECRET,
                       headers: dict[str, str] | None = None) -> httpx.Response:
@@ -141,6 +145,12 @@ class Stack:
         if secret is not None:
             headers.update(FakeLine.sign(body, secret))
         return self.http.post(f"{self.url}/line/webhook", content=body, headers=headers)
+
+    def sms_post(self, form: dict[str, str], *, token: str | None = TWILIO_TOKEN,
+                 url: str = PUBLIC_URL + "/sms/webhook") -> httpx.Response:
+        """A form POST as Twilio sends it, signed for ``url`` (the public URL Twilio calls)."""
+        headers = FakeTwilio.sign(url, form, token) if token is not None else {}
+        return self.http.post(f"{self.url}/sms/webhook", data=form, headers=headers)
 
     def discord_post(self, interaction: Any, *, timestamp: int | None = None,
                      signer: FakeDiscord | None = None) -> httpx.Response:
@@ -272,10 +282,11 @@ def platform_stack(home: Path, *, model: Any = None, clock: Clock = SYSTEM_CLOCK
     telegram, slack = FakeTelegram(), FakeSlack()
     whatsapp, discord = FakeWhatsApp(token=WHATSAPP_TOKEN), FakeDiscord()
     line = FakeLine(token=LINE_TOKEN, channel_secret=LINE_SECRET)
+    twilio = FakeTwilio(auth_token=TWILIO_TOKEN)
     mail = MailServer(user="iris", password="smtp-pass").__enter__()
     model = model or EchoModel()
     servers = [start_server(telegram.app), start_server(slack.app), start_server(whatsapp.app),
-               start_server(discord.app), start_server(line.app)]
+               start_server(discord.app), start_server(line.app), start_server(twilio.app)]
     rt = None
     try:
         email = {"IRIS_EMAIL_SMTP_URL": mail.url(), "IRIS_EMAIL_FROM": IRIS_ADDRESS,
@@ -283,7 +294,10 @@ def platform_stack(home: Path, *, model: Any = None, clock: Clock = SYSTEM_CLOCK
                  "IRIS_EMAIL_MAILGUN_SIGNING_KEY": MAILGUN_KEY, "IRIS_EMAIL_ACCESS": "open"}
         variables = stack_env(home, servers[0].url, servers[1].url, servers[2].url,
                               **{**discord_env(discord, servers[3].url),
-                                 **line_env(servers[4].url), **email, **env})
+                                 **line_env(servers[4].url),
+                                 **sms_env(servers[5].url, TWILIO_TOKEN, PUBLIC_URL),
+                                 **email, **env})
+        twilio.base_url = servers[5].url
         slack.public_url = servers[1].url
         dispatcher = dispatcher or LocalDispatcher()
         settings = load_settings(variables)
@@ -294,7 +308,7 @@ def platform_stack(home: Path, *, model: Any = None, clock: Clock = SYSTEM_CLOCK
         servers.append(iris)
         with httpx.Client(timeout=30) as http:
             yield Stack(rt, model, telegram, slack, iris.url, http, variables, whatsapp=whatsapp,
-                        discord=discord, mail=mail, line=line)
+                        discord=discord, mail=mail, line=line, twilio=twilio)
     finally:
         if rt is not None:  # let drains and after-turn steps end before their store closes
             _until_idle(rt.dispatcher)

@@ -10,13 +10,13 @@ from core.platforms.spec import ChatAddress, Platforms, PlatformSpec
 def test_flags_of_the_registered_platforms():
     assert [s.name for s in PLATFORMS if s.trusted] == ["http", "cli", "cron"]
     pushed = ("telegram", "slack", "whatsapp", "discord", "email",
-              "line")
+              "line", "sms")
     assert PLATFORMS.push_names() == pushed
     assert [s.name for s in PLATFORMS if s.interactive] == ["http", "cli", *pushed]
     assert [s.name for s in PLATFORMS if s.unattended] == ["cron"]
     assert PLATFORMS.webhooks() == ["functions.telegram", "functions.slack", "functions.whatsapp",
                                     "functions.discord", "functions.email_webhook",
-                                    "functions.line"]
+                                    "functions.line", "functions.sms"]
 
 
 def test_whatsapp_discord_and_email_chats_named_in_text():
@@ -44,6 +44,16 @@ def test_line_chats_named_in_text():
     for bad in ("ada", "U123", "X" + "0" * 32):
         with pytest.raises(IrisUsageError):
             line.parse_chat(bad)
+
+
+def test_sms_chats_named_in_text():
+    from core.errors import IrisUsageError
+
+    sms = PLATFORMS["sms"]
+    assert sms.parse_chat("+15551234567").chat_key == "sms:+15551234567"
+    for bad in ("15551234567", "+0123", "ada"):
+        with pytest.raises(IrisUsageError):
+            sms.parse_chat(bad)
 
 
 def test_an_unknown_platform_gets_the_most_careful_spec():
