@@ -1,6 +1,6 @@
 """Webhook ack latency: request → 200 for ``POST /telegram/webhook``, ``POST /slack/events``,
-``POST /whatsapp/webhook``, ``POST /discord/interactions``, ``POST /email/inbound`` and
-``POST /line/webhook``.
+``POST /whatsapp/webhook``, ``POST /discord/interactions``, ``POST /email/inbound``,
+``POST /line/webhook`` and ``POST /sms/webhook``.
 
 The app is the serverless web container's shape (``_apps:ack_only_app``): the worker is handed
 off (on Modal it is spawned in another container), so the figures are what the platform waits
@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from urllib.parse import urlencode
 
 from _common import ROOT, connect_when_up, free_port, percentile, spawn, summary
 
@@ -34,6 +35,8 @@ SLACK_SECRET = "bench-slack-secret"
 WHATSAPP_SECRET = "bench-whatsapp-app-secret"
 EMAIL_SECRET = "bench-email-secret"
 LINE_SECRET = "bench-line-channel-secret"
+TWILIO_TOKEN = "bench-twilio-token"
+PUBLIC_URL = "https://iris.bench.example"
 _DISCORD = None
 
 
@@ -48,6 +51,8 @@ def discord() -> object:
 
 
 def bench_env(home: str) -> dict[str, str]:
+    from iris_testing.twilio_api import sms_env
+
     return {
         "IRIS_HOME": home, "IRIS_API_KEY": "bench-key",
         "IRIS_TELEGRAM_TOKEN": "7000001:bench", "IRIS_TELEGRAM_SECRET": TELEGRAM_SECRET,
@@ -64,6 +69,7 @@ def bench_env(home: str) -> dict[str, str]:
         "IRIS_EMAIL_SMTP_URL": "smtp://127.0.0.1:9", "IRIS_EMAIL_ACCESS": "open",
         "IRIS_LINE_CHANNEL_SECRET": LINE_SECRET, "IRIS_LINE_CHANNEL_ACCESS_TOKEN": "bench",
         "IRIS_LINE_API_BASE": "http://127.0.0.1:9", "IRIS_LINE_ACCESS": "open",
+        **sms_env("http://127.0.0.1:9", TWILIO_TOKEN, PUBLIC_URL),
     }
 
 
@@ -75,6 +81,7 @@ def requests(n: int) -> dict[str, list[Request]]:
     from iris_testing.mail_inbound import raw_mail
     from iris_testing.slack_api import FakeSlack
     from iris_testing.telegram_api import FakeTelegram
+    from iris_testing.twilio_api import FakeTwilio
     from iris_testing.whatsapp_api import FakeWhatsApp
 
     telegram, slack, whatsapp = FakeTelegram(), FakeSlack(), FakeWhatsApp(token="")
@@ -85,12 +92,18 @@ def requests(n: int) -> dict[str, list[Request]]:
     dc: list[Request] = []
     em: list[Request] = []
     ln: list[Request] = []
+    sm: list[Request] = []
+    twilio = FakeTwilio(auth_token=TWILIO_TOKEN)
     line = FakeLine(token="", channel_secret=LINE_SECRET)
     for i in range(n):
         body = json.dumps(line.webhook(line.message_event(
             f"hello {i}", user=f"U{i % 200:032x}"))).encode()
         ln.append(("/line/webhook", body, {"content-type": "application/json",
                                            **FakeLine.sign(body, LINE_SECRET)}))
+        form = twilio.inbound(f"hello {i}", sender=f"+1555{i % 200:07d}")
+        sm.append(("/sms/webhook", urlencode(form).encode(), {
+            "content-type": "application/x-www-form-urlencoded",
+            **FakeTwilio.sign(PUBLIC_URL + "/sms/webhook", form, TWILIO_TOKEN)}))
         body = json.dumps(whatsapp.message_payload(f"hello {i}",
                                                    wa_id=f"49151{i % 200:07d}")).encode()
         wa.append(("/whatsapp/webhook", body, {"content-type": "application/json",
@@ -113,7 +126,7 @@ def requests(n: int) -> dict[str, list[Request]]:
         sl.append(("/slack/events", body, {"content-type": "application/json",
                                            **FakeSlack.sign(body, SLACK_SECRET)}))
     return {"telegram": tg, "slack": sl, "whatsapp": wa, "discord": dc, "email": em,
-            "line": ln}
+            "line": ln, "sms": sm}
 
 
 async def in_process(n: int) -> dict[str, list[float]]:
@@ -232,7 +245,7 @@ def main() -> None:
             if name == "slack":  # a fresh timestamp for each run
                 headers = {"content-type": "application/json",
                            **FakeSlack.sign(body, SLACK_SECRET)}
-            elif name in ("discord", "email", "line"):  # a new interaction / mail each run
+            elif name in ("discord", "email", "line", "sms"):  # a new interaction / mail each run
                 path, body, headers = requests(1)[name][0]
             runs.append(cold(path, body, headers))
         print(f"cold process -> ack, {name}: p50 {percentile(runs, 50):.3f} s, "

@@ -26,7 +26,6 @@ import itertools
 import re
 import threading
 import uuid
-from typing import Any
 from urllib.parse import parse_qsl
 
 from starlette.applications import Starlette
@@ -186,7 +185,7 @@ class FakeTwilio:
             return len(self._sent)
 
 
-def sms_env(url: str, auth_token: str, public_url: str) -> dict[str, Any]:
+def sms_env(url: str, auth_token: str, public_url: str) -> dict[str, str]:
     return {
         "IRIS_TWILIO_ACCOUNT_SID": ACCOUNT_SID,
         "IRIS_TWILIO_AUTH_TOKEN": auth_token,

@@ -53,8 +53,8 @@ def main(home: str) -> None:
     from functions.runtime import compose
     from iris_testing.discord_api import FakeDiscord
     from iris_testing.line_api import FakeLine
-    from iris_testing.twilio_api import FakeTwilio, sms_env
     from iris_testing.mail_inbound import raw_mail
+    from iris_testing.twilio_api import FakeTwilio, sms_env
     from iris_testing.whatsapp_api import FakeWhatsApp
 
     discord, whatsapp = FakeDiscord(), FakeWhatsApp(token="t")
