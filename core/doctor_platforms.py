@@ -26,6 +26,9 @@ DISCORD = {"discord_public_key": "IRIS_DISCORD_PUBLIC_KEY",
            "discord_bot_token": "IRIS_DISCORD_BOT_TOKEN"}
 LINE = {"line_channel_secret": "IRIS_LINE_CHANNEL_SECRET",
         "line_channel_access_token": "IRIS_LINE_CHANNEL_ACCESS_TOKEN"}
+SMS = {"twilio_account_sid": "IRIS_TWILIO_ACCOUNT_SID",
+       "twilio_auth_token": "IRIS_TWILIO_AUTH_TOKEN",
+       "twilio_from_number": "IRIS_TWILIO_FROM_NUMBER"}
 EMAIL_OUT = {"email_smtp_url": "IRIS_EMAIL_SMTP_URL", "email_from": "IRIS_EMAIL_FROM"}
 
 
@@ -41,6 +44,23 @@ def check(report: Report, settings: Settings) -> None:
     _group(report, settings, "line", LINE,
            "LINE Developers Console → your Messaging API channel → Basic settings (channel "
            "secret) and Messaging API (channel access token)")
+    _sms(report, settings)
+
+
+def _sms(report: Report, settings: Settings) -> None:
+    """Twilio signs each webhook for the URL it calls: without the public URL no signature can
+    be checked, so it belongs to the SMS settings once any of them is set."""
+    have, lack = _missing(settings, SMS)
+    if not have:
+        return
+    if settings.public_url is None:
+        lack.append("IRIS_PUBLIC_URL")
+    if lack:
+        report.add("error", "sms", f"{', '.join(lack)} not set (but {', '.join(have)} is)",
+                   "Twilio Console → Account info (SID, auth token) and Phone Numbers (the "
+                   "number); IRIS_PUBLIC_URL is the https URL Twilio calls (docs/platforms.md)")
+    else:
+        report.add("ok", "sms", "all settings present")
 
 
 def _group(report: Report, settings: Settings, name: str, names: dict[str, str],

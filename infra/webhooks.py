@@ -11,6 +11,7 @@ WHATSAPP_PATH = "/whatsapp/webhook"
 DISCORD_PATH = "/discord/interactions"
 EMAIL_PATH = "/email/inbound"
 LINE_PATH = "/line/webhook"
+SMS_PATH = "/sms/webhook"
 HTTP_API_PATH = "/v1/chat/completions"
 HEALTH_PATH = "/healthz"
 
@@ -25,6 +26,7 @@ def endpoints(base_url: str) -> dict[str, str]:
         "Discord endpoint": base + DISCORD_PATH,
         "Email inbound": base + EMAIL_PATH,
         "LINE webhook": base + LINE_PATH,
+        "SMS webhook (Twilio)": base + SMS_PATH,
         "Health": base + HEALTH_PATH,
     }
 

@@ -35,6 +35,17 @@ def setup_lines(settings: Settings, base_url: str, name: str) -> list[str]:
             "request with 200); turn off auto-reply and greeting messages in the Official "
             "Account Manager.",
         ]
+    if name == "sms":
+        public = (settings.public_url or base).rstrip("/")
+        lines = [
+            "SMS: Twilio Console → Phone Numbers → your number → Messaging configuration → "
+            "A message comes in: Webhook, HTTP POST:",
+            f"  {public}/sms/webhook",
+        ]
+        if public != base:
+            lines.append(f"  (IRIS_PUBLIC_URL; it must reach this deployment at {base}, and "
+                         "Twilio's signature covers exactly this URL.)")
+        return lines
     lines = ["Email: point your provider's inbound route at"]
     if settings.email_mailgun_signing_key is not None:
         lines.append(f"  Mailgun route action: forward(\"{base}/email/inbound\")")

@@ -24,7 +24,7 @@ from core.errors import ConfigError
 YAML_FIELDS = ("model", "model_api_base", "cheap_model", "db_url", "objects_url",
                "s3_endpoint_url", "s3_region", "sandbox_backend", "timezone", "modal_app",
                "whatsapp_phone_number_id", "discord_public_key", "discord_application_id",
-               "email_from")
+               "email_from", "twilio_account_sid", "twilio_from_number", "public_url")
 SECRET_ENV = {
     "model_api_key": "IRIS_MODEL_API_KEY",
     "db_auth_token": "IRIS_DB_AUTH_TOKEN",
@@ -43,6 +43,7 @@ SECRET_ENV = {
     "daytona_api_key": "IRIS_DAYTONA_API_KEY",
     "line_channel_secret": "IRIS_LINE_CHANNEL_SECRET",
     "line_channel_access_token": "IRIS_LINE_CHANNEL_ACCESS_TOKEN",
+    "twilio_auth_token": "IRIS_TWILIO_AUTH_TOKEN",
     "aws_access_key_id": "AWS_ACCESS_KEY_ID",
     "aws_secret_access_key": "AWS_SECRET_ACCESS_KEY",
 }
@@ -84,6 +85,10 @@ class Answers(BaseModel):
     daytona_api_key: str | None = None
     line_channel_secret: str | None = None
     line_channel_access_token: str | None = None
+    twilio_account_sid: str | None = None
+    twilio_auth_token: str | None = None
+    twilio_from_number: str | None = None
+    public_url: str | None = None
     aws_access_key_id: str | None = None
     aws_secret_access_key: str | None = None
 

@@ -264,3 +264,15 @@ def test_half_set_line_is_named(iris_home):
     (iris_home / ".env").write_text("IRIS_LINE_CHANNEL_SECRET=s\n"
                                     "IRIS_LINE_CHANNEL_ACCESS_TOKEN=t\n")
     assert {f.check: f for f in run_checks().findings}["line"].level == "ok"
+
+
+def test_sms_without_the_public_url_is_named(iris_home):
+    (iris_home / ".env").write_text(
+        "IRIS_TWILIO_ACCOUNT_SID=AC" + "0" * 32 + "\nIRIS_TWILIO_AUTH_TOKEN=t\n"
+        "IRIS_TWILIO_FROM_NUMBER=+15005550006\n")
+    found = {f.check: f for f in run_checks().findings}
+    assert found["sms"].level == "error" and "IRIS_PUBLIC_URL" in found["sms"].message
+    (iris_home / ".env").write_text(
+        "IRIS_TWILIO_ACCOUNT_SID=AC" + "0" * 32 + "\nIRIS_TWILIO_AUTH_TOKEN=t\n"
+        "IRIS_TWILIO_FROM_NUMBER=+15005550006\nIRIS_PUBLIC_URL=https://iris.example.net\n")
+    assert {f.check: f for f in run_checks().findings}["sms"].level == "ok"
