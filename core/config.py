@@ -126,6 +126,8 @@ class Settings(BaseModel):
     discord_allow: list[str] = Field(default_factory=list)  # discord:<user id> or bare ids
     line_access: Literal["pairing", "allowlist", "open"] = "pairing"
     sms_access: Literal["pairing", "allowlist", "open"] = "pairing"
+    matrix_access: Literal["pairing", "allowlist", "open"] = "pairing"
+    matrix_allow: list[str] = Field(default_factory=list)  # matrix:@user:server or bare ids
     sms_allow: list[str] = Field(default_factory=list)  # sms:+<number> or bare numbers
     line_allow: list[str] = Field(default_factory=list)  # line:<user id> or bare ids
     email_access: Literal["pairing", "allowlist", "open"] = "pairing"
@@ -166,6 +168,10 @@ class Settings(BaseModel):
     twilio_from_number: str | None = Field(default=None, pattern=r"^\+[1-9]\d{4,14}$")
     twilio_api_base: str = "https://api.twilio.com"
     sms_max_segments: int = Field(default=10, ge=1, le=100)  # per answer, then it is cut
+    matrix_homeserver_url: str | None = None
+    matrix_hs_token: SecretStr | None = None  # the homeserver → Iris token (registration)
+    matrix_as_token: SecretStr | None = None  # the Iris → homeserver token (registration)
+    matrix_user_id: str | None = Field(default=None, pattern=r"^@[a-z0-9._=/+-]+:[A-Za-z0-9.:-]+$")
     email_inbound_secret: SecretStr | None = None
     email_mailgun_signing_key: SecretStr | None = None
     email_smtp_url: SecretStr | None = None  # smtp://user:pass@host:587 or smtps://…:465
@@ -233,7 +239,8 @@ class Settings(BaseModel):
     @field_validator("model_api_base", "public_url", "s3_endpoint_url", "telegram_api_base",
                      "slack_api_base", "transcription_api_base", "tts_api_base", "web_search_url",
                      "whatsapp_api_base", "discord_api_base",
-                     "line_api_base", "line_data_api_base", "twilio_api_base")
+                     "line_api_base", "line_data_api_base", "twilio_api_base",
+                     "matrix_homeserver_url")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         if value is None or value == "":
@@ -274,7 +281,7 @@ class Settings(BaseModel):
 
     @field_validator("telegram_allow", "slack_allow", "whatsapp_allow", "discord_allow",
                      "email_allow", "owner_accounts", "allowed_models", "web_allow_hosts",
-                     "line_allow", "sms_allow", mode="before")
+                     "line_allow", "sms_allow", "matrix_allow", mode="before")
     @classmethod
     def _account_list(cls, value: Any) -> Any:
         if isinstance(value, str):

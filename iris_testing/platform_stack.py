@@ -27,6 +27,7 @@ from functions.dispatch import LocalDispatcher
 from functions.runtime import Runtime, compose
 from iris_testing.discord_api import FakeDiscord
 from iris_testing.line_api import FakeLine
+from iris_testing.matrix_api import FakeHomeserver, matrix_env
 from iris_testing.server import start_server
 from iris_testing.slack_api import FakeSlack
 from iris_testing.smtp_server import MailServer
@@ -48,6 +49,8 @@ IRIS_ADDRESS = "iris@iris.example.net"
 LINE_TOKEN = "line-channel-access-token"
 LINE_SECRET = "line-channel-secret"
 TWILIO_TOKEN = "twilio-auth-token"
+MATRIX_AS_TOKEN = "matrix-as-token"
+MATRIX_HS_TOKEN = "matrix-hs-token"
 PUBLIC_URL = "https://iris.example.net"  # what Twilio calls; a proxy forwards to loopback
 
 
@@ -104,6 +107,8 @@ class Stack:
     line: FakeLine = field(default_factory=lambda: FakeLine(token=LINE_TOKEN,
                                                             channel_secret=LINE_SECRET))
     twilio: FakeTwilio = field(default_factory=lambda: FakeTwilio(auth_token=TWILIO_TOKEN))
+    matrix: FakeHomeserver = field(
+        default_factory=lambda: FakeHomeserver(as_token=MATRIX_AS_TOKEN))
 
     def telegram_post(self, update: Any, *, secret: str | None = TELEGRAM_SECRET,
                       headers: dict[str, str] | None = None) -> httpx.Response:
@@ -151,6 +156,18 @@ class Stack:
         """A form POST as Twilio sends it, signed for ``url`` (the public URL Twilio calls)."""
         headers = FakeTwilio.sign(url, form, token) if token is not None else {}
         return self.http.post(f"{self.url}/sms/webhook", data=form, headers=headers)
+
+    def matrix_put(self, body: bytes, *, txn: str = "t1", token: str | None = MATRIX_HS_TOKEN,
+                   legacy: bool = False) -> httpx.Response:
+        """A transaction as the homeserver pushes it (``legacy``: the token as a query param)."""
+        url = f"{self.url}/_matrix/app/v1/transactions/{txn}"
+        headers = {"Content-Type": "application/json"}
+        params = {}
+        if token is not None and legacy:
+            params["access_token"] = token
+        elif token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        return self.http.put(url, content=body, headers=headers, params=params)
 
     def discord_post(self, interaction: Any, *, timestamp: int | None = None,
                      signer: FakeDiscord | None = None) -> httpx.Response:
@@ -283,10 +300,12 @@ def platform_stack(home: Path, *, model: Any = None, clock: Clock = SYSTEM_CLOCK
     whatsapp, discord = FakeWhatsApp(token=WHATSAPP_TOKEN), FakeDiscord()
     line = FakeLine(token=LINE_TOKEN, channel_secret=LINE_SECRET)
     twilio = FakeTwilio(auth_token=TWILIO_TOKEN)
+    matrix = FakeHomeserver(as_token=MATRIX_AS_TOKEN)
     mail = MailServer(user="iris", password="smtp-pass").__enter__()
     model = model or EchoModel()
     servers = [start_server(telegram.app), start_server(slack.app), start_server(whatsapp.app),
-               start_server(discord.app), start_server(line.app), start_server(twilio.app)]
+               start_server(discord.app), start_server(line.app), start_server(twilio.app),
+               start_server(matrix.app)]
     rt = None
     try:
         email = {"IRIS_EMAIL_SMTP_URL": mail.url(), "IRIS_EMAIL_FROM": IRIS_ADDRESS,
@@ -296,6 +315,7 @@ def platform_stack(home: Path, *, model: Any = None, clock: Clock = SYSTEM_CLOCK
                               **{**discord_env(discord, servers[3].url),
                                  **line_env(servers[4].url),
                                  **sms_env(servers[5].url, TWILIO_TOKEN, PUBLIC_URL),
+                                 **matrix_env(servers[6].url, MATRIX_AS_TOKEN, MATRIX_HS_TOKEN),
                                  **email, **env})
         twilio.base_url = servers[5].url
         slack.public_url = servers[1].url
@@ -308,7 +328,8 @@ def platform_stack(home: Path, *, model: Any = None, clock: Clock = SYSTEM_CLOCK
         servers.append(iris)
         with httpx.Client(timeout=30) as http:
             yield Stack(rt, model, telegram, slack, iris.url, http, variables, whatsapp=whatsapp,
-                        discord=discord, mail=mail, line=line, twilio=twilio)
+                        discord=discord, mail=mail, line=line, twilio=twilio,
+                        matrix=matrix)
     finally:
         if rt is not None:  # let drains and after-turn steps end before their store closes
             _until_idle(rt.dispatcher)

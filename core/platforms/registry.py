@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from core.platforms import discord, mail, slack, telegram, whatsapp
 from core.platforms import line as line_platform
+from core.platforms import matrix as matrix_platform
 from core.platforms import sms as sms_platform
 from core.platforms.spec import Platforms, PlatformSpec
 
@@ -28,4 +29,5 @@ CRON = PlatformSpec(
 PLATFORMS = Platforms([HTTP, CLI, CRON, telegram.SPEC, slack.SPEC, whatsapp.SPEC,
                        discord.SPEC, mail.SPEC,
                        line_platform.SPEC,
-                       sms_platform.SPEC])
+                       sms_platform.SPEC,
+                       matrix_platform.SPEC])

@@ -1,6 +1,6 @@
 """Run in a fresh interpreter by test_ack_path.py: build the web app the way a container does,
 acknowledge a Telegram private message, a group mention, a Slack event, a WhatsApp message, a
-Discord command, an email, a LINE message and an SMS, note which heavy
+Discord command, an email, a LINE message, an SMS and a Matrix message, note which heavy
 modules the process has imported, then a Telegram /stop and a Slack `/iris stop` (answered from
 this process, so a platform SDK may load to send the answer, never the turn machinery), and
 print both lists (JSON on stdout).
@@ -54,6 +54,7 @@ def main(home: str) -> None:
     from iris_testing.discord_api import FakeDiscord
     from iris_testing.line_api import FakeLine
     from iris_testing.mail_inbound import raw_mail
+    from iris_testing.matrix_api import FakeHomeserver, matrix_env
     from iris_testing.twilio_api import FakeTwilio, sms_env
     from iris_testing.whatsapp_api import FakeWhatsApp
 
@@ -69,6 +70,7 @@ def main(home: str) -> None:
         "IRIS_LINE_CHANNEL_SECRET": LINE_SECRET, "IRIS_LINE_CHANNEL_ACCESS_TOKEN": "t",
         "IRIS_LINE_ACCESS": "open", "IRIS_LINE_API_BASE": "http://127.0.0.1:9",
         **sms_env("http://127.0.0.1:9", "tw", "https://iris.example.net"),
+        **matrix_env("http://127.0.0.1:9", "as", "hs"),
         "IRIS_HOME": home, "IRIS_API_KEY": "k", "IRIS_TELEGRAM_TOKEN": "7000001:abc",
         "IRIS_TELEGRAM_SECRET": SECRET, "IRIS_TELEGRAM_ACCESS": "open",
         "IRIS_SLACK_SIGNING_SECRET": SIGNING, "IRIS_SLACK_BOT_TOKEN": "xoxb-1",
@@ -112,6 +114,10 @@ def main(home: str) -> None:
         form = twilio.inbound("hello")
         statuses.append(client.post("/sms/webhook", data=form, headers=FakeTwilio.sign(
             "https://iris.example.net/sms/webhook", form, "tw")).status_code)
+        homeserver = FakeHomeserver(as_token="as")
+        statuses.append(client.put(
+            "/_matrix/app/v1/transactions/t1", headers={"Authorization": "Bearer hs"},
+            content=homeserver.transaction(homeserver.message_event("hello"))).status_code)
         after_messages = [name for name in HEAVY if name in sys.modules]
         stop = telegram_update(3, "/stop", private)
         statuses.append(client.post("/telegram/webhook", json=stop, headers=tg).status_code)

@@ -10,13 +10,13 @@ from core.platforms.spec import ChatAddress, Platforms, PlatformSpec
 def test_flags_of_the_registered_platforms():
     assert [s.name for s in PLATFORMS if s.trusted] == ["http", "cli", "cron"]
     pushed = ("telegram", "slack", "whatsapp", "discord", "email",
-              "line", "sms")
+              "line", "sms", "matrix")
     assert PLATFORMS.push_names() == pushed
     assert [s.name for s in PLATFORMS if s.interactive] == ["http", "cli", *pushed]
     assert [s.name for s in PLATFORMS if s.unattended] == ["cron"]
     assert PLATFORMS.webhooks() == ["functions.telegram", "functions.slack", "functions.whatsapp",
                                     "functions.discord", "functions.email_webhook",
-                                    "functions.line", "functions.sms"]
+                                    "functions.line", "functions.sms", "functions.matrix"]
 
 
 def test_whatsapp_discord_and_email_chats_named_in_text():
@@ -54,6 +54,16 @@ def test_sms_chats_named_in_text():
     for bad in ("15551234567", "+0123", "ada"):
         with pytest.raises(IrisUsageError):
             sms.parse_chat(bad)
+
+
+def test_matrix_rooms_named_in_text():
+    from core.errors import IrisUsageError
+
+    matrix = PLATFORMS["matrix"]
+    assert matrix.parse_chat("!abc:example.org").chat_key == "matrix:!abc:example.org"
+    for bad in ("@ada:example.org", "abc", "!nohost"):
+        with pytest.raises(IrisUsageError):
+            matrix.parse_chat(bad)
 
 
 def test_an_unknown_platform_gets_the_most_careful_spec():
