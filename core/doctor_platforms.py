@@ -29,6 +29,10 @@ LINE = {"line_channel_secret": "IRIS_LINE_CHANNEL_SECRET",
 SMS = {"twilio_account_sid": "IRIS_TWILIO_ACCOUNT_SID",
        "twilio_auth_token": "IRIS_TWILIO_AUTH_TOKEN",
        "twilio_from_number": "IRIS_TWILIO_FROM_NUMBER"}
+MATRIX = {"matrix_homeserver_url": "IRIS_MATRIX_HOMESERVER_URL",
+          "matrix_user_id": "IRIS_MATRIX_USER_ID",
+          "matrix_hs_token": "IRIS_MATRIX_HS_TOKEN",
+          "matrix_as_token": "IRIS_MATRIX_AS_TOKEN"}
 EMAIL_OUT = {"email_smtp_url": "IRIS_EMAIL_SMTP_URL", "email_from": "IRIS_EMAIL_FROM"}
 
 
@@ -45,6 +49,9 @@ def check(report: Report, settings: Settings) -> None:
            "LINE Developers Console → your Messaging API channel → Basic settings (channel "
            "secret) and Messaging API (channel access token)")
     _sms(report, settings)
+    _group(report, settings, "matrix", MATRIX,
+           "the application service registration YAML (hs_token, as_token, sender_localpart) "
+           "and your homeserver's URL (docs/platforms.md, Matrix)")
 
 
 def _sms(report: Report, settings: Settings) -> None:

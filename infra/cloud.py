@@ -86,7 +86,7 @@ COMMON_MODULES = ("functions.asgi", "functions.runtime", "functions.tick", "func
 WEB_MODULES = ("fastapi", "functions.app", "functions.http_api")
 PLATFORM_MODULES = ("functions.telegram", "functions.slack", "functions.whatsapp",
                     "functions.discord", "functions.email_webhook", "functions.line",
-                    "functions.sms",
+                    "functions.sms", "functions.matrix",
                     "telegram", "slack_sdk",
                     "httpx", "smtplib", "cryptography.hazmat.primitives.asymmetric.ed25519")
 # Semantic search (numpy encoder); the model weights load on first use, after the reply.

@@ -35,6 +35,16 @@ def setup_lines(settings: Settings, base_url: str, name: str) -> list[str]:
             "request with 200); turn off auto-reply and greeting messages in the Official "
             "Account Manager.",
         ]
+    if name == "matrix":
+        localpart = (settings.matrix_user_id or "@iris:").split(":", 1)[0].lstrip("@")
+        return [
+            "Matrix: in the application service registration YAML your homeserver loads "
+            "(docs/platforms.md, Matrix), set",
+            f"  url: {base}",
+            f"  sender_localpart: {localpart}",
+            "  hs_token / as_token: IRIS_MATRIX_HS_TOKEN / IRIS_MATRIX_AS_TOKEN",
+            "  then restart the homeserver and invite the user to a room.",
+        ]
     if name == "sms":
         public = (settings.public_url or base).rstrip("/")
         lines = [

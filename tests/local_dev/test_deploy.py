@@ -374,3 +374,14 @@ def test_sms_without_the_public_url_is_named(configure, modal_log):
     result = deploy("--sms", "--check")
     assert result.exit_code == 1
     assert "IRIS_PUBLIC_URL" in result.output and calls(modal_log) == []
+
+
+def test_matrix_gets_its_registration_url_and_its_secrets_are_pushed(configure, modal_log):
+    configure(**{"--matrix-homeserver-url": "https://matrix.example.org",
+                 "--matrix-user-id": "@iris:example.org", "--matrix-hs-token": "hs-t",
+                 "--matrix-as-token": "as-t"})
+    result = deploy("--matrix")
+    assert result.exit_code == 0, result.output
+    secret = calls(modal_log)[0]["secret"]
+    assert (secret["IRIS_MATRIX_HS_TOKEN"], secret["IRIS_MATRIX_AS_TOKEN"]) == ("hs-t", "as-t")
+    assert f"url: {WEB}" in result.output and "sender_localpart: iris" in result.output

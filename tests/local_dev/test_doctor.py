@@ -276,3 +276,10 @@ def test_sms_without_the_public_url_is_named(iris_home):
         "IRIS_TWILIO_ACCOUNT_SID=AC" + "0" * 32 + "\nIRIS_TWILIO_AUTH_TOKEN=t\n"
         "IRIS_TWILIO_FROM_NUMBER=+15005550006\nIRIS_PUBLIC_URL=https://iris.example.net\n")
     assert {f.check: f for f in run_checks().findings}["sms"].level == "ok"
+
+
+def test_half_set_matrix_is_named(iris_home):
+    (iris_home / ".env").write_text("IRIS_MATRIX_HS_TOKEN=hs\nIRIS_MATRIX_AS_TOKEN=as\n")
+    found = {f.check: f for f in run_checks().findings}
+    assert found["matrix"].level == "error"
+    assert "IRIS_MATRIX_HOMESERVER_URL" in found["matrix"].message
