@@ -1,5 +1,5 @@
 """A load of webhook deliveries from all the platforms (Telegram, Slack, WhatsApp, Discord,
-email, LINE, SMS) against a running platform stack, and the
+email, LINE, SMS, Matrix) against a running platform stack, and the
 check that every message got exactly one reply, in order. Shared by tests/functions/
 test_reliability.py (small) and bench/webhook_reliability.py (1,000 deliveries).
 
@@ -28,6 +28,7 @@ from iris_testing.mail_inbound import raw_mail
 from iris_testing.platform_stack import (
     EMAIL_SECRET,
     LINE_SECRET,
+    MATRIX_HS_TOKEN,
     PUBLIC_URL,
     SLACK_SECRET,
     TELEGRAM_SECRET,
@@ -41,7 +42,7 @@ from iris_testing.waiting import WaitTimeout, wait_until
 from iris_testing.whatsapp_api import FakeWhatsApp
 
 PLATFORMS = ("telegram", "slack", "whatsapp", "discord", "email",
-             "line", "sms")
+             "line", "sms", "matrix")
 
 MARK = re.compile(r"m:(\d+):(\d+)")
 
@@ -99,6 +100,11 @@ def body_for(stack: Stack, platform: str, chat: int, seq: int, text: str) -> byt
         user = f"U{chat:032x}"
         return json.dumps(stack.line.webhook(stack.line.message_event(
             text, user=user, message_id=f"{700_000 + chat}{seq:05d}"))).encode()
+    if platform == "matrix":
+        event = stack.matrix.message_event(text, sender=f"@user{chat}:example.org",
+                                           room=f"!room{chat}:example.org",
+                                           event_id=f"$load{chat}.{seq}")
+        return stack.matrix.transaction(event)
     if platform == "sms":
         form = stack.twilio.inbound(text, sender=f"+1555{chat:07d}",
                                     sid=f"SM{chat:016x}{seq:016x}")
@@ -138,6 +144,11 @@ def _post(http: httpx.AsyncClient, url: str, stack: Stack,  # type: ignore[no-un
     if delivery.platform == "line":
         headers = {**json_type, **FakeLine.sign(delivery.body, LINE_SECRET)}
         return http.post(f"{url}/line/webhook", content=delivery.body, headers=headers)
+    if delivery.platform == "matrix":
+        headers = {**json_type, "Authorization": f"Bearer {MATRIX_HS_TOKEN}"}
+        txn = f"load-{delivery.chat}-{delivery.seq}"
+        return http.put(f"{url}/_matrix/app/v1/transactions/{txn}", content=delivery.body,
+                        headers=headers)
     if delivery.platform == "sms":
         form = dict(parse_qsl(delivery.body.decode(), keep_blank_values=True))
         headers = {"Content-Type": "application/x-www-form-urlencoded",
@@ -166,6 +177,8 @@ def platform_texts(stack: Stack, platform: str) -> list[str]:
         return stack.line.sent()
     if platform == "sms":
         return stack.twilio.sent()
+    if platform == "matrix":
+        return stack.matrix.sent()
     return [mail.get_body(preferencelist=("plain",)).get_content().replace("\r\n", "\n")
             .strip() for mail in stack.mails()]
 
