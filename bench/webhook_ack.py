@@ -1,5 +1,6 @@
 """Webhook ack latency: request → 200 for ``POST /telegram/webhook``, ``POST /slack/events``,
-``POST /whatsapp/webhook``, ``POST /discord/interactions`` and ``POST /email/inbound``.
+``POST /whatsapp/webhook``, ``POST /discord/interactions``, ``POST /email/inbound``,
+``POST /line/webhook``, ``POST /sms/webhook`` and ``PUT /_matrix/app/v1/transactions/{txnId}``.
 
 The app is the serverless web container's shape (``_apps:ack_only_app``): the worker is handed
 off (on Modal it is spawned in another container), so the figures are what the platform waits
@@ -25,6 +26,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
+from urllib.parse import urlencode
 
 from _common import ROOT, connect_when_up, free_port, percentile, spawn, summary
 
@@ -32,6 +35,10 @@ TELEGRAM_SECRET = "bench-telegram-secret"
 SLACK_SECRET = "bench-slack-secret"
 WHATSAPP_SECRET = "bench-whatsapp-app-secret"
 EMAIL_SECRET = "bench-email-secret"
+LINE_SECRET = "bench-line-channel-secret"
+TWILIO_TOKEN = "bench-twilio-token"
+MATRIX_HS_TOKEN = "bench-matrix-hs-token"
+PUBLIC_URL = "https://iris.bench.example"
 _DISCORD = None
 
 
@@ -46,6 +53,9 @@ def discord() -> object:
 
 
 def bench_env(home: str) -> dict[str, str]:
+    from iris_testing.matrix_api import matrix_env
+    from iris_testing.twilio_api import sms_env
+
     return {
         "IRIS_HOME": home, "IRIS_API_KEY": "bench-key",
         "IRIS_TELEGRAM_TOKEN": "7000001:bench", "IRIS_TELEGRAM_SECRET": TELEGRAM_SECRET,
@@ -60,16 +70,28 @@ def bench_env(home: str) -> dict[str, str]:
         "IRIS_DISCORD_API_BASE": "http://127.0.0.1:9/api/v10", "IRIS_DISCORD_ACCESS": "open",
         "IRIS_EMAIL_INBOUND_SECRET": EMAIL_SECRET, "IRIS_EMAIL_FROM": "iris@bench.example",
         "IRIS_EMAIL_SMTP_URL": "smtp://127.0.0.1:9", "IRIS_EMAIL_ACCESS": "open",
+        "IRIS_LINE_CHANNEL_SECRET": LINE_SECRET, "IRIS_LINE_CHANNEL_ACCESS_TOKEN": "bench",
+        "IRIS_LINE_API_BASE": "http://127.0.0.1:9", "IRIS_LINE_ACCESS": "open",
+        **sms_env("http://127.0.0.1:9", TWILIO_TOKEN, PUBLIC_URL),
+        **matrix_env("http://127.0.0.1:9", "bench-as", MATRIX_HS_TOKEN),
     }
 
 
 Request = tuple[str, bytes, dict[str, str]]
 
 
+def method_of(path: str) -> str:
+    """Matrix homeservers PUT their transactions; every other platform POSTs."""
+    return "PUT" if path.startswith("/_matrix/") else "POST"
+
+
 def requests(n: int) -> dict[str, list[Request]]:
+    from iris_testing.line_api import FakeLine
     from iris_testing.mail_inbound import raw_mail
+    from iris_testing.matrix_api import FakeHomeserver
     from iris_testing.slack_api import FakeSlack
     from iris_testing.telegram_api import FakeTelegram
+    from iris_testing.twilio_api import FakeTwilio
     from iris_testing.whatsapp_api import FakeWhatsApp
 
     telegram, slack, whatsapp = FakeTelegram(), FakeSlack(), FakeWhatsApp(token="")
@@ -79,7 +101,26 @@ def requests(n: int) -> dict[str, list[Request]]:
     wa: list[Request] = []
     dc: list[Request] = []
     em: list[Request] = []
+    ln: list[Request] = []
+    sm: list[Request] = []
+    mx: list[Request] = []
+    homeserver = FakeHomeserver(as_token="bench-as")
+    twilio = FakeTwilio(auth_token=TWILIO_TOKEN)
+    line = FakeLine(token="", channel_secret=LINE_SECRET)
     for i in range(n):
+        body = json.dumps(line.webhook(line.message_event(
+            f"hello {i}", user=f"U{i % 200:032x}"))).encode()
+        ln.append(("/line/webhook", body, {"content-type": "application/json",
+                                           **FakeLine.sign(body, LINE_SECRET)}))
+        form = twilio.inbound(f"hello {i}", sender=f"+1555{i % 200:07d}")
+        sm.append(("/sms/webhook", urlencode(form).encode(), {
+            "content-type": "application/x-www-form-urlencoded",
+            **FakeTwilio.sign(PUBLIC_URL + "/sms/webhook", form, TWILIO_TOKEN)}))
+        event = homeserver.message_event(f"hello {i}", sender=f"@u{i % 200}:example.org",
+                                         room=f"!r{i % 200}:example.org")
+        mx.append((f"/_matrix/app/v1/transactions/{uuid.uuid4().hex}",
+                   homeserver.transaction(event), {"content-type": "application/json",
+                                                   "authorization": f"Bearer {MATRIX_HS_TOKEN}"}))
         body = json.dumps(whatsapp.message_payload(f"hello {i}",
                                                    wa_id=f"49151{i % 200:07d}")).encode()
         wa.append(("/whatsapp/webhook", body, {"content-type": "application/json",
@@ -101,7 +142,8 @@ def requests(n: int) -> dict[str, list[Request]]:
         body = json.dumps(slack.event_payload(event)).encode()
         sl.append(("/slack/events", body, {"content-type": "application/json",
                                            **FakeSlack.sign(body, SLACK_SECRET)}))
-    return {"telegram": tg, "slack": sl, "whatsapp": wa, "discord": dc, "email": em}
+    return {"telegram": tg, "slack": sl, "whatsapp": wa, "discord": dc, "email": em,
+            "line": ln, "sms": sm, "matrix": mx}
 
 
 async def in_process(n: int) -> dict[str, list[float]]:
@@ -117,7 +159,8 @@ async def in_process(n: int) -> dict[str, list[float]]:
             times = []
             for i, (path, body, headers) in enumerate(batch):
                 start = time.perf_counter()
-                response = await client.post(path, content=body, headers=headers)
+                response = await client.request(method_of(path), path, content=body,
+                                                headers=headers)
                 elapsed = time.perf_counter() - start
                 assert response.status_code == 200, response.text
                 if i >= 50:
@@ -139,7 +182,8 @@ def loopback(n: int) -> dict[str, list[float]]:
             times = []
             for i, (path, body, headers) in enumerate(batch):
                 start = time.perf_counter()
-                response = client.post(path, content=body, headers=headers)
+                response = client.request(method_of(path), path, content=body,
+                                          headers=headers)
                 elapsed = time.perf_counter() - start
                 assert response.status_code == 200, response.text
                 if i >= 50:
@@ -220,9 +264,9 @@ def main() -> None:
             if name == "slack":  # a fresh timestamp for each run
                 headers = {"content-type": "application/json",
                            **FakeSlack.sign(body, SLACK_SECRET)}
-            elif name in ("discord", "email"):  # a new interaction / mail each run
+            elif name in ("discord", "email", "line", "sms", "matrix"):  # a new one each run
                 path, body, headers = requests(1)[name][0]
-            runs.append(cold(path, body, headers))
+            runs.append(cold(path, body, headers, method=method_of(path)))
         print(f"cold process -> ack, {name}: p50 {percentile(runs, 50):.3f} s, "
               f"max {max(runs):.3f} s (n={len(runs)}; target <= 0.3 s)")
     print(import_costs())

@@ -128,6 +128,12 @@ class Settings(BaseModel):
     teams_allow: list[str] = Field(default_factory=list)  # teams:<user id 29:…> or bare ids
     googlechat_access: Literal["pairing", "allowlist", "open"] = "pairing"
     googlechat_allow: list[str] = Field(default_factory=list)  # googlechat:users/<id>
+    line_access: Literal["pairing", "allowlist", "open"] = "pairing"
+    sms_access: Literal["pairing", "allowlist", "open"] = "pairing"
+    matrix_access: Literal["pairing", "allowlist", "open"] = "pairing"
+    matrix_allow: list[str] = Field(default_factory=list)  # matrix:@user:server or bare ids
+    sms_allow: list[str] = Field(default_factory=list)  # sms:+<number> or bare numbers
+    line_allow: list[str] = Field(default_factory=list)  # line:<user id> or bare ids
     email_access: Literal["pairing", "allowlist", "open"] = "pairing"
     email_allow: list[str] = Field(default_factory=list)  # email:<address> or bare addresses
     owner_accounts: list[str] = Field(default_factory=list)  # may /approve; e.g. telegram:42
@@ -169,6 +175,19 @@ class Settings(BaseModel):
     googlechat_service_account: SecretStr | None = None
     googlechat_certs_url: str | None = None  # default: Google's, for the audience's kind
     googlechat_api_base: str = "https://chat.googleapis.com/v1"
+    line_channel_secret: SecretStr | None = None
+    line_channel_access_token: SecretStr | None = None
+    line_api_base: str = "https://api.line.me"
+    line_data_api_base: str = "https://api-data.line.me"
+    twilio_account_sid: str | None = Field(default=None, pattern=r"^AC[0-9a-fA-F]{32}$")
+    twilio_auth_token: SecretStr | None = None
+    twilio_from_number: str | None = Field(default=None, pattern=r"^\+[1-9]\d{4,14}$")
+    twilio_api_base: str = "https://api.twilio.com"
+    sms_max_segments: int = Field(default=10, ge=1, le=100)  # per answer, then it is cut
+    matrix_homeserver_url: str | None = None
+    matrix_hs_token: SecretStr | None = None  # the homeserver → Iris token (registration)
+    matrix_as_token: SecretStr | None = None  # the Iris → homeserver token (registration)
+    matrix_user_id: str | None = Field(default=None, pattern=r"^@[a-z0-9._=/+-]+:[A-Za-z0-9.:-]+$")
     email_inbound_secret: SecretStr | None = None
     email_mailgun_signing_key: SecretStr | None = None
     email_smtp_url: SecretStr | None = None  # smtp://user:pass@host:587 or smtps://…:465
@@ -237,7 +256,9 @@ class Settings(BaseModel):
                      "slack_api_base", "transcription_api_base", "tts_api_base", "web_search_url",
                      "whatsapp_api_base", "discord_api_base",
                      "teams_openid_url", "teams_token_url", "teams_service_url",
-                     "googlechat_certs_url", "googlechat_api_base")
+                     "googlechat_certs_url", "googlechat_api_base",
+                     "line_api_base", "line_data_api_base", "twilio_api_base",
+                     "matrix_homeserver_url")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         if value is None or value == "":
@@ -279,7 +300,7 @@ class Settings(BaseModel):
     @field_validator("telegram_allow", "slack_allow", "whatsapp_allow", "discord_allow",
                      "teams_allow", "googlechat_allow",
                      "email_allow", "owner_accounts", "allowed_models", "web_allow_hosts",
-                     mode="before")
+                     "line_allow", "sms_allow", "matrix_allow", mode="before")
     @classmethod
     def _account_list(cls, value: Any) -> Any:
         if isinstance(value, str):

@@ -28,6 +28,15 @@ DISCORD = {"discord_public_key": "IRIS_DISCORD_PUBLIC_KEY",
 TEAMS = {"teams_app_id": "IRIS_TEAMS_APP_ID", "teams_app_password": "IRIS_TEAMS_APP_PASSWORD"}
 GOOGLECHAT = {"googlechat_audience": "IRIS_GOOGLECHAT_AUDIENCE",
               "googlechat_service_account": "IRIS_GOOGLECHAT_SERVICE_ACCOUNT"}
+LINE = {"line_channel_secret": "IRIS_LINE_CHANNEL_SECRET",
+        "line_channel_access_token": "IRIS_LINE_CHANNEL_ACCESS_TOKEN"}
+SMS = {"twilio_account_sid": "IRIS_TWILIO_ACCOUNT_SID",
+       "twilio_auth_token": "IRIS_TWILIO_AUTH_TOKEN",
+       "twilio_from_number": "IRIS_TWILIO_FROM_NUMBER"}
+MATRIX = {"matrix_homeserver_url": "IRIS_MATRIX_HOMESERVER_URL",
+          "matrix_user_id": "IRIS_MATRIX_USER_ID",
+          "matrix_hs_token": "IRIS_MATRIX_HS_TOKEN",
+          "matrix_as_token": "IRIS_MATRIX_AS_TOKEN"}
 EMAIL_OUT = {"email_smtp_url": "IRIS_EMAIL_SMTP_URL", "email_from": "IRIS_EMAIL_FROM"}
 
 
@@ -47,6 +56,29 @@ def check(report: Report, settings: Settings) -> None:
            "Google Cloud console → Google Chat API → Configuration (authentication audience: "
            "the project number or the app URL) and a service account's JSON key")
     _googlechat_account(report, settings)
+    _group(report, settings, "line", LINE,
+           "LINE Developers Console → your Messaging API channel → Basic settings (channel "
+           "secret) and Messaging API (channel access token)")
+    _sms(report, settings)
+    _group(report, settings, "matrix", MATRIX,
+           "the application service registration YAML (hs_token, as_token, sender_localpart) "
+           "and your homeserver's URL (docs/platforms.md, Matrix)")
+
+
+def _sms(report: Report, settings: Settings) -> None:
+    """Twilio signs each webhook for the URL it calls: without the public URL no signature can
+    be checked, so it belongs to the SMS settings once any of them is set."""
+    have, lack = _missing(settings, SMS)
+    if not have:
+        return
+    if settings.public_url is None:
+        lack.append("IRIS_PUBLIC_URL")
+    if lack:
+        report.add("error", "sms", f"{', '.join(lack)} not set (but {', '.join(have)} is)",
+                   "Twilio Console → Account info (SID, auth token) and Phone Numbers (the "
+                   "number); IRIS_PUBLIC_URL is the https URL Twilio calls (docs/platforms.md)")
+    else:
+        report.add("ok", "sms", "all settings present")
 
 
 def _group(report: Report, settings: Settings, name: str, names: dict[str, str],

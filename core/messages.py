@@ -8,7 +8,8 @@ from typing import Any, Literal
 
 Role = Literal["system", "user", "assistant", "tool"]
 Platform = Literal["http", "telegram", "slack", "whatsapp", "discord", "email", "cron", "cli",
-                   "teams", "googlechat"]
+                   "teams", "googlechat",
+                   "line", "sms", "matrix"]
 
 
 @dataclass(frozen=True, kw_only=True)

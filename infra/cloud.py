@@ -86,7 +86,8 @@ COMMON_MODULES = ("functions.asgi", "functions.runtime", "functions.tick", "func
 WEB_MODULES = ("fastapi", "functions.app", "functions.http_api")
 PLATFORM_MODULES = ("functions.telegram", "functions.slack", "functions.whatsapp",
                     "functions.discord", "functions.email_webhook", "functions.teams",
-                    "functions.googlechat", "jwt", "telegram", "slack_sdk",
+                    "functions.googlechat", "jwt", "functions.line",
+                    "functions.sms", "functions.matrix", "telegram", "slack_sdk",
                     "httpx", "smtplib", "cryptography.hazmat.primitives.asymmetric.ed25519")
 # Semantic search (numpy encoder); the model weights load on first use, after the reply.
 SEARCH_MODULES = ("numpy", "tokenizers", "core.search.encoder", "core.search.embed")

@@ -12,6 +12,9 @@ DISCORD_PATH = "/discord/interactions"
 EMAIL_PATH = "/email/inbound"
 TEAMS_PATH = "/teams/messages"
 GOOGLECHAT_PATH = "/googlechat/events"
+LINE_PATH = "/line/webhook"
+SMS_PATH = "/sms/webhook"
+MATRIX_PATH = "/_matrix/app/v1/transactions/{txnId}"
 HTTP_API_PATH = "/v1/chat/completions"
 HEALTH_PATH = "/healthz"
 
@@ -27,6 +30,9 @@ def endpoints(base_url: str) -> dict[str, str]:
         "Email inbound": base + EMAIL_PATH,
         "Teams messaging endpoint": base + TEAMS_PATH,
         "Google Chat endpoint": base + GOOGLECHAT_PATH,
+        "LINE webhook": base + LINE_PATH,
+        "SMS webhook (Twilio)": base + SMS_PATH,
+        "Matrix application service (registration url)": base,
         "Health": base + HEALTH_PATH,
     }
 

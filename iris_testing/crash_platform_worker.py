@@ -74,6 +74,12 @@ def post_crash_me(stack: Any, platform: str) -> Any:
         return stack.whatsapp_post(stack.whatsapp.message_payload("crash me"))
     if platform == "discord":
         return stack.discord_post(stack.discord.interaction("ask", {"text": "crash me"}))
+    if platform == "matrix":
+        return stack.matrix_put(stack.matrix.transaction(stack.matrix.message_event("crash me")))
+    if platform == "sms":
+        return stack.sms_post(stack.twilio.inbound("crash me"))
+    if platform == "line":
+        return stack.line_post(stack.line.webhook(stack.line.message_event("crash me")))
     if platform == "email":
         from iris_testing.mail_inbound import raw_mail
 

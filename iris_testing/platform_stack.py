@@ -27,11 +27,14 @@ from functions.dispatch import LocalDispatcher
 from functions.runtime import Runtime, compose
 from iris_testing.discord_api import FakeDiscord
 from iris_testing.googlechat_api import FakeGoogleChat
+from iris_testing.line_api import FakeLine
+from iris_testing.matrix_api import FakeHomeserver, matrix_env
 from iris_testing.server import start_server
 from iris_testing.slack_api import FakeSlack
 from iris_testing.smtp_server import MailServer
 from iris_testing.teams_api import FakeTeams
 from iris_testing.telegram_api import FakeTelegram
+from iris_testing.twilio_api import FakeTwilio, sms_env
 from iris_testing.waiting import wait_until
 from iris_testing.whatsapp_api import FakeWhatsApp
 
@@ -45,6 +48,12 @@ WHATSAPP_VERIFY_TOKEN = "whatsapp-verify-token"
 EMAIL_SECRET = "email-inbound-secret"
 MAILGUN_KEY = "key-mailgun-signing"
 IRIS_ADDRESS = "iris@iris.example.net"
+LINE_TOKEN = "line-channel-access-token"
+LINE_SECRET = "line-channel-secret"
+TWILIO_TOKEN = "twilio-auth-token"
+MATRIX_AS_TOKEN = "matrix-as-token"
+MATRIX_HS_TOKEN = "matrix-hs-token"
+PUBLIC_URL = "https://iris.example.net"  # what Twilio calls; a proxy forwards to loopback
 
 
 @dataclass
@@ -99,6 +108,11 @@ class Stack:
     mail: MailServer | None = None
     teams: FakeTeams | None = None  # with ``jwt_platforms``
     googlechat: FakeGoogleChat | None = None
+    line: FakeLine = field(default_factory=lambda: FakeLine(token=LINE_TOKEN,
+                                                            channel_secret=LINE_SECRET))
+    twilio: FakeTwilio = field(default_factory=lambda: FakeTwilio(auth_token=TWILIO_TOKEN))
+    matrix: FakeHomeserver = field(
+        default_factory=lambda: FakeHomeserver(as_token=MATRIX_AS_TOKEN))
 
     def telegram_post(self, update: Any, *, secret: str | None = TELEGRAM_SECRET,
                       headers: dict[str, str] | None = None) -> httpx.Response:
@@ -133,6 +147,31 @@ class Stack:
         if secret is not None:
             headers.update(FakeWhatsApp.sign(body, secret))
         return self.http.post(f"{self.url}/whatsapp/webhook", content=body, headers=headers)
+
+    def line_post(self, payload: Any, *, secret: str | None = LINE_SECRET) -> httpx.Response:
+        body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        headers = {"Content-Type": "application/json"}
+        if secret is not None:
+            headers.update(FakeLine.sign(body, secret))
+        return self.http.post(f"{self.url}/line/webhook", content=body, headers=headers)
+
+    def sms_post(self, form: dict[str, str], *, token: str | None = TWILIO_TOKEN,
+                 url: str = PUBLIC_URL + "/sms/webhook") -> httpx.Response:
+        """A form POST as Twilio sends it, signed for ``url`` (the public URL Twilio calls)."""
+        headers = FakeTwilio.sign(url, form, token) if token is not None else {}
+        return self.http.post(f"{self.url}/sms/webhook", data=form, headers=headers)
+
+    def matrix_put(self, body: bytes, *, txn: str = "t1", token: str | None = MATRIX_HS_TOKEN,
+                   legacy: bool = False) -> httpx.Response:
+        """A transaction as the homeserver pushes it (``legacy``: the token as a query param)."""
+        url = f"{self.url}/_matrix/app/v1/transactions/{txn}"
+        headers = {"Content-Type": "application/json"}
+        params = {}
+        if token is not None and legacy:
+            params["access_token"] = token
+        elif token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        return self.http.put(url, content=body, headers=headers, params=params)
 
     def discord_post(self, interaction: Any, *, timestamp: int | None = None,
                      signer: FakeDiscord | None = None) -> httpx.Response:
@@ -230,6 +269,11 @@ def discord_env(discord: FakeDiscord, url: str) -> dict[str, str]:
             "IRIS_DISCORD_API_BASE": f"{url}/api/v10", "IRIS_DISCORD_ACCESS": "open"}
 
 
+def line_env(url: str) -> dict[str, str]:
+    return {"IRIS_LINE_CHANNEL_SECRET": LINE_SECRET, "IRIS_LINE_CHANNEL_ACCESS_TOKEN": LINE_TOKEN,
+            "IRIS_LINE_API_BASE": url, "IRIS_LINE_DATA_API_BASE": url, "IRIS_LINE_ACCESS": "open"}
+
+
 def stack_env(home: Path, telegram_url: str, slack_url: str, whatsapp_url: str = "",
               **extra: str) -> dict[str, str]:
     whatsapp = {
@@ -259,10 +303,14 @@ def platform_stack(home: Path, *, model: Any = None, clock: Clock = SYSTEM_CLOCK
     Teams and Google Chat (their RSA keys take a moment to make), configured and served."""
     telegram, slack = FakeTelegram(), FakeSlack()
     whatsapp, discord = FakeWhatsApp(token=WHATSAPP_TOKEN), FakeDiscord()
+    line = FakeLine(token=LINE_TOKEN, channel_secret=LINE_SECRET)
+    twilio = FakeTwilio(auth_token=TWILIO_TOKEN)
+    matrix = FakeHomeserver(as_token=MATRIX_AS_TOKEN)
     mail = MailServer(user="iris", password="smtp-pass").__enter__()
     model = model or EchoModel()
     servers = [start_server(telegram.app), start_server(slack.app), start_server(whatsapp.app),
-               start_server(discord.app)]
+               start_server(discord.app), start_server(line.app), start_server(twilio.app),
+               start_server(matrix.app)]
     rt = None
     teams = googlechat = None
     if jwt_platforms:
@@ -277,7 +325,12 @@ def platform_stack(home: Path, *, model: Any = None, clock: Clock = SYSTEM_CLOCK
                  "IRIS_EMAIL_INBOUND_SECRET": EMAIL_SECRET,
                  "IRIS_EMAIL_MAILGUN_SIGNING_KEY": MAILGUN_KEY, "IRIS_EMAIL_ACCESS": "open"}
         variables = stack_env(home, servers[0].url, servers[1].url, servers[2].url,
-                              **{**discord_env(discord, servers[3].url), **email, **env})
+                              **{**discord_env(discord, servers[3].url),
+                                 **line_env(servers[4].url),
+                                 **sms_env(servers[5].url, TWILIO_TOKEN, PUBLIC_URL),
+                                 **matrix_env(servers[6].url, MATRIX_AS_TOKEN, MATRIX_HS_TOKEN),
+                                 **email, **env})
+        twilio.base_url = servers[5].url
         slack.public_url = servers[1].url
         dispatcher = dispatcher or LocalDispatcher()
         settings = load_settings(variables)
@@ -288,7 +341,8 @@ def platform_stack(home: Path, *, model: Any = None, clock: Clock = SYSTEM_CLOCK
         servers.append(iris)
         with httpx.Client(timeout=30) as http:
             yield Stack(rt, model, telegram, slack, iris.url, http, variables, whatsapp=whatsapp,
-                        discord=discord, mail=mail, teams=teams, googlechat=googlechat)
+                        discord=discord, mail=mail, teams=teams, googlechat=googlechat,
+                        line=line, twilio=twilio, matrix=matrix)
     finally:
         if rt is not None:  # let drains and after-turn steps end before their store closes
             _until_idle(rt.dispatcher)

@@ -1,5 +1,5 @@
-"""A load of webhook deliveries from all five platforms (Telegram, Slack, WhatsApp, Discord,
-email) against a running platform stack, and the
+"""A load of webhook deliveries from all the platforms (Telegram, Slack, WhatsApp, Discord,
+email, LINE, SMS, Matrix) against a running platform stack, and the
 check that every message got exactly one reply, in order. Shared by tests/functions/
 test_reliability.py (small) and bench/webhook_reliability.py (1,000 deliveries).
 
@@ -19,22 +19,30 @@ import time
 from collections import defaultdict
 from contextlib import suppress
 from dataclasses import dataclass, field
+from urllib.parse import parse_qsl, urlencode
 
 import httpx
 
+from iris_testing.line_api import FakeLine
 from iris_testing.mail_inbound import raw_mail
 from iris_testing.platform_stack import (
     EMAIL_SECRET,
+    LINE_SECRET,
+    MATRIX_HS_TOKEN,
+    PUBLIC_URL,
     SLACK_SECRET,
     TELEGRAM_SECRET,
+    TWILIO_TOKEN,
     WHATSAPP_APP_SECRET,
     Stack,
 )
 from iris_testing.slack_api import FakeSlack
+from iris_testing.twilio_api import FakeTwilio
 from iris_testing.waiting import WaitTimeout, wait_until
 from iris_testing.whatsapp_api import FakeWhatsApp
 
-PLATFORMS = ("telegram", "slack", "whatsapp", "discord", "email")
+PLATFORMS = ("telegram", "slack", "whatsapp", "discord", "email",
+             "line", "sms", "matrix")
 JWT_PLATFORMS = ("teams", "googlechat")  # on a stack started with ``jwt_platforms``
 
 MARK = re.compile(r"m:(\d+):(\d+)")
@@ -97,6 +105,19 @@ def body_for(stack: Stack, platform: str, chat: int, seq: int, text: str) -> byt
         return json.dumps(stack.googlechat.event(
             text, user=f"users/{chat}", space=f"spaces/LOAD{chat}",
             message_id=f"load-{chat}-{seq}")).encode()
+    if platform == "line":
+        user = f"U{chat:032x}"
+        return json.dumps(stack.line.webhook(stack.line.message_event(
+            text, user=user, message_id=f"{700_000 + chat}{seq:05d}"))).encode()
+    if platform == "matrix":
+        event = stack.matrix.message_event(text, sender=f"@user{chat}:example.org",
+                                           room=f"!room{chat}:example.org",
+                                           event_id=f"$load{chat}.{seq}")
+        return stack.matrix.transaction(event)
+    if platform == "sms":
+        form = stack.twilio.inbound(text, sender=f"+1555{chat:07d}",
+                                    sid=f"SM{chat:016x}{seq:016x}")
+        return urlencode(form).encode()
     root = f"load-{chat}-0@mail.example.com"
     return raw_mail(text, sender=f"user{chat}@example.com", subject=f"chat {chat}",
                     message_id=f"load-{chat}-{seq}@mail.example.com",
@@ -135,6 +156,19 @@ def _post(http: httpx.AsyncClient, url: str, stack: Stack,  # type: ignore[no-un
     if delivery.platform == "googlechat" and stack.googlechat is not None:
         return http.post(f"{url}/googlechat/events", content=delivery.body,
                          headers=stack.googlechat.headers())
+    if delivery.platform == "line":
+        headers = {**json_type, **FakeLine.sign(delivery.body, LINE_SECRET)}
+        return http.post(f"{url}/line/webhook", content=delivery.body, headers=headers)
+    if delivery.platform == "matrix":
+        headers = {**json_type, "Authorization": f"Bearer {MATRIX_HS_TOKEN}"}
+        txn = f"load-{delivery.chat}-{delivery.seq}"
+        return http.put(f"{url}/_matrix/app/v1/transactions/{txn}", content=delivery.body,
+                        headers=headers)
+    if delivery.platform == "sms":
+        form = dict(parse_qsl(delivery.body.decode(), keep_blank_values=True))
+        headers = {"Content-Type": "application/x-www-form-urlencoded",
+                   **FakeTwilio.sign(PUBLIC_URL + "/sms/webhook", form, TWILIO_TOKEN)}
+        return http.post(f"{url}/sms/webhook", content=delivery.body, headers=headers)
     if delivery.platform == "email":
         headers = {"Content-Type": "message/rfc822", "Authorization": f"Bearer {EMAIL_SECRET}"}
         return http.post(f"{url}/email/inbound", content=delivery.body, headers=headers)
@@ -157,6 +191,12 @@ def platform_texts(stack: Stack, platform: str) -> list[str]:
     if platform in JWT_PLATFORMS:
         fake = stack.teams if platform == "teams" else stack.googlechat
         return list(fake.log) if fake is not None else []
+    if platform == "line":
+        return stack.line.sent()
+    if platform == "sms":
+        return stack.twilio.sent()
+    if platform == "matrix":
+        return stack.matrix.sent()
     return [mail.get_body(preferencelist=("plain",)).get_content().replace("\r\n", "\n")
             .strip() for mail in stack.mails()]
 

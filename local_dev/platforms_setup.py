@@ -41,6 +41,36 @@ def setup_lines(settings: Settings, base_url: str, name: str) -> list[str]:
             f"  {base}/googlechat/events",
             f"  Authentication audience: {kind} ({audience})",
         ]
+    if name == "line":
+        return [
+            "LINE: LINE Developers Console → your Messaging API channel → Messaging API → "
+            "Webhook settings:",
+            f"  Webhook URL:  {base}/line/webhook",
+            "  then turn on 'Use webhook' and press Verify (Iris answers the empty, signed "
+            "request with 200); turn off auto-reply and greeting messages in the Official "
+            "Account Manager.",
+        ]
+    if name == "matrix":
+        localpart = (settings.matrix_user_id or "@iris:").split(":", 1)[0].lstrip("@")
+        return [
+            "Matrix: in the application service registration YAML your homeserver loads "
+            "(docs/platforms.md, Matrix), set",
+            f"  url: {base}",
+            f"  sender_localpart: {localpart}",
+            "  hs_token / as_token: IRIS_MATRIX_HS_TOKEN / IRIS_MATRIX_AS_TOKEN",
+            "  then restart the homeserver and invite the user to a room.",
+        ]
+    if name == "sms":
+        public = (settings.public_url or base).rstrip("/")
+        lines = [
+            "SMS: Twilio Console → Phone Numbers → your number → Messaging configuration → "
+            "A message comes in: Webhook, HTTP POST:",
+            f"  {public}/sms/webhook",
+        ]
+        if public != base:
+            lines.append(f"  (IRIS_PUBLIC_URL; it must reach this deployment at {base}, and "
+                         "Twilio's signature covers exactly this URL.)")
+        return lines
     lines = ["Email: point your provider's inbound route at"]
     if settings.email_mailgun_signing_key is not None:
         lines.append(f"  Mailgun route action: forward(\"{base}/email/inbound\")")

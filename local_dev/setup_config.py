@@ -24,7 +24,8 @@ from core.errors import ConfigError
 YAML_FIELDS = ("model", "model_api_base", "cheap_model", "db_url", "objects_url",
                "s3_endpoint_url", "s3_region", "sandbox_backend", "timezone", "modal_app",
                "whatsapp_phone_number_id", "discord_public_key", "discord_application_id",
-               "email_from", "teams_app_id", "googlechat_audience")
+               "email_from", "teams_app_id", "googlechat_audience", "twilio_account_sid", "twilio_from_number", "public_url",
+               "matrix_homeserver_url", "matrix_user_id")
 SECRET_ENV = {
     "model_api_key": "IRIS_MODEL_API_KEY",
     "db_auth_token": "IRIS_DB_AUTH_TOKEN",
@@ -43,6 +44,11 @@ SECRET_ENV = {
     "daytona_api_key": "IRIS_DAYTONA_API_KEY",
     "teams_app_password": "IRIS_TEAMS_APP_PASSWORD",
     "googlechat_service_account": "IRIS_GOOGLECHAT_SERVICE_ACCOUNT",
+    "line_channel_secret": "IRIS_LINE_CHANNEL_SECRET",
+    "line_channel_access_token": "IRIS_LINE_CHANNEL_ACCESS_TOKEN",
+    "twilio_auth_token": "IRIS_TWILIO_AUTH_TOKEN",
+    "matrix_hs_token": "IRIS_MATRIX_HS_TOKEN",
+    "matrix_as_token": "IRIS_MATRIX_AS_TOKEN",
     "aws_access_key_id": "AWS_ACCESS_KEY_ID",
     "aws_secret_access_key": "AWS_SECRET_ACCESS_KEY",
 }
@@ -86,6 +92,16 @@ class Answers(BaseModel):
     teams_app_password: str | None = None
     googlechat_audience: str | None = None
     googlechat_service_account: str | None = None
+    line_channel_secret: str | None = None
+    line_channel_access_token: str | None = None
+    twilio_account_sid: str | None = None
+    twilio_auth_token: str | None = None
+    twilio_from_number: str | None = None
+    public_url: str | None = None
+    matrix_homeserver_url: str | None = None
+    matrix_user_id: str | None = None
+    matrix_hs_token: str | None = None
+    matrix_as_token: str | None = None
     aws_access_key_id: str | None = None
     aws_secret_access_key: str | None = None
 

@@ -10,6 +10,9 @@ senders import their client libraries on first use.
 from __future__ import annotations
 
 from core.platforms import discord, googlechat, mail, slack, teams, telegram, whatsapp
+from core.platforms import line as line_platform
+from core.platforms import matrix as matrix_platform
+from core.platforms import sms as sms_platform
 from core.platforms.spec import Platforms, PlatformSpec
 
 HTTP = PlatformSpec(
@@ -25,4 +28,7 @@ CRON = PlatformSpec(
 
 PLATFORMS = Platforms([HTTP, CLI, CRON, telegram.SPEC, slack.SPEC, whatsapp.SPEC,
                        discord.SPEC, mail.SPEC,
-                       teams.SPEC, googlechat.SPEC])
+                       teams.SPEC, googlechat.SPEC,
+                       line_platform.SPEC,
+                       sms_platform.SPEC,
+                       matrix_platform.SPEC])

@@ -137,6 +137,9 @@ def _register(ctx: click.Context, base_url: str, *, telegram: bool, slack: bool,
 @click.option("--email", is_flag=True, help="Print the inbound email URL to give your provider.")
 @click.option("--teams", is_flag=True, help="Print the Teams bot's messaging endpoint URL.")
 @click.option("--googlechat", is_flag=True, help="Print the Google Chat app's endpoint URL.")
+@click.option("--line", is_flag=True, help="Print the LINE webhook URL.")
+@click.option("--sms", is_flag=True, help="Print the Twilio SMS webhook URL.")
+@click.option("--matrix", is_flag=True, help="Print the Matrix registration's url.")
 @click.option("--push-secret", is_flag=True,
               help="Replace the Modal secret with iris.yaml + .env (created anyway if missing).")
 @click.option("--tag", help="Version tag for this deployment [default: git describe].")
@@ -146,8 +149,9 @@ def _register(ctx: click.Context, base_url: str, *, telegram: bool, slack: bool,
 @click.option("--url", help="The deployment's base URL, for --skip-deploy.")
 @click.pass_context
 def deploy(ctx: click.Context, telegram: bool, slack: bool, whatsapp: bool, discord: bool,
-           email: bool, teams: bool, googlechat: bool, push_secret: bool, tag: str | None,
-           check_only: bool, skip_deploy: bool, url: str | None) -> None:
+           email: bool, teams: bool, googlechat: bool, line: bool, sms: bool, matrix: bool,
+           push_secret: bool, tag: str | None, check_only: bool,
+           skip_deploy: bool, url: str | None) -> None:
     """Deploy Iris to Modal: checks, the Modal secret, `modal deploy`, webhooks.
 
     \b
@@ -173,7 +177,8 @@ def deploy(ctx: click.Context, telegram: bool, slack: bool, whatsapp: bool, disc
     settings = _settings()
     others = tuple(name for name, on in (("whatsapp", whatsapp), ("discord", discord),
                                          ("email", email), ("teams", teams),
-                                         ("googlechat", googlechat)) if on)
+                                         ("googlechat", googlechat), ("line", line),
+                                         ("sms", sms), ("matrix", matrix)) if on)
     if skip_deploy:
         _register(ctx, _deployed_url(settings, url), telegram=telegram, slack=slack,
                   others=others)

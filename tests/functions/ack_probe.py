@@ -1,6 +1,6 @@
 """Run in a fresh interpreter by test_ack_path.py: build the web app the way a container does,
 acknowledge a Telegram private message, a group mention, a Slack event, a WhatsApp message, a
-Discord command and an email, note which heavy
+Discord command, an email, a LINE message, an SMS and a Matrix message, note which heavy
 modules the process has imported, then a Telegram /stop and a Slack `/iris stop` (answered from
 this process, so a platform SDK may load to send the answer, never the turn machinery), and
 print both lists (JSON on stdout).
@@ -21,6 +21,7 @@ HEAVY = ("litellm", "mcp", "modal", "daytona", "boto3", "telegram", "slack_sdk",
          "functions.dashboard")
 SECRET, SIGNING = "tg-secret", "slack-signing-secret"
 WHATSAPP_SECRET, MAIL_SECRET = "wa-app-secret", "mail-secret"
+LINE_SECRET = "line-channel-secret"
 
 
 class Recording:
@@ -51,16 +52,25 @@ def main(home: str) -> None:
     from functions.app import create_app
     from functions.runtime import compose
     from iris_testing.discord_api import FakeDiscord
+    from iris_testing.line_api import FakeLine
     from iris_testing.mail_inbound import raw_mail
+    from iris_testing.matrix_api import FakeHomeserver, matrix_env
+    from iris_testing.twilio_api import FakeTwilio, sms_env
     from iris_testing.whatsapp_api import FakeWhatsApp
 
     discord, whatsapp = FakeDiscord(), FakeWhatsApp(token="t")
+    line = FakeLine(token="t", channel_secret=LINE_SECRET)
+    twilio = FakeTwilio(auth_token="tw")
     settings = load_settings({
         "IRIS_WHATSAPP_TOKEN": "t", "IRIS_WHATSAPP_APP_SECRET": WHATSAPP_SECRET,
         "IRIS_WHATSAPP_PHONE_NUMBER_ID": whatsapp.phone_number_id,
         "IRIS_WHATSAPP_ACCESS": "open", "IRIS_DISCORD_PUBLIC_KEY": discord.public_key,
         "IRIS_DISCORD_ACCESS": "open", "IRIS_EMAIL_INBOUND_SECRET": MAIL_SECRET,
         "IRIS_EMAIL_ACCESS": "open",
+        "IRIS_LINE_CHANNEL_SECRET": LINE_SECRET, "IRIS_LINE_CHANNEL_ACCESS_TOKEN": "t",
+        "IRIS_LINE_ACCESS": "open", "IRIS_LINE_API_BASE": "http://127.0.0.1:9",
+        **sms_env("http://127.0.0.1:9", "tw", "https://iris.example.net"),
+        **matrix_env("http://127.0.0.1:9", "as", "hs"),
         "IRIS_HOME": home, "IRIS_API_KEY": "k", "IRIS_TELEGRAM_TOKEN": "7000001:abc",
         "IRIS_TELEGRAM_SECRET": SECRET, "IRIS_TELEGRAM_ACCESS": "open",
         "IRIS_SLACK_SIGNING_SECRET": SIGNING, "IRIS_SLACK_BOT_TOKEN": "xoxb-1",
@@ -98,6 +108,16 @@ def main(home: str) -> None:
         statuses.append(client.post("/email/inbound", content=raw_mail("hello"), headers={
             "Content-Type": "message/rfc822",
             "Authorization": f"Bearer {MAIL_SECRET}"}).status_code)
+        body = json.dumps(line.webhook(line.message_event("hello"))).encode()
+        statuses.append(client.post("/line/webhook", content=body, headers={
+            "Content-Type": "application/json", **FakeLine.sign(body, LINE_SECRET)}).status_code)
+        form = twilio.inbound("hello")
+        statuses.append(client.post("/sms/webhook", data=form, headers=FakeTwilio.sign(
+            "https://iris.example.net/sms/webhook", form, "tw")).status_code)
+        homeserver = FakeHomeserver(as_token="as")
+        statuses.append(client.put(
+            "/_matrix/app/v1/transactions/t1", headers={"Authorization": "Bearer hs"},
+            content=homeserver.transaction(homeserver.message_event("hello"))).status_code)
         after_messages = [name for name in HEAVY if name in sys.modules]
         stop = telegram_update(3, "/stop", private)
         statuses.append(client.post("/telegram/webhook", json=stop, headers=tg).status_code)

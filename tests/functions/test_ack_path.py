@@ -1,5 +1,5 @@
 """Nothing heavy on the ack path: a fresh process builds the web app as a container does and
-acknowledges Telegram, Slack, WhatsApp, Discord and email messages and /stop
+acknowledges Telegram, Slack, WhatsApp, Discord, email, LINE, SMS and Matrix messages and /stop
 (tests/functions/ack_probe.py); the turn machinery, the model client, MCP, the cloud SDKs and
 numpy never load, and a platform SDK loads only to send /stop's own answer."""
 
@@ -23,8 +23,8 @@ def probe(tmp_path, *, preload: str = "") -> dict:
 
 def test_acks_load_no_heavy_module(tmp_path):
     seen = probe(tmp_path)
-    assert seen["statuses"] == [200] * 8
-    assert seen["drained"] == 6  # the six messages were handed to the (recording) dispatcher
+    assert seen["statuses"] == [200] * 11
+    assert seen["drained"] == 9  # the nine messages were handed to the (recording) dispatcher
     assert seen["after_messages"] == []
     # sending /stop's answers (python-telegram-bot and slack_sdk use httpx)
     assert set(seen["after_stop"]) <= {"telegram", "slack_sdk", "httpx"}

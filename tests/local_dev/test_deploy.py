@@ -361,3 +361,52 @@ def test_teams_without_its_password_is_named(configure, modal_log):
     result = deploy("--teams", "--check")
     assert result.exit_code == 1
     assert "IRIS_TEAMS_APP_PASSWORD" in result.output and calls(modal_log) == []
+
+
+def test_line_gets_its_webhook_url_and_its_secrets_are_pushed(configure, modal_log):
+    configure(**{"--line-channel-secret": "line-secret",
+                 "--line-channel-access-token": "line-token"})
+    result = deploy("--line")
+    assert result.exit_code == 0, result.output
+    secret = calls(modal_log)[0]["secret"]
+    assert secret["IRIS_LINE_CHANNEL_SECRET"] == "line-secret"
+    assert secret["IRIS_LINE_CHANNEL_ACCESS_TOKEN"] == "line-token"
+    assert f"Webhook URL:  {WEB}/line/webhook" in result.output
+
+
+def test_line_without_its_settings_is_named(configure, modal_log):
+    configure()
+    result = deploy("--line", "--check")
+    assert result.exit_code == 1
+    assert "IRIS_LINE_CHANNEL_ACCESS_TOKEN" in result.output and calls(modal_log) == []
+
+
+def test_sms_gets_its_public_webhook_url_and_its_secrets_are_pushed(configure, modal_log):
+    configure(**{"--twilio-account-sid": "AC" + "0" * 32, "--twilio-auth-token": "tw-token",
+                 "--twilio-from-number": "+15005550006",
+                 "--public-url": "https://iris.example.net"})
+    result = deploy("--sms")
+    assert result.exit_code == 0, result.output
+    secret = calls(modal_log)[0]["secret"]
+    assert secret["IRIS_TWILIO_AUTH_TOKEN"] == "tw-token"
+    assert secret["IRIS_PUBLIC_URL"] == "https://iris.example.net"
+    assert "https://iris.example.net/sms/webhook" in result.output
+
+
+def test_sms_without_the_public_url_is_named(configure, modal_log):
+    configure(**{"--twilio-account-sid": "AC" + "0" * 32, "--twilio-auth-token": "tw-token",
+                 "--twilio-from-number": "+15005550006"})
+    result = deploy("--sms", "--check")
+    assert result.exit_code == 1
+    assert "IRIS_PUBLIC_URL" in result.output and calls(modal_log) == []
+
+
+def test_matrix_gets_its_registration_url_and_its_secrets_are_pushed(configure, modal_log):
+    configure(**{"--matrix-homeserver-url": "https://matrix.example.org",
+                 "--matrix-user-id": "@iris:example.org", "--matrix-hs-token": "hs-t",
+                 "--matrix-as-token": "as-t"})
+    result = deploy("--matrix")
+    assert result.exit_code == 0, result.output
+    secret = calls(modal_log)[0]["secret"]
+    assert (secret["IRIS_MATRIX_HS_TOKEN"], secret["IRIS_MATRIX_AS_TOKEN"]) == ("hs-t", "as-t")
+    assert f"url: {WEB}" in result.output and "sender_localpart: iris" in result.output

@@ -268,3 +268,32 @@ def test_online_reads_telegrams_webhook_and_warns_of_missing_update_types(monkey
         fixed = doctor("--online")
         assert "✓ telegram webhook  https://iris.example/telegram/webhook (message, " \
                "callback_query)" in fixed.output
+
+
+def test_half_set_line_is_named(iris_home):
+    (iris_home / ".env").write_text("IRIS_LINE_CHANNEL_SECRET=s\n")
+    found = {f.check: f for f in run_checks().findings}
+    assert found["line"].level == "error"
+    assert "IRIS_LINE_CHANNEL_ACCESS_TOKEN" in found["line"].message
+    (iris_home / ".env").write_text("IRIS_LINE_CHANNEL_SECRET=s\n"
+                                    "IRIS_LINE_CHANNEL_ACCESS_TOKEN=t\n")
+    assert {f.check: f for f in run_checks().findings}["line"].level == "ok"
+
+
+def test_sms_without_the_public_url_is_named(iris_home):
+    (iris_home / ".env").write_text(
+        "IRIS_TWILIO_ACCOUNT_SID=AC" + "0" * 32 + "\nIRIS_TWILIO_AUTH_TOKEN=t\n"
+        "IRIS_TWILIO_FROM_NUMBER=+15005550006\n")
+    found = {f.check: f for f in run_checks().findings}
+    assert found["sms"].level == "error" and "IRIS_PUBLIC_URL" in found["sms"].message
+    (iris_home / ".env").write_text(
+        "IRIS_TWILIO_ACCOUNT_SID=AC" + "0" * 32 + "\nIRIS_TWILIO_AUTH_TOKEN=t\n"
+        "IRIS_TWILIO_FROM_NUMBER=+15005550006\nIRIS_PUBLIC_URL=https://iris.example.net\n")
+    assert {f.check: f for f in run_checks().findings}["sms"].level == "ok"
+
+
+def test_half_set_matrix_is_named(iris_home):
+    (iris_home / ".env").write_text("IRIS_MATRIX_HS_TOKEN=hs\nIRIS_MATRIX_AS_TOKEN=as\n")
+    found = {f.check: f for f in run_checks().findings}
+    assert found["matrix"].level == "error"
+    assert "IRIS_MATRIX_HOMESERVER_URL" in found["matrix"].message

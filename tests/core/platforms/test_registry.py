@@ -9,13 +9,15 @@ from core.platforms.spec import ChatAddress, Platforms, PlatformSpec
 
 def test_flags_of_the_registered_platforms():
     assert [s.name for s in PLATFORMS if s.trusted] == ["http", "cli", "cron"]
-    pushed = ("telegram", "slack", "whatsapp", "discord", "email", "teams", "googlechat")
+    pushed = ("telegram", "slack", "whatsapp", "discord", "email", "teams", "googlechat",
+              "line", "sms", "matrix")
     assert PLATFORMS.push_names() == pushed
     assert [s.name for s in PLATFORMS if s.interactive] == ["http", "cli", *pushed]
     assert [s.name for s in PLATFORMS if s.unattended] == ["cron"]
     assert PLATFORMS.webhooks() == ["functions.telegram", "functions.slack", "functions.whatsapp",
                                     "functions.discord", "functions.email_webhook",
-                                    "functions.teams", "functions.googlechat"]
+                                    "functions.teams", "functions.googlechat",
+                                    "functions.line", "functions.sms", "functions.matrix"]
 
 
 def test_whatsapp_discord_and_email_chats_named_in_text():
@@ -31,6 +33,38 @@ def test_whatsapp_discord_and_email_chats_named_in_text():
     for spec, bad in ((whatsapp, "ada"), (discord, "#general"), (email, "not-an-address")):
         with pytest.raises(IrisUsageError):
             spec.parse_chat(bad)
+
+
+def test_line_chats_named_in_text():
+    from core.errors import IrisUsageError
+
+    line = PLATFORMS["line"]
+    user = "U" + "4af4980629a1b2c3d4e5f60718293a4b"
+    assert line.parse_chat(user).chat_key == f"line:{user}"
+    assert line.parse_chat("C" + "0" * 32).address["chat_id"] == "C" + "0" * 32
+    for bad in ("ada", "U123", "X" + "0" * 32):
+        with pytest.raises(IrisUsageError):
+            line.parse_chat(bad)
+
+
+def test_sms_chats_named_in_text():
+    from core.errors import IrisUsageError
+
+    sms = PLATFORMS["sms"]
+    assert sms.parse_chat("+15551234567").chat_key == "sms:+15551234567"
+    for bad in ("15551234567", "+0123", "ada"):
+        with pytest.raises(IrisUsageError):
+            sms.parse_chat(bad)
+
+
+def test_matrix_rooms_named_in_text():
+    from core.errors import IrisUsageError
+
+    matrix = PLATFORMS["matrix"]
+    assert matrix.parse_chat("!abc:example.org").chat_key == "matrix:!abc:example.org"
+    for bad in ("@ada:example.org", "abc", "!nohost"):
+        with pytest.raises(IrisUsageError):
+            matrix.parse_chat(bad)
 
 
 def test_an_unknown_platform_gets_the_most_careful_spec():

@@ -1,0 +1,144 @@
+"""Outbound Matrix, as an application service: replies through the client-server API
+(``PUT {homeserver}/_matrix/client/v3/rooms/{roomId}/send/m.room.message/{txnId}``) with the
+``as_token``, over httpx (imported on first send); room invitations to Iris' user are accepted
+with ``POST /_matrix/client/v3/join/{roomId}``.
+
+Each part's transaction id is derived from the delivery and the part's position, so a retried
+send is deduplicated by the homeserver (the spec makes ``PUT …/send/…/{txnId}`` idempotent per
+access token) and never shown twice. Replies are ``m.text`` messages in plain text (the body
+every client shows), split at ``MESSAGE_LIMIT`` characters on paragraph boundaries (an event
+may not exceed 65,536 bytes). Matrix has no standard buttons: a ``clarify`` question numbers
+its choices and the person answers with the number.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from core.errors import IrisUsageError
+from core.platforms.delivery import DeliveryFailed
+from core.platforms.format_plain import render_block
+from core.platforms.offload import formatted
+from core.platforms.spec import ChatAddress, PlatformSpec
+from core.platforms.split import split_message
+
+if TYPE_CHECKING:
+    from core.config import Settings
+    from core.messages import InboundMessage
+    from core.store.deliveries import Delivery
+
+MESSAGE_LIMIT = 16_000
+ROOM = re.compile(r"^![A-Za-z0-9._=/+-]+:[A-Za-z0-9.:-]+$")
+
+
+class MatrixSender:
+    def __init__(self, homeserver: str, as_token: str, user_id: str | None = None) -> None:
+        self.homeserver = homeserver.rstrip("/")
+        self.as_token = as_token
+        self.user_id = user_id
+
+    def _headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.as_token}"}
+
+    async def send(self, target: dict[str, Any], text: str) -> list[str]:
+        """An answer outside the delivery table (a stranger's pairing code)."""
+        digest = hashlib.sha256(f"{target.get('chat_id')}\n{text}".encode()).hexdigest()
+        return await self._deliver(target, text, key=f"direct:{digest}")
+
+    async def send_record(self, delivery: Delivery) -> list[str]:
+        return await self._deliver(
+            delivery.target, delivery.text, key=f"{delivery.user_id}:{delivery.id}"
+        )
+
+    async def _deliver(self, target: dict[str, Any], text: str, *, key: str) -> list[str]:
+        parts = await formatted(lambda t: split_message(t, MESSAGE_LIMIT, render_block), text)
+        room = str(target["chat_id"])
+        ids = []
+        for index, part in enumerate(parts):
+            txn = hashlib.sha256(f"iris:{key}:{index}".encode()).hexdigest()[:32]
+            body = {"msgtype": "m.text", "body": part.rendered}
+            path = f"/_matrix/client/v3/rooms/{quote(room, safe='')}/send/m.room.message/{txn}"
+            data = await self._request("PUT", path, body)
+            ids.append(str(data.get("event_id") or txn))
+        return ids
+
+    async def join(self, room_id: str) -> None:
+        await self._request("POST", f"/_matrix/client/v3/join/{quote(room_id, safe='')}", {})
+
+    async def _request(self, method: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        import httpx
+
+        params = {"user_id": self.user_id} if self.user_id else None
+        try:
+            async with httpx.AsyncClient(timeout=15.0) as http:
+                response = await http.request(
+                    method,
+                    self.homeserver + path,
+                    json=body,
+                    headers=self._headers(),
+                    params=params,
+                )
+        except httpx.HTTPError as exc:
+            raise DeliveryFailed(
+                f"Matrix homeserver unreachable: {type(exc).__name__}: {exc}"
+            ) from exc
+        try:
+            data = response.json()
+        except ValueError:
+            data = {}
+        data = data if isinstance(data, dict) else {}
+        if response.status_code == 200:
+            return data
+        message = f"Matrix error {data.get('errcode')}: {data.get('error') or response.status_code}"
+        if response.status_code == 429 or response.status_code >= 500:
+            wait = data.get("retry_after_ms")
+            raise DeliveryFailed(
+                message, retry_after=wait / 1000 if isinstance(wait, int) else None
+            )
+        raise DeliveryFailed(message, retryable=False)
+
+
+def _sender(settings: Settings) -> MatrixSender | None:
+    token = settings.secret("matrix_as_token")
+    if not token or not settings.matrix_homeserver_url:
+        return None
+    return MatrixSender(settings.matrix_homeserver_url, token, settings.matrix_user_id)
+
+
+def _chat(room: str) -> ChatAddress:
+    return ChatAddress(f"matrix:{room}", {"chat_id": room, "thread_id": None}, f"matrix:{room}")
+
+
+def chat_address(message: InboundMessage) -> ChatAddress:
+    return _chat(message.chat_id)
+
+
+CHAT_HELP = "matrix:<room id>, e.g. matrix:!abcdefgh:example.org"
+
+
+def parse_chat(rest: str) -> ChatAddress:
+    room = rest.strip()
+    if not ROOM.match(room):
+        raise IrisUsageError(f"not a Matrix room: matrix:{rest} (expected {CHAT_HELP})")
+    return _chat(room)
+
+
+def same_chat(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return str(a.get("chat_id")) == str(b.get("chat_id"))
+
+
+SPEC = PlatformSpec(
+    name="matrix",
+    push=True,
+    interactive=True,
+    webhook="functions.matrix",
+    sender=_sender,
+    prompt_hint="You are talking on Matrix: plain text; keep answers short.",
+    chat_address=chat_address,
+    parse_chat=parse_chat,
+    same_chat=same_chat,
+    chat_help=CHAT_HELP,
+)

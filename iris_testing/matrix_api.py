@@ -1,0 +1,162 @@
+"""A fake Matrix homeserver's client-server API for tests that drive Iris' real Matrix sender
+over HTTP (reference: the Matrix specification v1.x, client-server API "PUT /_matrix/client/v3/
+rooms/{roomId}/send/{eventType}/{txnId}", "POST /_matrix/client/v3/join/{roomIdOrAlias}",
+standard error responses; application service API "Pushing events", "Identity assertion"):
+
+- ``PUT …/send/m.room.message/{txnId}`` → ``{"event_id": "$…"}``; the same access token and
+  transaction id again return the first event id and send nothing (the spec's idempotency);
+  the body must be an object with ``msgtype`` and ``body``; events over 65,536 bytes are
+  ``413 M_TOO_LARGE``.
+- ``POST …/join/{roomId}`` → ``{"room_id"}``.
+- a wrong token is ``401 M_UNKNOWN_TOKEN``; ``user_id`` (masquerading) must be in the
+  registration's namespace, here exactly Iris' user, else ``403 M_FORBIDDEN``; injected
+  failures are ``429 M_LIMIT_EXCEEDED`` with ``retry_after_ms`` or ``500 M_UNKNOWN``.
+
+It also builds transactions as a homeserver pushes them (``message_event``, ``invite_event``,
+``transaction``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import uuid
+from typing import Any
+from urllib.parse import unquote
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+BOT = "@iris:example.org"
+PERSON = "@ada:example.org"
+ROOM = "!dmroom:example.org"
+EVENT_LIMIT = 65_536
+
+
+def mx_error(status: int, errcode: str, error: str, **extra: Any) -> JSONResponse:
+    return JSONResponse({"errcode": errcode, "error": error, **extra}, status_code=status)
+
+
+class FakeHomeserver:
+    def __init__(self, *, as_token: str, bot: str = BOT) -> None:
+        self.as_token = as_token
+        self.bot = bot
+        self._lock = threading.Lock()
+        self._sent: list[dict[str, Any]] = []
+        self._txns: dict[tuple[str, str], str] = {}
+        self._failures: list[int] = []
+        self._ids = itertools.count(1)
+        self.joined: list[str] = []
+        self.app = Starlette(
+            routes=[
+                Route(
+                    "/_matrix/client/v3/rooms/{room}/send/{kind}/{txn}", self._send, methods=["PUT"]
+                ),
+                Route("/_matrix/client/v3/join/{room}", self._join, methods=["POST"]),
+            ]
+        )
+
+    def fail_next(self, times: int = 1, status: int = 429) -> None:
+        with self._lock:
+            self._failures.extend([status] * times)
+
+    def sent(self, room: str | None = None) -> list[str]:
+        with self._lock:
+            return [m["content"]["body"] for m in self._sent if room in (None, m["room"])]
+
+    def message_event(
+        self,
+        body: str,
+        *,
+        sender: str = PERSON,
+        room: str = ROOM,
+        event_id: str | None = None,
+        msgtype: str = "m.text",
+    ) -> dict[str, Any]:
+        return {
+            "type": "m.room.message",
+            "room_id": room,
+            "sender": sender,
+            "event_id": event_id or f"${uuid.uuid4().hex}",
+            "origin_server_ts": 1,
+            "content": {"msgtype": msgtype, "body": body},
+        }
+
+    def invite_event(self, room: str, *, sender: str = PERSON) -> dict[str, Any]:
+        return {
+            "type": "m.room.member",
+            "room_id": room,
+            "sender": sender,
+            "state_key": self.bot,
+            "event_id": f"${uuid.uuid4().hex}",
+            "content": {"membership": "invite", "is_direct": True},
+        }
+
+    @staticmethod
+    def transaction(*events: dict[str, Any]) -> bytes:
+        return json.dumps({"events": list(events)}).encode()
+
+    def _check(self, request: Request) -> JSONResponse | None:
+        if request.headers.get("authorization") != f"Bearer {self.as_token}":
+            return mx_error(401, "M_UNKNOWN_TOKEN", "Unrecognised access token.")
+        user = request.query_params.get("user_id")
+        if user is not None and user != self.bot:
+            return mx_error(
+                403, "M_FORBIDDEN", "Application service cannot masquerade as this user."
+            )
+        with self._lock:
+            if self._failures:
+                status = self._failures.pop(0)
+                if status == 429:
+                    return mx_error(429, "M_LIMIT_EXCEEDED", "Too many requests", retry_after_ms=10)
+                return mx_error(status, "M_UNKNOWN", "Internal server error")
+        return None
+
+    async def _send(self, request: Request) -> Response:
+        refused = self._check(request)
+        if refused is not None:
+            return refused
+        raw = await request.body()
+        if len(raw) > EVENT_LIMIT:
+            return mx_error(413, "M_TOO_LARGE", "event too large")
+        try:
+            content = json.loads(raw)
+        except ValueError:
+            return mx_error(400, "M_NOT_JSON", "Content not JSON.")
+        if (
+            not isinstance(content, dict)
+            or not isinstance(content.get("body"), str)
+            or not isinstance(content.get("msgtype"), str)
+        ):
+            return mx_error(400, "M_BAD_JSON", "m.room.message needs msgtype and body")
+        room = unquote(request.path_params["room"])
+        key = (self.as_token, request.path_params["txn"])
+        with self._lock:
+            if key in self._txns:
+                return JSONResponse({"event_id": self._txns[key]})
+            event_id = f"$sent{next(self._ids)}"
+            self._txns[key] = event_id
+            self._sent.append({"room": room, "content": content, "event_id": event_id})
+        return JSONResponse({"event_id": event_id})
+
+    async def _join(self, request: Request) -> Response:
+        refused = self._check(request)
+        if refused is not None:
+            return refused
+        room = unquote(request.path_params["room"])
+        with self._lock:
+            self.joined.append(room)
+        return JSONResponse({"room_id": room})
+
+
+def matrix_env(url: str, as_token: str, hs_token: str) -> dict[str, str]:
+    return {
+        "IRIS_MATRIX_HOMESERVER_URL": url,
+        "IRIS_MATRIX_AS_TOKEN": as_token,
+        "IRIS_MATRIX_HS_TOKEN": hs_token,
+        "IRIS_MATRIX_USER_ID": BOT,
+        "IRIS_MATRIX_ACCESS": "open",
+    }
