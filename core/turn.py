@@ -291,8 +291,8 @@ async def _loop(
     repeats = 0
     nudged = printed_calls = False
     for _ in range(deps.settings.max_iterations):
-        if tool_ctx.inbox_id is not None and deps.store.cancels.requested(
-            tool_ctx.user_id, tool_ctx.inbox_id
+        if tool_ctx.inbox_id is not None and await in_store_lane(
+            tool_ctx.user_id, deps.store.cancels.requested, tool_ctx.user_id, tool_ctx.inbox_id
         ):
             raise TurnCancelled
         # Loop guard: a model repeating the very same calls, or answering with nothing at all,
