@@ -69,9 +69,14 @@ async def first_messages(url: str, users: int) -> tuple[list[float], float, list
         async def one(n: int) -> float:
             started = time.perf_counter()
             response = await client.post(
-                f"{url}/v1/chat/completions", headers={"Authorization": f"Bearer {KEY}"},
-                json={"model": "iris", "user": f"user{n}",
-                      "messages": [{"role": "user", "content": f"hello, I am user {n}"}]})
+                f"{url}/v1/chat/completions",
+                headers={"Authorization": f"Bearer {KEY}"},
+                json={
+                    "model": "iris",
+                    "user": f"user{n}",
+                    "messages": [{"role": "user", "content": f"hello, I am user {n}"}],
+                },
+            )
             if response.status_code != 200:
                 raise SystemExit(f"user{n}: HTTP {response.status_code} {response.text[:200]}")
             return time.perf_counter() - started
@@ -104,16 +109,40 @@ def one_round(name: str, users: int, model_port: int, delay: float | None) -> fl
         if delay is not None:
             hrana_port = free_port()
             token = "bench-hrana-token"
-            children.append(spawn(
-                [sys.executable, "-m", "tests.fakes.hrana_server", "--port", str(hrana_port),
-                 "--db", str(Path(home) / "remote.db"), "--token", token,
-                 "--delay", str(delay)], {**os.environ, "PYTHONPATH": str(ROOT)}))
-            extra = {"IRIS_DB_URL": f"http://127.0.0.1:{hrana_port}",
-                     "IRIS_DB_AUTH_TOKEN": token}
+            children.append(
+                spawn(
+                    [
+                        sys.executable,
+                        "-m",
+                        "tests.fakes.hrana_server",
+                        "--port",
+                        str(hrana_port),
+                        "--db",
+                        str(Path(home) / "remote.db"),
+                        "--token",
+                        token,
+                        "--delay",
+                        str(delay),
+                    ],
+                    {**os.environ, "PYTHONPATH": str(ROOT)},
+                )
+            )
+            extra = {"IRIS_DB_URL": f"http://127.0.0.1:{hrana_port}", "IRIS_DB_AUTH_TOKEN": token}
             stats_url = f"http://127.0.0.1:{hrana_port}/_fake/stats"
         env = scripted_dev_env(home, KEY, model_port, **extra)
-        dev = spawn([sys.executable, "-m", "local_dev.cli", "dev", "--port", str(iris_port),
-                     "--tick", "3600"], env)
+        dev = spawn(
+            [
+                sys.executable,
+                "-m",
+                "local_dev.cli",
+                "dev",
+                "--port",
+                str(iris_port),
+                "--tick",
+                "3600",
+            ],
+            env,
+        )
         children.append(dev)
         try:
             url = f"http://127.0.0.1:{iris_port}"
@@ -122,8 +151,10 @@ def one_round(name: str, users: int, model_port: int, delay: float | None) -> fl
             before = settled_round_trips(stats_url) if stats_url else 0
             times, wall, health = asyncio.run(first_messages(url, users))
             rate = users / wall
-            print(f"{name}: {users} first messages in {wall:.1f} s = {rate:.2f} turns/s; "
-                  f"load average {os.getloadavg()[0]:.1f}")
+            print(
+                f"{name}: {users} first messages in {wall:.1f} s = {rate:.2f} turns/s; "
+                f"load average {os.getloadavg()[0]:.1f}"
+            )
             print("  " + line("answer", times))
             print("  " + line("/healthz", health))
             if stats_url:
@@ -145,9 +176,14 @@ async def warm(url: str) -> None:
     """One turn first: the turn machinery loads on first use, not in the measured round."""
     async with httpx.AsyncClient(timeout=300) as client:
         response = await client.post(
-            f"{url}/v1/chat/completions", headers={"Authorization": f"Bearer {KEY}"},
-            json={"model": "iris", "user": "warmup",
-                  "messages": [{"role": "user", "content": "hi"}]})
+            f"{url}/v1/chat/completions",
+            headers={"Authorization": f"Bearer {KEY}"},
+            json={
+                "model": "iris",
+                "user": "warmup",
+                "messages": [{"role": "user", "content": "hi"}],
+            },
+        )
         response.raise_for_status()
 
 
@@ -162,20 +198,29 @@ def main() -> None:
         serve_model(args.model_server)
         return
     model_port = free_port()
-    model = spawn([sys.executable, str(Path(__file__).resolve()), "--model-server",
-                   str(model_port)], {**os.environ, "PYTHONPATH": str(ROOT)})
-    print(f"{args.users} users' first messages at once against iris dev, scripted model; "
-          f"{os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f}")
+    model = spawn(
+        [sys.executable, str(Path(__file__).resolve()), "--model-server", str(model_port)],
+        {**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    print(
+        f"{args.users} users' first messages at once against iris dev, scripted model; "
+        f"{os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f}"
+    )
     try:
         rates = {}
         if args.only != "remote":
             rates["file"] = one_round("file", args.users, model_port, None)
         if args.only != "file":
-            rates["remote"] = one_round(f"remote ({args.delay * 1000:.0f} ms per round trip)",
-                                        args.users, model_port, args.delay)
+            rates["remote"] = one_round(
+                f"remote ({args.delay * 1000:.0f} ms per round trip)",
+                args.users,
+                model_port,
+                args.delay,
+            )
         if len(rates) == 2:
-            print(f"remote/local throughput = {rates['remote'] / rates['file']:.2f} "
-                  f"(target >= 0.33)")
+            print(
+                f"remote/local throughput = {rates['remote'] / rates['file']:.2f} (target >= 0.33)"
+            )
         print("targets: p99 <= 5 s, /healthz max <= 0.5 s")
     finally:
         model.terminate()

@@ -29,13 +29,24 @@ def test_sigterm_ends_iris_dev_while_a_database_call_hangs(hrana, iris_home, tmp
     port = free_port()
     log_path = tmp_path / "dev.log"
     with serve(llm.app) as model, log_path.open("w") as log:
-        env = {**os.environ, "IRIS_MODEL": "openai/scripted",
-               "IRIS_MODEL_API_BASE": f"{model.url}/v1", "IRIS_MODEL_API_KEY": "sk-x",
-               "IRIS_API_KEY": "k", "IRIS_SHUTDOWN_SECONDS": "4", "PYTHONPATH": str(ROOT),
-               "IRIS_DB_URL": fresh_hrana_url(hrana), "IRIS_DB_AUTH_TOKEN": hrana.token}
+        env = {
+            **os.environ,
+            "IRIS_MODEL": "openai/scripted",
+            "IRIS_MODEL_API_BASE": f"{model.url}/v1",
+            "IRIS_MODEL_API_KEY": "sk-x",
+            "IRIS_API_KEY": "k",
+            "IRIS_SHUTDOWN_SECONDS": "4",
+            "PYTHONPATH": str(ROOT),
+            "IRIS_DB_URL": fresh_hrana_url(hrana),
+            "IRIS_DB_AUTH_TOKEN": hrana.token,
+        }
         dev = subprocess.Popen(
             [sys.executable, "-m", "local_dev.cli", "dev", "--port", str(port), "--tick", "3600"],
-            env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+            env=env,
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         url = f"http://127.0.0.1:{port}"
         try:
 
@@ -52,14 +63,22 @@ def test_sigterm_ends_iris_dev_while_a_database_call_hangs(hrana, iris_home, tmp
 
             def ask() -> None:
                 with contextlib.suppress(httpx.HTTPError):  # the server goes away under it
-                    httpx.post(f"{url}/v1/chat/completions", timeout=600,
-                               headers={"Authorization": "Bearer k"},
-                               json={"model": "iris", "user": "alice",
-                                     "messages": [{"role": "user", "content": STUCK}]})
+                    httpx.post(
+                        f"{url}/v1/chat/completions",
+                        timeout=600,
+                        headers={"Authorization": "Bearer k"},
+                        json={
+                            "model": "iris",
+                            "user": "alice",
+                            "messages": [{"role": "user", "content": STUCK}],
+                        },
+                    )
 
             threading.Thread(target=ask, daemon=True).start()
-            wait_until(lambda: hrana.stats().get("fault_hang", 0) > hanging,
-                       "alice's inbox insert to hang at the database")
+            wait_until(
+                lambda: hrana.stats().get("fault_hang", 0) > hanging,
+                "alice's inbox insert to hang at the database",
+            )
             dev.send_signal(signal.SIGTERM)
             # generous: "exits at all" is what matters; the hang lasts 600 s
             code = dev.wait(timeout=120)
