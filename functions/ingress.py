@@ -25,7 +25,8 @@ async def receive(rt: Runtime, message: InboundMessage, *, owner: str | None = N
     """Store ``message`` in its owner's inbox (owner: the sender's user, or a group's scope) and
     dispatch a drain. A retried delivery is a no-op, apart from nudging a stalled chat. The
     database calls run in the ``store`` lane, off the event loop."""
-    received, drain = await in_store_lane(owner, record, rt, message, owner)
+    # fair per sender: before the owner is known, the lane keys the work by the account
+    received, drain = await in_store_lane(owner or message.account, record, rt, message, owner)
     if drain:
         await rt.dispatcher.drain(ChatRef(received.user_id, message.chat_key))
     return received

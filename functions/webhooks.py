@@ -53,25 +53,28 @@ async def accept(
     message)`` runs once the owner is known and the message will be recorded (email keeps its
     attachments in the owner's object store there). Database calls run in the ``store`` lane,
     off the event loop."""
-    decision = await in_store_lane(None, access, rt, message)
+    decision = await in_store_lane(message.account, access, rt, message)
     for user_id, delivery_id in decision.notices:
         background.add_task(rt.delivery.attempt, user_id, delivery_id)
     if not decision.allowed:
         if decision.reply:
-            await in_store_lane(None, answer, rt, message, decision.reply, background)
+            await in_store_lane(message.account, answer, rt, message, decision.reply,
+                                background)
         return Outcome("denied")
     limit = rt.settings.max_message_chars
     if instead is None and len(message.text) > limit:
         instead = (f"Your message is {len(message.text):,} characters long; the limit is "
                    f"{limit:,}. Please send it in smaller pieces.")
     if instead is not None:
-        await in_store_lane(decision.user_id, answer, rt, message, instead, background)
+        await in_store_lane(decision.user_id or message.account, answer, rt, message, instead,
+                            background)
         return Outcome("answered", decision.user_id)
     owner = decision.user_id
     if message.is_group and group_ref is not None:
         owner = await in_store_lane(owner, group_owner, rt, message, group_ref, group_title)
     if prepare is not None:
-        owner = owner or await in_store_lane(None, rt.store.users.for_account, message.account,
+        owner = owner or await in_store_lane(message.account, rt.store.users.for_account,
+                                             message.account,
                                              display_name=message.display_name)
         message = await prepare(owner, message)
     received = await receive(rt, message, owner=owner)
@@ -90,7 +93,7 @@ async def accept_press(
     twice records one message: the question's id is the message's idempotency key."""
     from core.clarify import pressable
 
-    decision = await in_store_lane(None, access, rt, message)
+    decision = await in_store_lane(message.account, access, rt, message)
     if not decision.allowed:
         return Outcome("ignored")
     owner = decision.user_id

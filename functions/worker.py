@@ -43,11 +43,11 @@ def lease_name(chat: ChatRef) -> str:
     return f"chat:{chat.user_id}:{chat.chat_key}"
 
 
-async def _renew(rt: Runtime, name: str, owner: str) -> None:
+async def _renew(rt: Runtime, name: str, owner: str, user_id: str) -> None:
     interval = rt.settings.lease_seconds / 3
     while True:
         await asyncio.sleep(interval)
-        if not await in_store_lane(None, rt.store.leases.renew, name, owner,
+        if not await in_store_lane(user_id, rt.store.leases.renew, name, owner,
                                    rt.settings.lease_seconds):
             log.warning("lost lease %s", name)
             return
@@ -168,7 +168,7 @@ async def _drain(
             if renewer is None:
                 if rt.checkpoint is not None:
                     rt.checkpoint("after_lease")
-                renewer = asyncio.create_task(_renew(rt, name, owner))
+                renewer = asyncio.create_task(_renew(rt, name, owner, chat.user_id))
             try:
                 outcome = await within_deadline(rt, process(rt, entry))
             except TurnHung:
