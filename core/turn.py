@@ -18,7 +18,7 @@ from core.documents import has_documents, take_documents
 from core.errors import ConfigError, NotFound, ProviderError, TookTooLong
 from core.identity.access import is_owner_account
 from core.images import has_images
-from core.lanes import blocking
+from core.lanes import blocking, in_store_lane
 from core.messages import ImageRef, Message, Usage
 from core.parsers.runner import ParseLimits
 from core.platforms.voice import has_voice, transcribe_voice
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from core.store import Store
     from core.store.inbox import InboxEntry
     from core.store.sessions import Session
+    from core.store.users import User
 
 log = logging.getLogger("iris.turn")
 
@@ -120,6 +121,29 @@ def system_prompt(deps: TurnDeps, entry: InboxEntry, session: Session, first_tex
     return deps.store.sessions.freeze_prompt(entry.user_id, session.id, built)
 
 
+def _begin(deps: TurnDeps, entry: InboxEntry) -> tuple[Session, User]:
+    """The turn's session and user (run in the ``store`` lane, off the event loop)."""
+    store = deps.store
+    session = resolve_session(deps, entry)
+    if not session.system_prompt:  # its first turn builds it: read its inputs at once
+        store.drains.prefetch_prompt(entry.user_id)
+    if entry.message.meta.get("stream"):  # a streaming caller sends the session as a header
+        store.inbox.note_session(entry.user_id, entry.id, session.id)
+    return session, store.users.get(entry.user_id)
+
+
+def _context(deps: TurnDeps, entry: InboxEntry, session_id: str, text: str,
+             commanded: bool) -> tuple[Any, Any]:
+    """History read ahead, a pending question settled, the session's loaded tools (run in
+    the ``store`` lane)."""
+    store = deps.store
+    store.drains.prefetch_context(entry.user_id, session_id, entry.id,
+                                  history=deps.settings.history_messages,
+                                  chat_key=None if commanded else entry.chat_key)
+    settled = None if commanded else settle(store, deps.settings, entry, text)
+    return settled, store.session_tools.loaded(entry.user_id, session_id)
+
+
 def took_too_long(error: TookTooLong) -> str:
     return f"Sorry, {error}. Please try again in a while."
 
@@ -127,12 +151,7 @@ def took_too_long(error: TookTooLong) -> str:
 async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
     message = entry.message
     store = deps.store
-    session = resolve_session(deps, entry)
-    if not session.system_prompt:  # its first turn builds it: read its inputs at once
-        store.drains.prefetch_prompt(entry.user_id)
-    if message.meta.get("stream"):  # a streaming caller sends the session as a header
-        store.inbox.note_session(entry.user_id, entry.id, session.id)
-    user = store.users.get(entry.user_id)
+    session, user = await in_store_lane(entry.user_id, _begin, deps, entry)
     text = message.text
     if has_voice(message):
         heard = await transcribe_voice(
@@ -201,18 +220,15 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
                 toolset = toolset.with_tools(await stack.enter_async_context(provider(tool_ctx)))
             job_model = message.cron.model if message.cron is not None else None
             model = deps.services.router.main(job_model or user.model)
-            store.drains.prefetch_context(entry.user_id, session.id, entry.id,
-                                          history=deps.settings.history_messages,
-                                          chat_key=None if commanded else entry.chat_key)
-            if not commanded:
-                settled = settle(store, deps.settings, entry, text)
+            settled, tool_ctx.loaded_tools = await in_store_lane(
+                entry.user_id, _context, deps, entry, session.id, text, commanded)
+            if settled is not None:
                 if settled.stale:  # a button pressed for a question answered meanwhile
                     return TurnOutcome(session_id=session.id, messages=[], reply="",
                                        command="clarify")
                 if settled.text != text:
                     user_message = Message(role="user", content=settled.text, images=images)
                     new[0] = user_message
-            tool_ctx.loaded_tools = store.session_tools.loaded(entry.user_id, session.id)
             if message.platform == "cron" and deps.priority is not None and (
                 model.name == deps.settings.model
             ):
@@ -275,8 +291,8 @@ async def _loop(
     repeats = 0
     nudged = printed_calls = False
     for _ in range(deps.settings.max_iterations):
-        if tool_ctx.inbox_id is not None and deps.store.cancels.requested(
-            tool_ctx.user_id, tool_ctx.inbox_id
+        if tool_ctx.inbox_id is not None and await in_store_lane(
+            tool_ctx.user_id, deps.store.cancels.requested, tool_ctx.user_id, tool_ctx.inbox_id
         ):
             raise TurnCancelled
         # Loop guard: a model repeating the very same calls, or answering with nothing at all,

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from core.errors import NotFound
 from core.ids import USER_ID_PREFIXES, looks_like_user_id
+from core.lanes import in_store_lane
 from core.messages import Attachment, InboundMessage
 from core.store.inbox import InboxEntry
 from core.streaming import AnswerListener, StreamedText
@@ -172,7 +173,7 @@ async def wait_finished(rt: Runtime, user_id: str, entry_id: int, timeout: float
     deadline = time.monotonic() + timeout
     try:
         while True:
-            entry = rt.store.inbox.get(user_id, entry_id)
+            entry = await in_store_lane(user_id, rt.store.inbox.get, user_id, entry_id)
             if entry.finished:
                 return entry
             remaining = deadline - time.monotonic()
@@ -192,7 +193,7 @@ async def wait_session(rt: Runtime, user_id: str, entry_id: int, timeout: float)
     deadline = time.monotonic() + timeout
     try:
         while True:
-            entry = rt.store.inbox.get(user_id, entry_id)
+            entry = await in_store_lane(user_id, rt.store.inbox.get, user_id, entry_id)
             if entry.session_id or entry.finished:
                 return entry.session_id or ""
             remaining = deadline - time.monotonic()

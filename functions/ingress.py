@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from core.cancel import is_stop, request_stop
 from core.dispatch import ChatRef
+from core.lanes import in_store_lane
 from core.messages import InboundMessage
 from core.store.inbox import InboxEntry
 from functions.runtime import Runtime
@@ -22,22 +23,29 @@ class Received:
 
 async def receive(rt: Runtime, message: InboundMessage, *, owner: str | None = None) -> Received:
     """Store ``message`` in its owner's inbox (owner: the sender's user, or a group's scope) and
-    dispatch a drain. A retried delivery is a no-op, apart from nudging a stalled chat."""
+    dispatch a drain. A retried delivery is a no-op, apart from nudging a stalled chat. The
+    database calls run in the ``store`` lane, off the event loop."""
+    # fair per sender: before the owner is known, the lane keys the work by the account
+    received, drain = await in_store_lane(owner or message.account, record, rt, message, owner)
+    if drain:
+        await rt.dispatcher.drain(ChatRef(received.user_id, message.chat_key))
+    return received
+
+
+def record(rt: Runtime, message: InboundMessage, owner: str | None) -> tuple[Received, bool]:
+    """``receive``'s database work: what was recorded, and whether the chat needs a drain."""
     store = rt.store
     user_id = owner or store.users.for_account(message.account, display_name=message.display_name)
     if is_stop(message.text):
         stopped = request_stop(store, user_id, message)
         entry = store.inbox.get(user_id, stopped.entry_id) if stopped.duplicate else None
         return Received(user_id=user_id, entry_id=stopped.entry_id, duplicate=stopped.duplicate,
-                        entry=entry, delivery_id=stopped.delivery_id)
+                        entry=entry, delivery_id=stopped.delivery_id), False
     entry_id = store.inbox.add(user_id, message)
-    chat = ChatRef(user_id, message.chat_key)
     if entry_id is not None:
-        await rt.dispatcher.drain(chat)
-        return Received(user_id=user_id, entry_id=entry_id, duplicate=False)
+        return Received(user_id=user_id, entry_id=entry_id, duplicate=False), True
     existing = store.inbox.find(user_id, message.platform, message.platform_message_id)
     if existing is None:
         raise LookupError("duplicate delivery recorded for another owner")
-    if not existing.finished:
-        await rt.dispatcher.drain(chat)
-    return Received(user_id=user_id, entry_id=existing.id, duplicate=True, entry=existing)
+    return (Received(user_id=user_id, entry_id=existing.id, duplicate=True, entry=existing),
+            not existing.finished)

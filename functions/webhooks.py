@@ -13,6 +13,7 @@ from starlette.background import BackgroundTasks
 from starlette.requests import Request
 
 from core.errors import NotFound
+from core.lanes import in_store_lane
 from core.messages import InboundMessage
 from core.platforms.registry import PLATFORMS
 from functions.auth import ApiError
@@ -50,27 +51,31 @@ async def accept(
     """Record ``message`` (once) if its sender may talk to Iris, and dispatch its chat; or,
     with ``instead``, answer the sender with that text and record nothing. ``prepare(owner,
     message)`` runs once the owner is known and the message will be recorded (email keeps its
-    attachments in the owner's object store there)."""
-    decision = access(rt, message)
+    attachments in the owner's object store there). Database calls run in the ``store`` lane,
+    off the event loop."""
+    decision = await in_store_lane(message.account, access, rt, message)
     for user_id, delivery_id in decision.notices:
         background.add_task(rt.delivery.attempt, user_id, delivery_id)
     if not decision.allowed:
         if decision.reply:
-            answer(rt, message, decision.reply, background)
+            await in_store_lane(message.account, answer, rt, message, decision.reply,
+                                background)
         return Outcome("denied")
     limit = rt.settings.max_message_chars
     if instead is None and len(message.text) > limit:
         instead = (f"Your message is {len(message.text):,} characters long; the limit is "
                    f"{limit:,}. Please send it in smaller pieces.")
     if instead is not None:
-        answer(rt, message, instead, background)
+        await in_store_lane(decision.user_id or message.account, answer, rt, message, instead,
+                            background)
         return Outcome("answered", decision.user_id)
     owner = decision.user_id
     if message.is_group and group_ref is not None:
-        owner = group_owner(rt, message, group_ref, group_title)
+        owner = await in_store_lane(owner, group_owner, rt, message, group_ref, group_title)
     if prepare is not None:
-        owner = owner or rt.store.users.for_account(message.account,
-                                                    display_name=message.display_name)
+        owner = owner or await in_store_lane(message.account, rt.store.users.for_account,
+                                             message.account,
+                                             display_name=message.display_name)
         message = await prepare(owner, message)
     received = await receive(rt, message, owner=owner)
     if received.delivery_id is not None:
@@ -88,15 +93,16 @@ async def accept_press(
     twice records one message: the question's id is the message's idempotency key."""
     from core.clarify import pressable
 
-    decision = access(rt, message)
+    decision = await in_store_lane(message.account, access, rt, message)
     if not decision.allowed:
         return Outcome("ignored")
     owner = decision.user_id
     if message.is_group and group_ref is not None:
-        owner = group_owner(rt, message, group_ref, group_title)
-    question = pressable(rt.store, rt.settings, user_id=owner, chat_key=message.chat_key,
-                         account=message.account, question_id=str(message.meta["clarify"]),
-                         number=int(message.meta["choice"]))
+        owner = await in_store_lane(owner, group_owner, rt, message, group_ref, group_title)
+    question = await in_store_lane(
+        owner, pressable, rt.store, rt.settings, user_id=owner, chat_key=message.chat_key,
+        account=message.account, question_id=str(message.meta["clarify"]),
+        number=int(message.meta["choice"]))
     if question is None:
         return Outcome("ignored", owner)
     received = await receive(rt, message, owner=owner)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from core.dispatch import ChatRef
 from core.ids import new_id
+from core.lanes import in_store_lane
 from core.platforms.delivery import CLAIM_SECONDS
 from core.platforms.registry import PLATFORMS
 from core.platforms.typing import typing_while
@@ -42,11 +43,12 @@ def lease_name(chat: ChatRef) -> str:
     return f"chat:{chat.user_id}:{chat.chat_key}"
 
 
-async def _renew(rt: Runtime, name: str, owner: str) -> None:
+async def _renew(rt: Runtime, name: str, owner: str, user_id: str) -> None:
     interval = rt.settings.lease_seconds / 3
     while True:
         await asyncio.sleep(interval)
-        if not rt.store.leases.renew(name, owner, rt.settings.lease_seconds):
+        if not await in_store_lane(user_id, rt.store.leases.renew, name, owner,
+                                   rt.settings.lease_seconds):
             log.warning("lost lease %s", name)
             return
 
@@ -56,9 +58,10 @@ async def process(rt: Runtime, entry: InboxEntry) -> TurnOutcome | None:
     returns the outcome for the after-turn hooks."""
     store = rt.store
     if entry.attempts > MAX_ATTEMPTS:  # counted when the entry was taken
-        session = store.sessions.current(
-            entry.user_id, entry.chat_key, entry.message.platform,
-            idle_seconds=rt.settings.session_idle_hours * 3600, at=entry.received_at,
+        session = await in_store_lane(
+            entry.user_id, store.sessions.current, entry.user_id, entry.chat_key,
+            entry.message.platform, idle_seconds=rt.settings.session_idle_hours * 3600,
+            at=entry.received_at,
         )
         reply = ("Sorry, I could not process this message (it failed several times, or took "
                  "too long each time).")
@@ -83,7 +86,8 @@ async def process(rt: Runtime, entry: InboxEntry) -> TurnOutcome | None:
     turn_checkpoint("before_commit")
     sender_id = new_id("dlv")
     try:
-        delivery = record_turn(store, record, claim=(sender_id, CLAIM_SECONDS))
+        delivery = await in_store_lane(entry.user_id, record_turn, store, record,
+                                       claim=(sender_id, CLAIM_SECONDS))
     except TurnAlreadyFinished:
         log.warning("inbox %s was finished by another worker; discarding this run", entry.id)
         rt.notifier.notify(entry.id)
@@ -157,13 +161,14 @@ async def _drain(
     try:
         # Each take holds (or takes) the lease and starts the next entry; it lets the lease go
         # in the same transaction that finds nothing pending, so nothing is ever stranded.
-        while (entry := store.drains.take(chat.user_id, chat.chat_key, name, owner,
-                                          rt.settings.lease_seconds)) is not None:
+        while (entry := await in_store_lane(chat.user_id, store.drains.take, chat.user_id,
+                                            chat.chat_key, name, owner,
+                                            rt.settings.lease_seconds)) is not None:
             holding = True
             if renewer is None:
                 if rt.checkpoint is not None:
                     rt.checkpoint("after_lease")
-                renewer = asyncio.create_task(_renew(rt, name, owner))
+                renewer = asyncio.create_task(_renew(rt, name, owner, chat.user_id))
             try:
                 outcome = await within_deadline(rt, process(rt, entry))
             except TurnHung:
@@ -185,4 +190,4 @@ async def _drain(
             with contextlib.suppress(asyncio.CancelledError):
                 await renewer
         if holding:
-            store.leases.release(name, owner)
+            await in_store_lane(chat.user_id, store.leases.release, name, owner)

@@ -21,6 +21,7 @@ import asyncio
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
 from core.lanes.executor import BoundedExecutor
@@ -31,10 +32,11 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-Lane = Literal["prompt", "checks", "parse", "skills", "io"]
+Lane = Literal["prompt", "checks", "parse", "skills", "io", "store"]
 """prompt: building system prompts, ranking skills; checks: command and /stop checks, security
 scans; parse: untrusted bytes (email); skills: skill imports and edits; io: object store, mail
-and platform sends, lookups."""
+and platform sends, lookups; store: database calls made from the event loop
+(``in_store_lane``)."""
 
 LANES: tuple[Lane, ...] = get_args(Lane)
 SYSTEM = "-system-"  # the user key of work done for nobody in particular (sweeps, lookups)
@@ -100,6 +102,14 @@ async def blocking(lane: Lane, user_id: str | None, fn: Callable[..., T], *args:
                                 **kwargs)
 
 
+async def in_store_lane(user_id: str | None, fn: Callable[..., T], /, *args: Any,
+                        **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)``, a function that calls the database, in the ``store`` lane:
+    the event loop (webhook acks, ``/healthz``, other users' turns) never waits for a round
+    trip, a retry's pause or a hung request. ``user_id``: whose work it is (fairness)."""
+    return await blocking("store", user_id, partial(fn, *args, **kwargs), what="a database call")
+
+
 def blocking_sync(lane: Lane, user_id: str | None, fn: Callable[..., T], *args: Any, what: str,
                   timeout: float | None = None, **kwargs: Any) -> T:
     """``blocking`` for a caller without an event loop (the CLI)."""
@@ -127,4 +137,4 @@ def install_default_executor(loop: asyncio.AbstractEventLoop | None = None) -> N
 
 
 __all__ = ["LANES", "SYSTEM", "Lane", "Limits", "Pool", "PoolState", "blocking", "blocking_sync",
-           "configure", "install_default_executor", "limits", "pool", "states"]
+           "configure", "in_store_lane", "install_default_executor", "limits", "pool", "states"]

@@ -14,10 +14,11 @@ nothing is ever committed twice. ``batch`` runs several statements in one round 
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,7 @@ from core.store.sqltext import read_only
 
 if TYPE_CHECKING:
     from core.store.remote import RemoteLink
+    from core.store.remote_links import ThreadLinks
 
 Row = dict[str, Any]
 Params = Sequence[Any] | dict[str, Any]
@@ -82,11 +84,15 @@ class Database:
     ):
         self.url = url
         self.clock = clock  # the time every repository stamps and compares with
-        self._lock = threading.RLock()
-        self._depth = 0
-        self._remote: RemoteLink | None = None
+        # a file: one connection behind this lock; a remote database: one link per thread
+        # (core.store.remote_links), nothing process-wide to wait for
+        self._lock: AbstractContextManager[Any] = threading.RLock()
+        self._local = threading.local()  # the calling thread's transaction depth
+        self._links: ThreadLinks | None = None
         # prefetched reads, each for the first query asking for it: (expiry, outcome)
         self._kept: dict[tuple[str, Any], list[tuple[float, Any]]] = {}
+        self._kept_lock = threading.Lock()
+        self.loop_calls = 0  # statements run on a thread that runs an event loop (see _run)
         if not url.startswith("file:"):
             self._open_remote(url, auth_token or "", retry_for)
             return
@@ -106,25 +112,45 @@ class Database:
 
     def _open_remote(self, url: str, token: str, retry_for: float) -> None:
         from core.store.remote import RemoteLink
+        from core.store.remote_links import ThreadLinks
+
+        def make() -> RemoteLink:
+            return RemoteLink(url, token, self.clock, retry_for=retry_for)
 
         try:
-            self._remote = RemoteLink(url, token, self.clock, retry_for=retry_for)
+            first = make()
         except ValueError as exc:  # a malformed URL
             raise DatabaseError(f"cannot open database {url}: {exc}") from exc
         with self._remote_errors(f"cannot open database {url}"):
-            self._remote.setup()
+            first.setup()
+        self._links = ThreadLinks(make)
+        self._links.retire(first)
+        self._lock = nullcontext()
+
+    @property
+    def _depth(self) -> int:
+        depth: int = getattr(self._local, "depth", 0)
+        return depth
+
+    @_depth.setter
+    def _depth(self, value: int) -> None:
+        self._local.depth = value
+
+    @property
+    def _remote(self) -> RemoteLink | None:
+        """The calling thread's link to a remote database; None for a file."""
+        return self._links.current() if self._links is not None else None
 
     @property
     def remote(self) -> bool:
-        return self._remote is not None
+        return self._links is not None
 
     def remote_counters(self) -> dict[str, int]:
         """How often a remote database needed a retry, a replay or a commit resolved, and
         how many HTTP round trips it has made and how long it waited for them."""
-        if self._remote is None:
+        if self._links is None:
             return {}
-        return {**self._remote.counters, "round_trips": self._remote.round_trips,
-                "waited_ms": self._remote.waited_ms}
+        return self._links.counters()
 
     @contextmanager
     def _remote_errors(self, what: str) -> Iterator[None]:
@@ -141,13 +167,15 @@ class Database:
 
     def close(self) -> None:
         with self._lock:
-            if self._remote is not None:
-                self._remote.close()
+            if self._links is not None:
+                self._links.close()
             else:
                 self._conn.close()
 
     def _run(self, sql: str, params: Params) -> Any:
-        if self._remote is not None:
+        if _on_event_loop():
+            self.loop_calls += 1
+        if self._links is not None:
             return self._run_remote(sql, params)
         try:
             return self._conn.execute(sql, params)
@@ -159,7 +187,7 @@ class Database:
         remote = self._remote
         read_only = remote.read_only(sql)
         if not read_only:
-            self._kept.clear()
+            self._forget_kept()
         elif not self._depth and (kept := self._take_kept(sql, params)) is not None:
             return _Answer(kept)
         with self._remote_errors(sql.split(None, 1)[0]):
@@ -184,7 +212,7 @@ class Database:
             if not self._depth and not all(self._remote.read_only(sql) for sql, _ in statements):
                 with self.transaction():
                     return self.batch(statements)
-            self._kept.clear()
+            self._forget_kept()
             with self._remote_errors("batch"):
                 outcomes = self._remote.run_many(list(statements))
             return [Result(_Answer(o).rows(), o.rowcount) for o in outcomes]
@@ -208,7 +236,7 @@ class Database:
                     counts = [self._run(sql, params).rowcount for sql, params in writes]
                 rows = [self.query(sql, params) for sql, params in reads]
                 return (counts[-1] if counts else 0), rows
-            self._kept.clear()
+            self._forget_kept()
             with self._remote_errors("write"):
                 changed, outcomes = self._remote.write_then_read(list(writes),
                                                                  [*reads, *keep])
@@ -228,16 +256,22 @@ class Database:
 
     def _keep(self, reads: Sequence[Statement], outcomes: Sequence[Any]) -> None:
         expires = time.monotonic() + _KEEP_SECONDS
-        for (sql, params), outcome in zip(reads, outcomes, strict=True):
-            self._kept.setdefault((sql, _frozen(params)), []).append((expires, outcome))
+        with self._kept_lock:
+            for (sql, params), outcome in zip(reads, outcomes, strict=True):
+                self._kept.setdefault((sql, _frozen(params)), []).append((expires, outcome))
+
+    def _forget_kept(self) -> None:
+        with self._kept_lock:
+            self._kept.clear()
 
     def _take_kept(self, sql: str, params: Params) -> Any:
-        found = self._kept.get((sql, _frozen(params)))
-        if not found:
-            return None
-        expires, outcome = found.pop(0)
-        if not found:
-            del self._kept[(sql, _frozen(params))]
+        with self._kept_lock:
+            found = self._kept.get((sql, _frozen(params)))
+            if not found:
+                return None
+            expires, outcome = found.pop(0)
+            if not found:
+                del self._kept[(sql, _frozen(params))]
         return outcome if expires >= time.monotonic() else None
 
     def execute(self, sql: str, params: Params = ()) -> int:
@@ -287,7 +321,7 @@ class Database:
                     self._depth -= 1
                 return
             if self._remote is not None:
-                self._kept.clear()
+                self._forget_kept()
                 with self._remote_transaction():
                     yield self
                 return
@@ -326,6 +360,16 @@ class Database:
         except DatabaseError:
             remote.rollback()
             raise
+
+
+def _on_event_loop() -> bool:
+    """Whether the calling thread is running an event loop: a statement run there holds up
+    every other request the loop serves (``core.lanes.in_store_lane`` runs them off it)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 class _Answer:

@@ -178,6 +178,9 @@ def _answers_through_the_response_url(stack):
         url = f"{server.url}/respond"
         response = stack.slack_command("help", response_url=url, trigger="t1")
         assert response.status_code == 200
+        # /help's turn is answered first: a /stop sent while it still runs would stop it
+        stack.wait(lambda: len(hook.received) == 1, timeout=120)
+        stack.wait(stack.settled, timeout=120)
         stack.slack_command("stop", response_url=url, trigger="t2")
         stack.slack_command("stop", response_url=url, trigger="t2")  # a re-sent request
         stack.wait(lambda: len(hook.received) == 2, timeout=120)

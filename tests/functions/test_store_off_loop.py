@@ -1,0 +1,65 @@
+"""The event loop never waits for the database (issue 30): while one user's database call hangs
+at the Hrana server, ``/healthz`` and another user's whole turn are answered, and the stuck
+call is still stuck when they are."""
+
+from __future__ import annotations
+
+import threading
+
+import httpx
+
+from iris_testing.llm_server import ScriptedLLM
+from iris_testing.waiting import wait_until
+from tests.fakes.hrana_fixtures import fresh_hrana_url
+from tests.fakes.hrana_server import FaultRule
+from tests.fakes.stack import API_KEY, emulator_stack
+
+STUCK = "stuck-9f2c"  # in the stuck user's message: the inbox insert carries it to the server
+HANG_SECONDS = 600.0  # far longer than the test: only an answer that did not wait can come
+
+
+def test_healthz_and_another_user_answered_while_a_database_call_hangs(hrana, monkeypatch):
+    llm = ScriptedLLM()
+    llm.reply("answer for bob")
+    env = {"IRIS_DB_URL": fresh_hrana_url(hrana), "IRIS_DB_AUTH_TOKEN": hrana.token}
+    outcome: list[object] = []
+    try:
+        with emulator_stack(llm, monkeypatch, **env) as stack:
+            hrana.reset()
+            hrana.inject(FaultRule("hang", match=STUCK, seconds=HANG_SECONDS, times=1))
+
+            def stuck_user() -> None:
+                try:
+                    outcome.append(
+                        httpx.post(
+                            f"{stack.url}/v1/chat/completions",
+                            timeout=HANG_SECONDS,
+                            headers={"Authorization": f"Bearer {API_KEY}"},
+                            json={
+                                "model": "iris",
+                                "user": "alice",
+                                "messages": [{"role": "user", "content": f"hello {STUCK}"}],
+                            },
+                        )
+                    )
+                except httpx.HTTPError as exc:
+                    outcome.append(exc)
+
+            threading.Thread(target=stuck_user, daemon=True).start()
+            wait_until(
+                lambda: hrana.stats().get("fault_hang", 0) >= 1,
+                "alice's inbox insert to hang at the database",
+            )
+
+            health = httpx.get(f"{stack.url}/healthz", timeout=60)
+            answer = stack.client.chat.completions.create(
+                model="iris", messages=[{"role": "user", "content": "hi"}], user="bob"
+            )
+
+            assert health.status_code == 200
+            assert answer.choices[0].message.content == "answer for bob"
+            assert outcome == []  # alice's call is still stuck: nothing above waited for it
+            assert hrana.stats().get("fault_hang", 0) == 1
+            hrana.inject()
+    finally:
+        hrana.inject()
