@@ -18,7 +18,7 @@ class BrowserNavigate(BrowserTool):
         "Open a URL in your browser (runs JavaScript, keeps cookies between turns); "
         "returns the page snapshot with [eN] element refs for the other browser tools."
     )
-    brief = "a real browser: navigate, snapshot, click, type, scroll, back, press, images, console"
+    brief = "a real browser for pages needing JavaScript, forms, sign-ins"
     discoverable = True
     Args = BrowserNavigateArgs
     action = "navigate"
