@@ -13,6 +13,7 @@ from iris_testing.llm_server import ScriptedLLM
 from iris_testing.server import serve
 from iris_testing.waiting import wait_until
 from iris_testing.web_fakes import FakeSite
+from sandboxes.isolation import bwrap_path
 from tests.fakes.stack import emulator_stack
 
 pytestmark = [
@@ -65,7 +66,10 @@ def browsers_running():
 
 
 def stack_for(llm, monkeypatch, s):
-    return emulator_stack(llm, monkeypatch, IRIS_WEB_ALLOW_HOSTS=f"127.0.0.1:{s.port}")
+    walls = "bwrap" if bwrap_path() else "none"  # the suite's default is none
+    return emulator_stack(
+        llm, monkeypatch, IRIS_WEB_ALLOW_HOSTS=f"127.0.0.1:{s.port}", IRIS_SANDBOX_ISOLATION=walls
+    )
 
 
 def test_a_page_drawn_by_javascript_is_read_and_the_browser_is_gone(llm, sites, monkeypatch):
