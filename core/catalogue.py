@@ -47,6 +47,9 @@ def entries(catalogue: Sequence[Tool]) -> list[CatalogueEntry]:
             members = groups[entry.name]
             names = ", ".join(t.name.rsplit("__", 1)[-1] for t in members)
             line = f"{len(members)} tool{'s' if len(members) > 1 else ''}: {names}"
+            briefs = [t.brief for t in members if t.brief]
+            if briefs:  # a group of Iris' own says what it is for, not its members' names
+                line = briefs[0]
             if len(line) > BRIEF_CHARS:
                 line = line[: BRIEF_CHARS - 1] + "…"
             out[i] = CatalogueEntry(entry.name, line, tuple(t.name for t in members))

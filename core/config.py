@@ -220,6 +220,12 @@ class Settings(BaseModel):
     web_max_bytes: int = Field(default=5_000_000, ge=10_000)  # per fetched URL
     web_timeout: float = Field(default=20.0, gt=0, le=300)  # per fetched URL, redirects included
     web_extract_chars: int = Field(default=15_000, ge=500)  # readable text kept per URL
+    # The browser tools (docs/acting.md): Chromium in the user's sandbox, one action per run
+    browser_chromium: str = "chromium"  # the executable's name or path inside the sandbox
+    browser_action_timeout: float = Field(default=30.0, gt=0, le=300)  # per browser action
+    browser_heap_mb: int = Field(default=512, ge=64, le=8_192)  # the page's JavaScript heap
+    browser_snapshot_chars: int = Field(default=6_000, ge=500)  # one window of a snapshot
+    browser_pages_per_turn: int = Field(default=20, ge=1, le=500)  # browser actions per turn
     # Parsers of strangers' documents (docs/security.md): one child process per document
     parse_cpu_seconds: int = Field(default=20, ge=1, le=600)  # CPU time per document
     parse_wall_seconds: float = Field(default=30.0, gt=0, le=900)  # wall time per document

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from core.browser.doctor import check_browser
+
 if TYPE_CHECKING:
     from core.config import Settings
     from core.doctor import Report
@@ -19,6 +21,7 @@ def check(report: Report, settings: Settings) -> None:
     _check_vision(report, settings)
     _check_speech(report, settings)
     _check_execute_code(report, settings)
+    check_browser(report, settings)
 
 
 def _main_model_sees(settings: Settings) -> tuple[bool, str]:

@@ -54,6 +54,8 @@ class ToolContext:
     toolset: Toolset | None = None
     # A question the ``clarify`` tool asked: the turn ends with it as its answer.
     asked: Asked | None = None
+    # Browser actions run this turn (bounded by ``browser_pages_per_turn``).
+    browser_actions: int = 0
 
 
 @dataclass(frozen=True)

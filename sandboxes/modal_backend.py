@@ -61,6 +61,7 @@ BACKEND = "modal"
 USER_TAG = "iris-user"
 HANDLE_MAX_IDLE = 60.0
 BACKSTOP_NOTE = backstop_note("Modal")
+BROWSER_PACKAGES = ("chromium", "fonts-liberation")  # for the browser tools (core/browser)
 
 T = TypeVar("T")
 
@@ -385,7 +386,7 @@ class ModalSandbox:
     def _base_image(self) -> Any:
         if self._options.modal_image is not None:
             return self._options.modal_image
-        return self._modal.Image.debian_slim().apt_install("git", "curl")
+        return self._modal.Image.debian_slim().apt_install("git", "curl", *BROWSER_PACKAGES)
 
     def _ended(self, exc: BaseException) -> bool:
         """Modal says the sandbox is gone: finished, terminated, or not there any more. The

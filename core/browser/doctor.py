@@ -1,0 +1,38 @@
+"""``iris doctor``'s browser line: whether the browser tools can start Chromium where they run."""
+
+from __future__ import annotations
+
+import shutil
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from core.config import Settings
+    from core.doctor import Report
+
+
+def check_browser(report: Report, settings: Settings) -> None:
+    limits = (
+        f"{settings.browser_action_timeout:g} s per action, "
+        f"{settings.browser_pages_per_turn} actions per turn"
+    )
+    backend = settings.sandbox_backend
+    if backend == "modal":
+        report.add("ok", "browser", f"Chromium from the Modal sandbox image; {limits}")
+    elif backend == "daytona":
+        where = settings.daytona_snapshot or "Daytona's default snapshot"
+        report.add(
+            "warning",
+            "browser",
+            f"runs in the Daytona sandbox from {where}; {limits}",
+            "the browser tools need Chromium in that image (apt-get install chromium)",
+        )
+    elif shutil.which(settings.browser_chromium) and shutil.which("python3"):
+        report.add("ok", "browser", f"Chromium in the local sandbox; {limits}")
+    else:
+        report.add(
+            "warning",
+            "browser",
+            f"no {settings.browser_chromium!r} or python3 on this machine: "
+            "the browser tools will fail",
+            "apt-get install chromium (or set IRIS_BROWSER_CHROMIUM)",
+        )

@@ -1,0 +1,409 @@
+"""The browser driver: a standalone script (standard library only) that Iris copies into the
+user's workspace and runs INSIDE the user's sandbox, one browser action per run.
+
+It starts headless Chromium with the profile kept in the workspace (cookies and storage survive
+to the next action, turn and hibernation), talks the DevTools protocol over
+``--remote-debugging-pipe`` (no port is opened), reopens the page of the last action, replays the
+values typed there since it loaded, performs the action and prints one JSON object. Chromium ends
+with the run. Every request the page makes (navigation, redirect hop, subresource) is paused and
+its host resolved and checked first: only public addresses, or hosts in ``allow``; WebSockets are
+refused outright. Input: one JSON object on stdin (see ``Iris`` side: ``core.browser.session``).
+"""
+
+import base64
+import contextlib
+import ipaddress
+import json
+import os
+import queue
+import socket
+import subprocess
+import sys
+import threading
+import time
+from urllib.parse import urlsplit
+
+SNAPSHOT_JS = r"""
+(() => {
+  const out = []; let n = 0;
+  const ROLES = {A: 'link', BUTTON: 'button', SELECT: 'combobox', TEXTAREA: 'textbox',
+                 SUMMARY: 'button'};
+  const INPUT = {checkbox: 'checkbox', radio: 'radio', submit: 'button', button: 'button',
+                 reset: 'button', password: 'password', search: 'searchbox'};
+  const vis = el => { const s = getComputedStyle(el);
+    return s.display !== 'none' && s.visibility !== 'hidden' && el.getClientRects().length; };
+  const label = el => (el.getAttribute('aria-label') || (el.labels && el.labels[0] &&
+    el.labels[0].innerText) || el.innerText || el.value || el.getAttribute('placeholder') ||
+    el.getAttribute('title') || el.getAttribute('alt') || el.name || '').trim()
+    .replace(/\s+/g, ' ').slice(0, 100);
+  const walk = node => {
+    for (const el of node.children) {
+      if (!vis(el)) continue;
+      const tag = el.tagName;
+      let role = el.getAttribute('role') || ROLES[tag];
+      if (tag === 'INPUT') { if (el.type === 'hidden') continue;
+                             role = INPUT[el.type] || 'textbox'; }
+      if (tag === 'A' && !el.hasAttribute('href')) role = null;
+      if (role && (ROLES[tag] || tag === 'INPUT' || el.onclick || el.tabIndex >= 0)) {
+        const ref = 'e' + (++n); el.setAttribute('data-iris-ref', ref);
+        let line = `[${ref}] ${role} "${label(el)}"`;
+        if (tag === 'INPUT' && role !== 'password' && el.value && !INPUT[el.type])
+          line += ` value="${el.value.slice(0, 60)}"`;
+        if (el.checked) line += ' checked';
+        if (tag === 'A') line += ` -> ${el.getAttribute('href').slice(0, 120)}`;
+        out.push(line); continue;
+      }
+      if (/^H[1-6]$/.test(tag)) { out.push(`heading "${label(el)}"`); continue; }
+      if (tag === 'IMG') { out.push(`img "${label(el)}"`); continue; }
+      const own = [...el.childNodes].filter(c => c.nodeType === 3)
+        .map(c => c.textContent.trim()).join(' ').replace(/\s+/g, ' ').trim();
+      if (own && !['SCRIPT', 'STYLE', 'NOSCRIPT'].includes(tag)) out.push('text: ' + own);
+      walk(el);
+    }
+  };
+  if (document.body) walk(document.body);
+  return JSON.stringify({title: document.title, lines: out});
+})()
+"""
+METADATA = {"169.254.169.254", "169.254.170.2", "100.100.100.200", "fd00:ec2::254"}
+BAD_SUFFIXES = (".localhost", ".internal", ".local")
+DEBIAN_BINARY = "/usr/lib/chromium/chromium"
+LOCAL_SCHEMES = {"data", "blob", "about"}
+
+
+class Refused(Exception):
+    pass
+
+
+def check_url(url, allow, resolve=socket.getaddrinfo):
+    """Raise ``Refused`` unless ``url`` may be requested."""
+    parts = urlsplit(url)
+    if parts.scheme in LOCAL_SCHEMES:
+        return
+    if parts.scheme not in ("http", "https"):
+        raise Refused(f"the scheme {parts.scheme!r} is not allowed")
+    if parts.username or parts.password:
+        raise Refused("URLs with a user name or password are not allowed")
+    host = (parts.hostname or "").rstrip(".").lower()
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    if host in allow or f"{host}:{port}" in allow:
+        return
+    if not host or host == "localhost" or host.endswith(BAD_SUFFIXES):
+        raise Refused(f"{host or 'an empty host'} is a local name")
+    try:
+        infos = resolve(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        raise Refused(f"{host} does not resolve ({exc})") from None
+    for info in infos:
+        addr = ipaddress.ip_address(info[4][0].split("%")[0])
+        mapped = getattr(addr, "ipv4_mapped", None) or addr
+        if str(mapped) in METADATA or not mapped.is_global:
+            raise Refused(f"{host} resolves to {mapped}, which is not a public address")
+
+
+def chromium(named):
+    """Debian's ``chromium`` is a shell wrapper that reads /etc/chromium.d, which a sandbox
+    need not have; its real binary needs nothing of /etc."""
+    if named == "chromium" and os.access(DEBIAN_BINARY, os.X_OK):
+        return DEBIAN_BINARY
+    return named
+
+
+class Browser:
+    def __init__(self, cmd):
+        self.cmd = cmd
+        self.deadline = time.monotonic() + cmd["timeout"]
+        self.events = queue.Queue()
+        self.replies = {}
+        self.next_id = 0
+        self.refused, self.console = [], []
+        self.inflight = set()
+        self.loaded = False
+        to_child, self.write_end = os.pipe()
+        self.read_end, from_child = os.pipe()
+        os.set_inheritable(to_child, True)
+        os.set_inheritable(from_child, True)
+        argv = [
+            chromium(cmd["chromium"]),
+            "--headless=new",
+            "--no-sandbox",
+            "--remote-debugging-pipe",
+            f"--user-data-dir={cmd['profile']}",
+            "--no-first-run",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-extensions",
+            "--mute-audio",
+            "--disable-background-networking",
+            "--disable-sync",
+            "--no-default-browser-check",
+            f"--js-flags=--max-old-space-size={cmd.get('heap_mb', 512)}",
+            "--window-size=1280,900",
+            "about:blank",
+        ]
+
+        def fds():
+            os.dup2(to_child, 3)
+            os.dup2(from_child, 4)
+
+        self.proc = subprocess.Popen(
+            argv,
+            preexec_fn=fds,
+            close_fds=False,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        os.close(to_child)
+        os.close(from_child)
+        threading.Thread(target=self._read, daemon=True).start()
+        target = next(
+            t for t in self.call("Target.getTargets")["targetInfos"] if t["type"] == "page"
+        )
+        self.session = self.call(
+            "Target.attachToTarget", targetId=target["targetId"], flatten=True
+        )["sessionId"]
+        for method in ("Page.enable", "Runtime.enable", "Network.enable"):
+            self.call(method, session=True)
+        self.call("Network.setBlockedURLs", session=True, urls=["ws://*", "wss://*"])
+        self.call("Fetch.enable", session=True, patterns=[{"urlPattern": "*"}])
+
+    def _read(self):
+        buf = b""
+        while True:
+            chunk = os.read(self.read_end, 65536)
+            if not chunk:
+                self.events.put(None)
+                return
+            buf += chunk
+            while b"\0" in buf:
+                raw, buf = buf.split(b"\0", 1)
+                self.events.put(json.loads(raw))
+
+    def call(self, method, session=False, **params):
+        self.next_id += 1
+        msg = {"id": self.next_id, "method": method, "params": params}
+        if session:
+            msg["sessionId"] = self.session
+        os.write(self.write_end, json.dumps(msg).encode() + b"\0")
+        wanted = self.next_id
+        while wanted not in self.replies:
+            self.pump()
+        reply = self.replies.pop(wanted)
+        if "error" in reply:
+            raise RuntimeError(f"{method}: {reply['error'].get('message')}")
+        return reply.get("result", {})
+
+    def pump(self, wait=None):
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the browser action ran out of time")
+        try:
+            msg = self.events.get(timeout=min(left, wait if wait is not None else left))
+        except queue.Empty:
+            return
+        if msg is None:
+            raise RuntimeError("the browser ended unexpectedly")
+        if "id" in msg:
+            self.replies[msg["id"]] = msg
+        else:
+            self.on_event(msg["method"], msg.get("params", {}))
+
+    def on_event(self, method, p):
+        if method == "Fetch.requestPaused":
+            url = p["request"]["url"]
+            try:
+                check_url(url, self.cmd["allow"])
+            except Refused as exc:
+                self.refused.append(f"{url[:200]}: {exc}")
+                self.send_async(
+                    "Fetch.failRequest", requestId=p["requestId"], errorReason="BlockedByClient"
+                )
+                return
+            self.send_async("Fetch.continueRequest", requestId=p["requestId"])
+        elif method == "Network.requestWillBeSent":
+            self.inflight.add(p["requestId"])
+        elif method in ("Network.loadingFinished", "Network.loadingFailed"):
+            self.inflight.discard(p["requestId"])
+        elif method == "Page.loadEventFired":
+            self.loaded = True
+        elif method == "Runtime.consoleAPICalled":
+            text = " ".join(str(a.get("value", a.get("description", ""))) for a in p["args"])
+            self.console.append(f"{p['type']}: {text[:300]}")
+        elif method == "Runtime.exceptionThrown":
+            d = p["exceptionDetails"]
+            text = d.get("exception", {}).get("description", d["text"])
+            self.console.append(f"exception: {text[:300]}")
+
+    def send_async(self, method, **params):
+        self.next_id += 1
+        msg = {"id": self.next_id, "method": method, "params": params, "sessionId": self.session}
+        os.write(self.write_end, json.dumps(msg).encode() + b"\0")
+
+    def settle(self, quiet=0.4, cap=10.0):
+        """Wait for the load event and then until no request has been in flight for ``quiet``."""
+        end = min(self.deadline, time.monotonic() + cap)
+        calm_since = None
+        while time.monotonic() < end:
+            self.pump(wait=0.05)
+            if self.loaded and not self.inflight:
+                calm_since = calm_since or time.monotonic()
+                if time.monotonic() - calm_since >= quiet:
+                    return
+            else:
+                calm_since = None
+
+    def goto(self, url):
+        self.loaded = False
+        result = self.call("Page.navigate", session=True, url=url)
+        if result.get("errorText"):
+            self.settle(quiet=0.1, cap=1.0)
+            raise Refused(f"{url} could not be opened ({result['errorText']})")
+        self.settle()
+
+    def js(self, expression):
+        r = self.call(
+            "Runtime.evaluate",
+            session=True,
+            expression=expression,
+            returnByValue=True,
+            awaitPromise=True,
+        )
+        if "exceptionDetails" in r:
+            raise RuntimeError(r["exceptionDetails"].get("text", "script error"))
+        return r["result"].get("value")
+
+    def url(self):
+        return self.js("location.href")
+
+    def close(self):
+        with contextlib.suppress(Exception):
+            self.call("Browser.close")
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def find(b, ref):
+    ok = b.js(f"!!document.querySelector('[data-iris-ref=\"{ref}\"]')")
+    if not ok:
+        raise Refused(f"no element {ref} on this page; take a new snapshot")
+    return f"document.querySelector('[data-iris-ref=\"{ref}\"]')"
+
+
+def fill(b, ref, text, allow_password):
+    el = find(b, ref)
+    kind = b.js(f"{el}.type || ''")
+    if kind == "password" and not allow_password:
+        raise Refused("typing into a password field needs the value from the user in this turn")
+    b.js(
+        f"(() => {{ const e = {el}; e.focus(); e.value = {json.dumps(text)};"
+        " e.dispatchEvent(new Event('input', {bubbles: true}));"
+        " e.dispatchEvent(new Event('change', {bubbles: true})); })()"
+    )
+
+
+def after_action(b, state, before):
+    b.settle()
+    now = b.url()
+    if now != before:
+        state["history"].append(before)
+        state["fills"] = []
+    state["url"] = now
+
+
+def act(b, cmd, state):
+    action, a = cmd["action"], cmd.get("args", {})
+    if action == "navigate":
+        check_url(a["url"], cmd["allow"])
+        if state.get("url"):
+            state["history"].append(state["url"])
+        state["fills"] = []
+        b.goto(a["url"])
+        state["url"] = b.url()
+        return
+    if not state.get("url"):
+        raise Refused("no page is open; call browser_navigate first")
+    if action == "back":
+        if not state["history"]:
+            raise Refused("there is no earlier page")
+        state["url"], state["fills"] = state["history"].pop(), []
+        b.goto(state["url"])
+        return
+    b.goto(state["url"])
+    b.js(SNAPSHOT_JS)
+    for ref, text in state["fills"]:
+        with contextlib.suppress(Refused):
+            fill(b, ref, text, True)
+    before = b.url()
+    if action == "click":
+        b.js(f"{find(b, a['ref'])}.click()")
+        after_action(b, state, before)
+    elif action == "type":
+        fill(b, a["ref"], a["text"], a.get("allow_password", False))
+        state["fills"].append([a["ref"], a["text"]])
+        if a.get("submit"):
+            el = find(b, a["ref"])
+            b.js(f"(() => {{ const e = {el}; if (e.form) e.form.requestSubmit(); }})()")
+            after_action(b, state, before)
+    elif action == "scroll":
+        dy = 800 if a.get("direction", "down") == "down" else -800
+        b.js(f"window.scrollBy(0, {dy})")
+        b.settle(quiet=0.3, cap=3.0)
+    elif action == "press":
+        if a.get("ref"):
+            b.js(f"{find(b, a['ref'])}.focus()")
+        for kind in ("keyDown", "keyUp"):
+            b.call(
+                "Input.dispatchKeyEvent",
+                session=True,
+                type=kind,
+                key=a["key"],
+                code=a["key"],
+                windowsVirtualKeyCode=13 if a["key"] == "Enter" else 0,
+                text="\r" if a["key"] == "Enter" and kind == "keyDown" else "",
+            )
+        after_action(b, state, before)
+
+
+def main():
+    cmd = json.loads(sys.stdin.read())
+    state_path = cmd["state"]
+    try:
+        with open(state_path) as f:
+            state = json.load(f)
+    except (OSError, ValueError):
+        state = {"url": None, "history": [], "fills": []}
+    out = {"ok": True}
+    b = None
+    try:
+        b = Browser(cmd)
+        act(b, cmd, state)
+        if state.get("url"):
+            info = json.loads(b.js(SNAPSHOT_JS))
+            out.update(url=b.url(), title=info["title"], lines=info["lines"])
+            if cmd["action"] == "images":
+                out["images"] = b.js(
+                    "[...document.images].slice(0, 50).map(i => "
+                    "[i.currentSrc || i.src, i.alt || ''])"
+                )
+            if cmd["action"] == "screenshot":
+                shot = b.call("Page.captureScreenshot", session=True, format="png")
+                with open(cmd["screenshot"], "wb") as f:
+                    f.write(base64.b64decode(shot["data"]))
+    except (Refused, TimeoutError, RuntimeError) as exc:
+        out = {"ok": False, "error": str(exc)}
+    finally:
+        if b is not None:
+            out["refused"] = b.refused
+            out["console"] = b.console[-50:]
+            b.close()
+    state["history"] = state["history"][-20:]
+    with open(state_path, "w") as f:
+        json.dump(state, f)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

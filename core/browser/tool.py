@@ -1,0 +1,32 @@
+"""What every browser tool shares: a catalogue group, untrusted output, a per-turn budget."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from core.browser.session import page_view, run_action
+from core.errors import ToolRetry
+from core.toolkit import Tool, ToolContext
+
+
+class BrowserTool(Tool):
+    """One browser action; subclasses name it and shape its arguments."""
+
+    discoverable = False
+    deferred = True
+    group = "browser"
+    untrusted_output = True
+    action: ClassVar[str]
+
+    async def act(self, ctx: ToolContext, args: dict[str, Any], page: int = 1) -> str:
+        if ctx.browser_actions >= ctx.settings.browser_pages_per_turn:
+            raise ToolRetry(
+                f"this turn has used its {ctx.settings.browser_pages_per_turn} "
+                "browser actions; answer with what you have"
+            )
+        ctx.browser_actions += 1
+        answer = await run_action(ctx, self.action, args)
+        return self.render(ctx, answer, page)
+
+    def render(self, ctx: ToolContext, answer: dict[str, Any], page: int) -> str:
+        return page_view(answer, ctx.settings.browser_snapshot_chars, page)

@@ -1,0 +1,102 @@
+"""A web site for the browser tools' tests, served on loopback: a page drawn by JavaScript, a
+form, a sign-in that sets a cookie, redirects and subresources toward other addresses, and a
+page that does not answer until the test lets it. ``hits`` records (path, cookie header)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import FastAPI, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+JS_PAGE = """<!doctype html><html><head><title>Tide tables</title></head><body>
+<h1>Tide tables</h1><div id="out">Loading…</div>
+<script>
+fetch('/data.json').then(r => r.json()).then(d => {
+  document.getElementById('out').textContent = 'High water at ' + d.high;
+  console.log('tides drawn');
+});
+</script></body></html>"""
+
+FORM_PAGE = """<!doctype html><html><head><title>Greeter</title></head><body>
+<form action="/hello" method="get">
+<label for="n">Your name</label><input id="n" name="name">
+<button type="submit">Greet me</button></form></body></html>"""
+
+LOGIN_PAGE = """<!doctype html><html><head><title>Sign in</title></head><body>
+<form action="/login" method="post">
+<input name="user" aria-label="User name"><input type="password" name="pw" aria-label="Password">
+<button type="submit">Sign in</button></form></body></html>"""
+
+
+@dataclass
+class BrowserSite:
+    """``elsewhere`` is the address of a page the site links to as a subresource and redirect
+    target (a host the browser must refuse)."""
+
+    elsewhere: str = "http://169.254.169.254/latest/meta-data/"
+    hits: list[tuple[str, str]] = field(default_factory=list)
+    released: threading.Event = field(default_factory=threading.Event)
+    app: FastAPI = field(init=False)
+
+    def __post_init__(self) -> None:
+        app = FastAPI()
+
+        @app.middleware("http")
+        async def record(request: Request, call_next: Any) -> Any:
+            self.hits.append((request.url.path, request.headers.get("cookie", "")))
+            return await call_next(request)
+
+        @app.get("/js")
+        async def js() -> Response:
+            return HTMLResponse(JS_PAGE)
+
+        @app.get("/data.json")
+        async def data() -> dict[str, str]:
+            return {"high": "07:12 at Wash Point"}
+
+        @app.get("/form")
+        async def form() -> Response:
+            return HTMLResponse(FORM_PAGE)
+
+        @app.get("/hello")
+        async def hello(name: str = "") -> Response:
+            return HTMLResponse(f"<title>Hello</title><p>Good morning, {name[:50]}!</p>")
+
+        @app.get("/signin")
+        async def signin() -> Response:
+            return HTMLResponse(LOGIN_PAGE)
+
+        @app.post("/login")
+        async def login(user: str = Form(...), pw: str = Form(...)) -> Response:
+            answer = RedirectResponse("/account", status_code=303)
+            if pw == "hunter2":
+                answer.set_cookie("session", f"user-{user[:20]}", max_age=3600)
+            return answer
+
+        @app.get("/account")
+        async def account(request: Request) -> Response:
+            who = request.cookies.get("session", "")
+            text = f"Signed in as {who[5:]}" if who.startswith("user-") else "Not signed in"
+            return HTMLResponse(f"<title>Account</title><p>{text}</p>")
+
+        @app.get("/bounce")
+        async def bounce() -> Response:
+            return RedirectResponse(self.elsewhere, status_code=302)
+
+        @app.get("/embeds")
+        async def embeds() -> Response:
+            return HTMLResponse(
+                f"<title>Embeds</title><p>Pictures</p>"
+                f'<img src="{self.elsewhere}pixel.png" alt="pixel">'
+            )
+
+        @app.get("/slow")
+        async def slow() -> Response:
+            await asyncio.to_thread(self.released.wait)
+            return HTMLResponse("<title>Slow</title><p>finally</p>")
+
+        self.app = app

@@ -1,0 +1,25 @@
+"""``iris doctor``'s browser line."""
+
+from core.browser.doctor import check_browser
+from core.config import Settings
+from core.doctor import Report
+
+
+def line(settings: Settings):
+    report = Report()
+    check_browser(report, settings)
+    (finding,) = report.findings
+    return finding
+
+
+def test_a_local_chromium_is_found_or_missed(tmp_path):
+    found = line(Settings(home=tmp_path, browser_chromium="sh"))
+    assert found.level == "ok" and "local sandbox" in found.message
+    missing = line(Settings(home=tmp_path, browser_chromium="no-such-browser-here"))
+    assert missing.level == "warning" and "'no-such-browser-here'" in missing.message
+
+
+def test_remote_backends_say_where_chromium_comes_from(tmp_path):
+    assert "Modal sandbox image" in line(Settings(home=tmp_path, sandbox_backend="modal")).message
+    daytona = line(Settings(home=tmp_path, sandbox_backend="daytona"))
+    assert daytona.level == "warning" and "need Chromium" in daytona.fix
