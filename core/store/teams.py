@@ -140,6 +140,13 @@ class Teams:
             self.db.execute(
                 "DELETE FROM team_members WHERE team_id = ? AND user_id = ?", (team_id, user_id)
             )
+            # Their open sessions' frozen prompts hold the team's notes: thawed, so the next
+            # turn builds a prompt without them.
+            self.db.execute(
+                "UPDATE sessions SET system_prompt = NULL WHERE user_id = ?"
+                " AND system_prompt IS NOT NULL",
+                (user_id,),
+            )
             action = "leave" if actor == user_id else "remove"
             self.audit_write(team_id, actor, action, user_id)
 
