@@ -38,10 +38,9 @@ class MemoryArgs(BaseModel):
     )
     target: Target | Literal["team"] = Field(
         default="memory",
-        description="user: who the user is; memory: your notes; team: a note shared with "
-        "the user's team (add only).",
+        description="user: who the user is; memory: your notes; team: shared (add only).",
     )
-    team: str | None = Field(default=None, description="Team name (target team).")
+    team: str | None = Field(default=None, description="Team name, if several.")
     content: str | None = Field(
         default=None, description="One self-contained fact (add, replace)."
     )
