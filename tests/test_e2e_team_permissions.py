@@ -28,7 +28,10 @@ def stack(monkeypatch):
 
     llm.handler = handler
     with emulator_stack(
-        llm, monkeypatch, IRIS_SESSION_TITLES="false", IRIS_MEMORY_REVIEW_EVERY="0",
+        llm,
+        monkeypatch,
+        IRIS_SESSION_TITLES="false",
+        IRIS_MEMORY_REVIEW_EVERY="0",
         IRIS_MEMORY_REVIEW_AT_SESSION_END="false",
     ) as running:
         yield running.client, running.runtime, prompts
@@ -36,7 +39,8 @@ def stack(monkeypatch):
 
 def say(client, who: str, text: str) -> str:
     answer = client.chat.completions.create(
-        model="iris", messages=[{"role": "user", "content": text}], user=who)
+        model="iris", messages=[{"role": "user", "content": text}], user=who
+    )
     return answer.choices[0].message.content
 
 
@@ -57,8 +61,13 @@ def test_permission_matrix(stack):
         cells: dict[str, object] = {}
         cells["read"] = SHARED in say(client, role, "/team notes eng")
         wrote = say(client, role, f"/remember team eng: {role} wrote this.")
-        cells["write"] = ("live" if "saved to eng" in wrote
-                          else "held" if "held for a eng admin" in wrote else "refused")
+        cells["write"] = (
+            "live"
+            if "saved to eng" in wrote
+            else "held"
+            if "held for a eng admin" in wrote
+            else "refused"
+        )
         pending = rt.store.team_notes.propose(owner, team.id, f"for {role} to approve", "test")
         approved = say(client, role, f"/team approve eng {pending.id}")
         cells["approve"] = "is now one of eng's notes" in approved
@@ -71,8 +80,13 @@ def test_permission_matrix(stack):
         actual[role] = cells
 
     def row(read: bool, write: str, approve: bool) -> dict[str, object]:
-        return {"read": read, "write": write, "approve": approve, "in prompt": read,
-                "sees private": False}
+        return {
+            "read": read,
+            "write": write,
+            "approve": approve,
+            "in prompt": read,
+            "sees private": False,
+        }
 
     assert actual == {
         "owner": row(True, "live", True),

@@ -41,7 +41,10 @@ def stack(script, monkeypatch):
     llm = ScriptedLLM()
     llm.handler = script
     with emulator_stack(
-        llm, monkeypatch, IRIS_SESSION_TITLES="false", IRIS_MEMORY_REVIEW_EVERY="0",
+        llm,
+        monkeypatch,
+        IRIS_SESSION_TITLES="false",
+        IRIS_MEMORY_REVIEW_EVERY="0",
         IRIS_MEMORY_REVIEW_AT_SESSION_END="false",
     ) as running:
         yield running.client, running.runtime
@@ -49,7 +52,8 @@ def stack(script, monkeypatch):
 
 def say(client, who: str, text: str) -> str:
     answer = client.chat.completions.create(
-        model="iris", messages=[{"role": "user", "content": text}], user=who)
+        model="iris", messages=[{"role": "user", "content": text}], user=who
+    )
     return answer.choices[0].message.content
 
 
@@ -68,10 +72,12 @@ def test_a_members_note_is_approved_shared_and_lost_on_leaving(stack, script):
     refused = say(client, "carol", "/team add eng http:dan")
     assert refused.startswith("Nothing changed") and "needs a team admin" in refused
 
-    script.turns.extend([
-        ToolCalls((ToolCall("memory", {"action": "add", "target": "team", "content": FACT}),)),
-        "Noted for the team.",
-    ])
+    script.turns.extend(
+        [
+            ToolCalls((ToolCall("memory", {"action": "add", "target": "team", "content": FACT}),)),
+            "Noted for the team.",
+        ]
+    )
     assert say(client, "ada", "Tell the team: staging DB is on 6543") == "Noted for the team."
     store = rt.store
     ada = store.users.resolve("http:ada")
@@ -84,7 +90,8 @@ def test_a_members_note_is_approved_shared_and_lost_on_leaving(stack, script):
     assert "needs a team admin" in say(client, "carol", f"/team approve eng {held.id}")
     assert FACT not in say(client, "carol", "/team notes eng")
     assert f"Note {held.id} is now one of eng's notes" in say(
-        client, "bob", f"/team approve eng {held.id}")
+        client, "bob", f"/team approve eng {held.id}"
+    )
 
     assert say(client, "carol", "/new") == "Started a new session."
     assert f"- [http:ada] {FACT}" in prompt_of(client, script, "carol")

@@ -20,8 +20,18 @@ def dispatch(ctx: CommandContext, words: list[str]) -> str:
     if not words:
         return manage.listing(store, me)
     verb, rest = words[0].lower(), words[1:]
-    arity = {"create": 1, "add": 2, "remove": 2, "leave": 1, "role": 3, "notes": 1,
-             "pending": 1, "approve": 2, "reject": 2, "audit": 1}
+    arity = {
+        "create": 1,
+        "add": 2,
+        "remove": 2,
+        "leave": 1,
+        "role": 3,
+        "notes": 1,
+        "pending": 1,
+        "approve": 2,
+        "reject": 2,
+        "audit": 1,
+    }
     if verb not in arity or len(rest) < arity[verb]:
         return USAGE
     if verb == "create":
@@ -43,8 +53,11 @@ def dispatch(ctx: CommandContext, words: list[str]) -> str:
     return manage.audit(store, me, rest[0])
 
 
-@command("team", "teams: /team (yours), /team create NAME, /team add TEAM ACCOUNT, /team leave "
-         "TEAM, /team notes TEAM, /team approve TEAM NOTE …")
+@command(
+    "team",
+    "teams: /team (yours), /team create NAME, /team add TEAM ACCOUNT, /team leave "
+    "TEAM, /team notes TEAM, /team approve TEAM NOTE …",
+)
 async def team(ctx: CommandContext, args: str) -> CommandResult:
     try:
         return CommandResult(reply=dispatch(ctx, args.split()))

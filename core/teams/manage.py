@@ -102,8 +102,11 @@ def decide(store: Store, actor: str, team: str, note_id: str, approve: bool) -> 
 def audit(store: Store, actor: str, team: str, limit: int = 30) -> str:
     found = store.teams.find(actor, team)
     rows = store.teams.audit(actor, found.id, limit)
-    lines = [f"{datetime.fromtimestamp(a.at, UTC):%Y-%m-%d %H:%M} {label(store, a.actor)} "
-             f"{a.action} {a.detail}" for a in rows]
+    lines = [
+        f"{datetime.fromtimestamp(a.at, UTC):%Y-%m-%d %H:%M} {label(store, a.actor)} "
+        f"{a.action} {a.detail}"
+        for a in rows
+    ]
     return "\n".join([f"Audit log of {found.name} (newest first):", *lines])
 
 

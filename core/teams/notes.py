@@ -37,8 +37,9 @@ def check_note(content: str) -> str:
     if not text:
         raise NoteRefused("the note is empty")
     if len(text) > NOTE_LIMIT:  # before the scan: nothing unbounded is scanned
-        raise NoteRefused(f"the note is {len(text):,} characters; a team note holds at most "
-                          f"{NOTE_LIMIT:,}")
+        raise NoteRefused(
+            f"the note is {len(text):,} characters; a team note holds at most {NOTE_LIMIT:,}"
+        )
     findings = default_scan(text)
     if findings:
         raise NoteRefused(f"the note was refused by the safety scanner: {describe(findings)}")
@@ -57,8 +58,9 @@ def overflow(live: list[TeamNote], incoming: int, limit: int = NOTES_LIMIT) -> l
     return out
 
 
-def write_note(store: Store, actor: str, team_id: str, content: str, *,
-               tainted_by: str | None = None) -> NoteWritten:
+def write_note(
+    store: Store, actor: str, team_id: str, content: str, *, tainted_by: str | None = None
+) -> NoteWritten:
     """``actor``'s note to the team: live, or held with the reason. Non-members raise
     ``NotAMember`` from the store; flagged text raises ``NoteRefused``; nothing changes then."""
     text = check_note(content)
@@ -98,5 +100,7 @@ def pick_team(store: Store, user_id: str, name: str | None) -> str:
 def written(result: NoteWritten, team_name: str) -> str:
     if result.held_because is None:
         return f"Team note saved to {team_name}; members see it from their next session."
-    return (f"Team note {result.note.id} held for a {team_name} admin's approval "
-            f"({result.held_because}).")
+    return (
+        f"Team note {result.note.id} held for a {team_name} admin's approval "
+        f"({result.held_because})."
+    )

@@ -9,7 +9,9 @@ import click
 from local_dev.clikit import friendly, opened, resolve_user
 
 AS_OPTION = click.option(
-    "--as", "actor", default=None,
+    "--as",
+    "actor",
+    default=None,
     help="Act as this account or user id (default: your local http account).",
 )
 
