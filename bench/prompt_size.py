@@ -6,7 +6,8 @@ Runs the real path: the emulator over HTTP → the turn → litellm → a script
 server on loopback, which records the request body. Every tool is available (a fake SearXNG
 turns web_search on, a vision model vision_analyze). One user has no skills of their own; the
 other has 200 installed (the 113 of bench/data/skills/library, the rest generated), plus the
-bundled ones for both. Counts
+bundled ones for both; then that user again, in a new session, as a member of a team whose notes
+block is full (docs/teams.md). Counts
 are cl100k_base (tiktoken): the system message's text, the tool list as JSON (what litellm
 sends), and their sum; then the largest tool schemas, and the tools sent.
 """
@@ -60,6 +61,21 @@ def install_skills(runtime, account: str, count: int) -> int:  # type: ignore[no
     return len(library.entries(user))
 
 
+def fill_team_notes(runtime, account: str) -> int:  # type: ignore[no-untyped-def]
+    """Make ``account`` a member of a team whose notes block is full (docs/teams.md)."""
+    from core.teams.notes import NOTE_LIMIT, NOTES_LIMIT, write_note
+
+    store = runtime.store
+    lead = store.users.for_account("http:team-lead")
+    team = store.teams.create(lead, "bench-team")
+    store.teams.add(lead, team.id, store.users.for_account(account))
+    note = ("Deploys go out on Tuesdays after the 10:00 stand-up; the staging database is on "
+            "port 6543 and the on-call rota lives in the ops wiki under Rotations. ")
+    for i in range(NOTES_LIMIT // len(note) + 1):
+        write_note(store, lead, team.id, f"{i}. {note}"[:NOTE_LIMIT])
+    return sum(len(n.content) for n in store.team_notes.live(lead, team.id))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--top", type=int, default=8, help="largest tool schemas to list")
@@ -92,7 +108,17 @@ def main() -> None:
         rows = []
         loaded: tuple[int, int] | None = None
         with serve(emulator.app(tick_seconds=3600)) as iris:
-            for user, label in (("plain", "0 skills"), ("skilled", f"{installed} skills")):
+            runs = [("plain", "0 skills"), ("skilled", f"{installed} skills"),
+                    ("teamed", "team notes")]
+            for user, label in runs:
+                if user == "teamed":  # the 200-skill user, new session, in a full team
+                    chars = fill_team_notes(emulator.runtime, "http:skilled")
+                    user, label = "skilled", f"{installed} skills + {chars:,}-char team notes"
+                    llm.reply("ok")
+                    httpx.post(f"{iris.url}/v1/chat/completions", timeout=120,
+                               headers={"Authorization": "Bearer bench-key"},
+                               json={"model": "iris", "user": user, "messages": [
+                                   {"role": "user", "content": "/new"}]}).raise_for_status()
                 llm.reply("ok")
                 httpx.post(f"{iris.url}/v1/chat/completions", timeout=120,
                            headers={"Authorization": "Bearer bench-key"},

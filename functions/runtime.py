@@ -40,8 +40,9 @@ def default_sections() -> list[PromptSection]:
     from core.memory.snapshot import memory_section
     from core.persona import persona_section
     from core.skills.index import skills_section
+    from core.teams.prompt import team_notes_section
 
-    return [base_section, persona_section, memory_section, skills_section]
+    return [base_section, persona_section, memory_section, team_notes_section, skills_section]
 
 
 def default_after_turn() -> list[AfterTurn]:

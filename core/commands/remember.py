@@ -3,6 +3,8 @@ write path (bounded, scanned, compare-and-set; held while the session holds untr
 
 from __future__ import annotations
 
+import re
+
 from core.commands import CommandContext, CommandResult, command
 from core.confirm import hold_memory, session_sources
 from core.memory.book import Limits, MemoryBook, MemoryBusy
@@ -14,6 +16,7 @@ REMEMBER_USAGE = ("Usage: /remember TEXT (a fact about you, kept in your profile
 FORGET_USAGE = ("Usage: /forget TEXT (the entry containing it) or /forget N (entry N as "
                 "numbered by /memory). Forgotten entries go to the archive: /memory archive.")
 NOTE_PREFIX = "memory:"
+TEAM_RE = re.compile(r"^team(?:\s+(?P<name>[A-Za-z0-9][\w-]{0,39}))?\s*:", re.I)
 
 
 def numbered(stores: dict[Target, list[MemoryEntry]]) -> list[tuple[int, MemoryEntry]]:
@@ -49,10 +52,30 @@ def _write(ctx: CommandContext, operations: list[MemoryOperation]) -> str:
     return f"{summary(result)} Iris sees it from the next session (/new)."
 
 
+def _team_note(ctx: CommandContext, name: str | None, text: str) -> str:
+    """``/remember team[ NAME]: TEXT``: a note to the team, held for an admin unless the writer
+    is one and this session read no untrusted content."""
+    from core.errors import IrisUsageError
+    from core.teams.notes import pick_team, write_note, written
+
+    if not text.strip():
+        return "Usage: /remember team: TEXT (or /remember team NAME: TEXT when in several teams)"
+    sources = session_sources(ctx.store, ctx.user_id, ctx.session.id)
+    try:
+        team_id = pick_team(ctx.store, ctx.user_id, name)
+        result = write_note(ctx.store, ctx.user_id, team_id, text,
+                            tainted_by=", ".join(sorted(sources)) or None)
+        return written(result, ctx.store.teams.find(ctx.user_id, team_id).name)
+    except IrisUsageError as exc:
+        return f"Nothing changed: {exc}"
+
+
 @command("remember", "keep a fact about you: /remember TEXT; a note for Iris: "
          "/remember memory: TEXT")
 async def remember(ctx: CommandContext, args: str) -> CommandResult:
     text = args.strip()
+    if team_note := TEAM_RE.match(text):
+        return CommandResult(reply=_team_note(ctx, team_note["name"], text[team_note.end():]))
     target: Target = "user"
     if text.lower().startswith(NOTE_PREFIX):
         text, target = text[len(NOTE_PREFIX):].strip(), "memory"

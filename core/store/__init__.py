@@ -38,6 +38,8 @@ from core.store.sessions import Messages, Sessions
 from core.store.skill_quarantine import SkillQuarantine
 from core.store.skill_vectors import SkillVectors
 from core.store.skills import SkillCatalog
+from core.store.team_notes import TeamNotes
+from core.store.teams import Teams
 from core.store.todos import SessionTodos
 from core.store.transcripts import Transcripts
 from core.store.usage import UsageLog
@@ -92,6 +94,8 @@ class Store:
         self.webhooks = UserWebhooks(db)
         self.dashboard = DashboardAccess(db)
         self.kept_attachments = KeptAttachments(db)
+        self.teams = Teams(db)
+        self.team_notes = TeamNotes(db, self.teams)
         self._objects_args = (objects_url, s3_endpoint_url, s3_region, s3_timeout, s3_checksums)
         self._objects: ObjectStore | None = None
 

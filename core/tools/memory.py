@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from core.confirm import hold_memory_write
-from core.errors import ToolRetry
+from core.errors import IrisUsageError, ToolRetry
 from core.llm import ToolSpec
 from core.memory.book import Limits, MemoryBook, MemoryBusy
 from core.memory.models import TARGETS, MemoryOperation, Target, summary
@@ -36,10 +36,11 @@ class MemoryArgs(BaseModel):
     action: Literal["add", "replace", "remove"] | None = Field(
         default=None, description="Or use operations."
     )
-    target: Target = Field(
+    target: Target | Literal["team"] = Field(
         default="memory",
-        description="user: who the user is; memory: your notes.",
+        description="user: who the user is; memory: your notes; team: shared (add only).",
     )
+    team: str | None = Field(default=None, description="Team name, if several.")
     content: str | None = Field(
         default=None, description="One self-contained fact (add, replace)."
     )
@@ -64,12 +65,14 @@ class MemoryArgs(BaseModel):
         if self.action is None:
             raise ValueError("give an 'action' (add, replace, remove) or a list of 'operations'")
         _check(self.action, self.content, self.old_text)
+        if self.target == "team" and self.action != "add":
+            raise ValueError("team notes can only be added; an admin edits the team's notes")
         return self
 
     def to_operations(self) -> list[MemoryOperation]:
         if self.operations is not None:
             return list(self.operations)
-        assert self.action is not None
+        assert self.action is not None and self.target != "team"
         return [
             MemoryOperation(
                 action=self.action, target=self.target, content=self.content,
@@ -113,6 +116,19 @@ def write_memory(
     return summary(result)
 
 
+def write_team_note(ctx: ToolContext, content: str, team: str | None) -> str:
+    """A note to the user's team: refused, held for an admin, or live (``core.teams.notes``)."""
+    from core.teams.notes import pick_team, write_note, written
+
+    try:
+        team_id = pick_team(ctx.store, ctx.user_id, team)
+        tainted = ", ".join(sorted(ctx.tainted_by)) or None
+        result = write_note(ctx.store, ctx.user_id, team_id, content, tainted_by=tainted)
+    except IrisUsageError as exc:
+        raise ToolRetry(str(exc)) from None
+    return written(result, ctx.store.teams.find(ctx.user_id, team_id).name)
+
+
 class Memory(Tool):
     name = "memory"
     description = (
@@ -128,8 +144,9 @@ class Memory(Tool):
         one = {
             "action": {"type": "string", "enum": ["add", "replace", "remove"],
                        "description": fields["action"].description},
-            "target": {"type": "string", "enum": list(TARGETS), "default": "memory",
+            "target": {"type": "string", "enum": [*TARGETS, "team"], "default": "memory",
                        "description": fields["target"].description},
+            "team": {"type": "string", "description": fields["team"].description},
             "content": {"type": "string", "description": fields["content"].description},
             "old_text": {"type": "string", "description": fields["old_text"].description},
         }
@@ -143,5 +160,7 @@ class Memory(Tool):
         )
 
     async def run(self, ctx: ToolContext, args: MemoryArgs) -> str:
+        if args.target == "team":
+            return write_team_note(ctx, args.content or "", args.team)
         provenance = "user" if user_asked(ctx) else "agent"
         return write_memory(ctx, args.to_operations(), provenance)

@@ -1,0 +1,65 @@
+"""``/team``: teams from chat. Anyone may create one (and owns it); admins invite by account
+(``telegram:42``, ``slack:T1/U9``, an email address); members read the notes and leave."""
+
+from __future__ import annotations
+
+from core.commands import CommandContext, CommandResult, command
+from core.errors import IrisUsageError
+from core.teams import manage
+
+USAGE = (
+    "Usage: /team | /team create NAME | /team add TEAM ACCOUNT [member|admin|owner] | "
+    "/team remove TEAM ACCOUNT | /team leave TEAM | /team role TEAM ACCOUNT ROLE | "
+    "/team notes TEAM | /team pending TEAM | /team approve TEAM NOTE | /team reject TEAM NOTE "
+    "| /team audit TEAM. /remember team: TEXT adds a team note."
+)
+
+
+def dispatch(ctx: CommandContext, words: list[str]) -> str:
+    store, me = ctx.store, ctx.user_id
+    if not words:
+        return manage.listing(store, me)
+    verb, rest = words[0].lower(), words[1:]
+    arity = {
+        "create": 1,
+        "add": 2,
+        "remove": 2,
+        "leave": 1,
+        "role": 3,
+        "notes": 1,
+        "pending": 1,
+        "approve": 2,
+        "reject": 2,
+        "audit": 1,
+    }
+    if verb not in arity or len(rest) < arity[verb]:
+        return USAGE
+    if verb == "create":
+        return manage.create(store, me, rest[0])
+    if verb == "add":
+        return manage.add(store, me, rest[0], rest[1], rest[2] if len(rest) > 2 else "member")
+    if verb == "remove":
+        return manage.remove(store, me, rest[0], rest[1])
+    if verb == "leave":
+        return manage.remove(store, me, rest[0])
+    if verb == "role":
+        return manage.set_role(store, me, rest[0], rest[1], rest[2])
+    if verb == "notes":
+        return manage.notes(store, me, rest[0])
+    if verb == "pending":
+        return manage.pending(store, me, rest[0])
+    if verb in ("approve", "reject"):
+        return manage.decide(store, me, rest[0], rest[1], verb == "approve")
+    return manage.audit(store, me, rest[0])
+
+
+@command(
+    "team",
+    "teams: /team (yours), /team create NAME, /team add TEAM ACCOUNT, /team leave "
+    "TEAM, /team notes TEAM, /team approve TEAM NOTE …",
+)
+async def team(ctx: CommandContext, args: str) -> CommandResult:
+    try:
+        return CommandResult(reply=dispatch(ctx, args.split()))
+    except IrisUsageError as exc:
+        return CommandResult(reply=f"Nothing changed: {exc}")
