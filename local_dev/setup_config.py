@@ -24,7 +24,8 @@ from core.errors import ConfigError
 YAML_FIELDS = ("model", "model_api_base", "cheap_model", "db_url", "objects_url",
                "s3_endpoint_url", "s3_region", "sandbox_backend", "timezone", "modal_app",
                "whatsapp_phone_number_id", "discord_public_key", "discord_application_id",
-               "email_from", "teams_app_id", "googlechat_audience", "twilio_account_sid", "twilio_from_number", "public_url",
+               "email_from", "teams_app_id", "googlechat_audience", "twilio_account_sid",
+               "twilio_from_number", "public_url",
                "matrix_homeserver_url", "matrix_user_id")
 SECRET_ENV = {
     "model_api_key": "IRIS_MODEL_API_KEY",

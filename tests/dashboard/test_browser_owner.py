@@ -80,7 +80,13 @@ def test_the_owner_approves_and_denies_held_commands(dash, new_page, shots):
                  == "done" and h, "the approved command to run")
     assert done.exit_code == 0 and "approved-from-the-dashboard" in done.output
     # the model was told the result in alice's chat, and answered there
-    tool_turn = dash.llm.requests[-1]["messages"]
+    # (the held row is done before the turn that reports it asks the model: wait for that request)
+    tool_turn = wait_until(
+        lambda: next((r["messages"] for r in reversed(dash.llm.requests)
+                      if "approved-from-the-dashboard" in str(r["messages"][-1].get("content"))),
+                     None),
+        "the model to be told the approved command's result",
+        seen=lambda: dash.llm.requests[-1]["messages"][-1] if dash.llm.requests else None)
     assert "approved-from-the-dashboard" in tool_turn[-1]["content"]
     expect(page.locator("[data-held]")).to_have_count(0)
     page.reload()

@@ -53,7 +53,8 @@ def test_skill_import_and_quarantine_forms_need_the_token_and_this_site(dash, we
         return None if 'data-done="no"' in page.text else page
 
     job = wait_until(finished, "the import job to finish")
-    assert 'data-status="quarantined"' in job.text
+    shown = job.text.split('<section class="card"', 1)[-1]  # the job's stage, error and items
+    assert 'data-status="quarantined"' in job.text, shown
     assert [q.name for q in quarantine.pending(library, user_id)] == ["meeting-notes"]
 
     decide = f"/ui/u/{user_id}/skills/quarantine/meeting-notes/decide"

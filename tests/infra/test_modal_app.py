@@ -18,6 +18,7 @@ from core.store import open_store
 from functions.dispatch_modal import ModalDispatcher
 from iris_testing.llm_server import ScriptedLLM
 from iris_testing.server import serve
+from iris_testing.waiting import wait_until
 from tests.fakes.stack import scripted_env
 from tests.infra.fakes import FakeModal
 
@@ -223,6 +224,10 @@ def test_cloud_path_web_spawns_the_worker_which_answers(cloud_env, llm, monkeypa
     llm.reply("Answered by the worker container.")
     with serve(app) as web:
         assert ask(web.url, "hello cloud") == "Answered by the worker container."
+        # the answer is readable once committed; the drain ends a moment later (its result is
+        # how many turns it ran), on the server's loop
+        wait_until(lambda: tasks and all(t.done() for t in tasks), "the worker's drain to end",
+                   seen=lambda: [t.done() for t in tasks])
         assert [t.result() for t in tasks] == [1]
     sdk = dispatcher.sdk
     assert sdk.calls[0].name == "Cls.from_name" and sdk.calls[0].args == ("iris", "Worker")
