@@ -89,6 +89,9 @@ class Settings(BaseModel):
     shutdown_seconds: float = Field(default=10.0, gt=0, le=600)  # SIGTERM: then exit regardless
 
     dispatcher: Literal["local", "modal"] = "local"
+    # where a turn's message vectors are computed (core/search/after_turn.py): a niced child
+    # process, this process after the turn, or only by searches and `iris sessions reindex`
+    search_indexer: Literal["process", "inline", "off"] = "process"
     modal_app: str = Field(default="iris", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
     sandbox_backend: Literal["local", "modal", "daytona"] = "local"
     # local backend: "auto" isolates with bubblewrap when installed (and refuses to serve

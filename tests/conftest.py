@@ -36,6 +36,9 @@ def iris_home(tmp_path, monkeypatch):
     # Tests are one trusted operator: local commands run as plain subprocesses unless a test
     # asks for bubblewrap (tests/sandboxes/test_isolation.py, tests/test_e2e_security.py).
     monkeypatch.setenv("IRIS_SANDBOX_ISOLATION", "none")
+    # A turn's vectors are embedded in this process after the turn, not by an indexing child
+    # process per test; tests/core/search/test_indexer.py runs the child process.
+    monkeypatch.setenv("IRIS_SEARCH_INDEXER", "inline")
     return home
 
 

@@ -1,5 +1,8 @@
 """Vectors for a turn's new messages, computed after the turn is committed (never on the
-webhook ack path). numpy and the model are imported only when the hook runs."""
+webhook ack path). ``search_indexer`` says where: ``process`` (default) hands the session to
+the indexing child process (core/search/indexer.py) and returns at once; ``inline`` embeds in
+this process on the blocking lane; ``off`` leaves it to searches and ``iris sessions
+reindex``. numpy and the model are imported only where the embedding runs."""
 
 from __future__ import annotations
 
@@ -17,10 +20,16 @@ AFTER_TURN_LIMIT = 64  # messages of the session still without vectors, newest f
 
 
 async def embed_after_turn(ctx: HookContext) -> None:
-    """An ``AfterTurn`` hook: embed the session's messages that have no vectors yet (this
-    turn's, and any an earlier failed run left behind)."""
+    """An ``AfterTurn`` hook: have the session's messages that have no vectors yet (this
+    turn's, and any an earlier failed run left behind) embedded."""
     outcome = ctx.outcome
-    if not outcome.messages:
+    mode = ctx.settings.search_indexer
+    if not outcome.messages or mode == "off":
+        return
+    if mode == "process":
+        from core.search.indexer import shared
+
+        shared(ctx.settings).request(ctx.user_id, outcome.session_id)
         return
     from core.search import embed
 
