@@ -10,7 +10,7 @@ from itertools import pairwise
 
 from core.messages import Message
 from iris_testing.platform_stack import platform_stack
-from iris_testing.waiting import wait_until
+from iris_testing.waiting import WaitTimeout, wait_until
 
 REPLY = "![" * 32768  # 64 KB: the quadratic splitter took minutes on it
 
@@ -25,7 +25,16 @@ class FormatMarks(logging.Handler):
 
     def emit(self, record):
         if record.getMessage().endswith(f"{len(REPLY)} characters off the loop"):
-            self.seen["start"] = (len(self.ticks), record.threadName)
+            # the formatter holds here until the loop has ticked: a positive sign that the loop
+            # runs while the formatting is in progress (on a busy machine the formatting alone
+            # may finish within one tick); formatting on the loop would block the ticks and fail
+            start = len(self.ticks)
+            try:
+                wait_until(lambda: len(self.ticks) > start, "a loop tick during the formatting",
+                           timeout=30)
+            except WaitTimeout:
+                pass
+            self.seen["start"] = (start, record.threadName)
         elif record.getMessage() == f"formatted {len(REPLY)} characters":
             self.seen["end"] = (len(self.ticks), record.threadName)
 

@@ -96,7 +96,6 @@ def test_replacements_are_bounded():
         # one thread plus one spare are both stuck: no third thread is started
         with pytest.raises(TookTooLong):
             pool.call("alice", lambda: 1, timeout=0.2, what="alice")
-        assert threading.active_count() < 50
         assert sum(1 for t in threading.enumerate() if t.name.startswith("iris-bounded-")) == 2
     finally:
         gate.set()
