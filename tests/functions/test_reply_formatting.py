@@ -4,6 +4,7 @@ loop ticks every 2 ms: the loop keeps ticking while the reply is formatted (in t
 pool's thread) and never stalls for a sizeable share of the time the delivery took."""
 
 import asyncio
+import contextlib
 import logging
 import threading
 from itertools import pairwise
@@ -29,11 +30,9 @@ class FormatMarks(logging.Handler):
             # runs while the formatting is in progress (on a busy machine the formatting alone
             # may finish within one tick); formatting on the loop would block the ticks and fail
             start = len(self.ticks)
-            try:
+            with contextlib.suppress(WaitTimeout):
                 wait_until(lambda: len(self.ticks) > start, "a loop tick during the formatting",
                            timeout=30)
-            except WaitTimeout:
-                pass
             self.seen["start"] = (start, record.threadName)
         elif record.getMessage() == f"formatted {len(REPLY)} characters":
             self.seen["end"] = (len(self.ticks), record.threadName)
