@@ -93,8 +93,11 @@ class Guard:
 
 
 async def _refuse(refused: Exception, scope: Any, receive: Any, send: Any) -> None:
-    error = refused if isinstance(refused, ApiError) else _too_large(
-        getattr(refused, "limit", MAX_BODY_BYTES))
+    error = (
+        refused
+        if isinstance(refused, ApiError)
+        else _too_large(getattr(refused, "limit", MAX_BODY_BYTES))
+    )
     await JSONResponse(error.body(), status_code=error.status)(scope, receive, send)
 
 
@@ -136,7 +139,10 @@ def create_app(rt: Runtime, *, lifespan: Any = None) -> FastAPI:
     from functions.http_api import build_router
 
     app = FastAPI(
-        title="Iris", docs_url=None, redoc_url=None, openapi_url=None,
+        title="Iris",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
         lifespan=_bounded(lifespan),
     )
     app.state.runtime = rt
@@ -180,6 +186,9 @@ def create_app(rt: Runtime, *, lifespan: Any = None) -> FastAPI:
     from functions.admin_api import build_admin_router
 
     app.include_router(build_admin_router(rt))
+    from functions.event_hooks import build_router as build_event_hooks_router
+
+    app.include_router(build_event_hooks_router(rt))
     app.mount("/ui", LazyDashboard(rt))
     for module in PLATFORMS.webhooks():  # each platform's inbound webhooks (its spec names them)
         app.include_router(importlib.import_module(module).build_router(rt))
