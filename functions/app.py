@@ -93,11 +93,8 @@ class Guard:
 
 
 async def _refuse(refused: Exception, scope: Any, receive: Any, send: Any) -> None:
-    error = (
-        refused
-        if isinstance(refused, ApiError)
-        else _too_large(getattr(refused, "limit", MAX_BODY_BYTES))
-    )
+    error = refused if isinstance(refused, ApiError) else _too_large(
+        getattr(refused, "limit", MAX_BODY_BYTES))
     await JSONResponse(error.body(), status_code=error.status)(scope, receive, send)
 
 
@@ -139,10 +136,7 @@ def create_app(rt: Runtime, *, lifespan: Any = None) -> FastAPI:
     from functions.http_api import build_router
 
     app = FastAPI(
-        title="Iris",
-        docs_url=None,
-        redoc_url=None,
-        openapi_url=None,
+        title="Iris", docs_url=None, redoc_url=None, openapi_url=None,
         lifespan=_bounded(lifespan),
     )
     app.state.runtime = rt

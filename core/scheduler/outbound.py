@@ -40,6 +40,5 @@ def cron_outbound(run: CronRun, reply: str, status: str) -> OutboundReply | None
         text = f"{'🔔' if event else '⏰'} {name}\n\n{reply}"
     if not target.deliverable:
         return None
-    return OutboundReply(
-        platform=target.platform, target=dict(target.address), text=text, chat_key=target.chat_key
-    )
+    return OutboundReply(platform=target.platform, target=dict(target.address), text=text,
+                         chat_key=target.chat_key)

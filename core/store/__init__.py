@@ -54,14 +54,9 @@ if TYPE_CHECKING:
 
 class Store:
     def __init__(
-        self,
-        db: Database,
-        *,
-        objects_url: str | None = None,
-        s3_endpoint_url: str | None = None,
-        s3_region: str | None = None,
-        s3_timeout: float = 60.0,
-        s3_checksums: tuple[str, str] = CHECKSUMS_WHEN_REQUIRED,
+        self, db: Database, *, objects_url: str | None = None,
+        s3_endpoint_url: str | None = None, s3_region: str | None = None,
+        s3_timeout: float = 60.0, s3_checksums: tuple[str, str] = CHECKSUMS_WHEN_REQUIRED,
     ):
         self.db = db
         self.users = Users(db)
@@ -129,13 +124,8 @@ class Store:
             url, endpoint, region, timeout, checksums = self._objects_args
             if not url:
                 raise RuntimeError("this store was opened without an object store")
-            self._objects = open_object_store(
-                url,
-                s3_endpoint_url=endpoint,
-                s3_region=region,
-                s3_timeout=timeout,
-                s3_checksums=checksums,
-            )
+            self._objects = open_object_store(url, s3_endpoint_url=endpoint, s3_region=region,
+                                              s3_timeout=timeout, s3_checksums=checksums)
         return self._objects
 
     def close(self) -> None:
@@ -148,27 +138,19 @@ class Store:
 CHECK_RETRY_SECONDS = 5.0
 
 
-def open_store(settings: Settings, *, clock: Clock | None = None, retry_for: float = 30.0) -> Store:
+def open_store(settings: Settings, *, clock: Clock | None = None,
+               retry_for: float = 30.0) -> Store:
     """Open the configured database (applying migrations) and object store. ``clock``: the
     time source for everything stored (default: the system clock); ``retry_for``: how long a
     remote database that cannot be reached is tried again before it is an error."""
     from core.clock import SYSTEM_CLOCK
 
-    db = Database(
-        settings.db_url,
-        settings.secret("db_auth_token"),
-        clock=clock or SYSTEM_CLOCK,
-        retry_for=retry_for,
-    )
+    db = Database(settings.db_url, settings.secret("db_auth_token"), clock=clock or SYSTEM_CLOCK,
+                  retry_for=retry_for)
     migrate(db)
     return Store(
-        db,
-        objects_url=settings.objects_url,
-        s3_endpoint_url=settings.s3_endpoint_url,
-        s3_region=settings.s3_region,
-        s3_timeout=settings.s3_timeout,
-        s3_checksums=(
-            settings.s3_request_checksum_calculation,
-            settings.s3_response_checksum_validation,
-        ),
+        db, objects_url=settings.objects_url, s3_endpoint_url=settings.s3_endpoint_url,
+        s3_region=settings.s3_region, s3_timeout=settings.s3_timeout,
+        s3_checksums=(settings.s3_request_checksum_calculation,
+                      settings.s3_response_checksum_validation),
     )
