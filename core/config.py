@@ -68,6 +68,12 @@ class Settings(BaseModel):
     timezone: str = "UTC"
     max_iterations: int = Field(default=20, ge=1, le=200)
     max_message_chars: int = Field(default=32_000, ge=100)
+    # event webhooks (/hooks/<id>, docs/webhooks.md): body limit, signature replay window,
+    # runs per minute per endpoint and per user
+    event_hook_max_bytes: int = Field(default=256 * 1024, ge=1024, le=10 * 1024 * 1024)
+    event_hook_replay_seconds: float = Field(default=300.0, ge=10)
+    event_hook_runs_per_minute: int = Field(default=30, ge=1)
+    event_hook_user_runs_per_minute: int = Field(default=120, ge=1)
     max_tool_output_chars: int = Field(default=50_000, ge=1_000)
     session_idle_hours: float = Field(default=6.0, gt=0)
     history_messages: int = Field(default=200, ge=2)

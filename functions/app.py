@@ -180,6 +180,9 @@ def create_app(rt: Runtime, *, lifespan: Any = None) -> FastAPI:
     from functions.admin_api import build_admin_router
 
     app.include_router(build_admin_router(rt))
+    from functions.event_hooks import build_router as build_event_hooks_router
+
+    app.include_router(build_event_hooks_router(rt))
     app.mount("/ui", LazyDashboard(rt))
     for module in PLATFORMS.webhooks():  # each platform's inbound webhooks (its spec names them)
         app.include_router(importlib.import_module(module).build_router(rt))

@@ -26,15 +26,18 @@ def cron_outbound(run: CronRun, reply: str, status: str) -> OutboundReply | None
     """The message a run's answer (or failure) becomes, and where it goes; None: not sent."""
     name, job_id = run.name, run.job_id
     target = Target.from_dict(run.target)
+    event = run.trigger == "event"  # an event webhook's run (core.event_hooks)
     if status == "failed":
-        text = (f"⚠️ Scheduled job “{name}” ({job_id}) failed: {reply or 'no answer'}\n"
-                f"Its history: /cron runs {job_id}")
+        what = "Event webhook" if event else "Scheduled job"
+        text = f"⚠️ {what} “{name}” ({job_id}) failed: {reply or 'no answer'}"
+        if not event:
+            text += f"\nIts history: /cron runs {job_id}"
         if not target.deliverable:
             target = Target.from_dict(run.notify)
     elif status == "cancelled" or not reply or is_silent(reply):
         return None
     else:
-        text = f"⏰ {name}\n\n{reply}"
+        text = f"{'🔔' if event else '⏰'} {name}\n\n{reply}"
     if not target.deliverable:
         return None
     return OutboundReply(platform=target.platform, target=dict(target.address), text=text,

@@ -21,6 +21,7 @@ from core.store.dashboard import DashboardAccess
 from core.store.db import Database, Result, Statement
 from core.store.deliveries import Deliveries
 from core.store.drains import Drains
+from core.store.event_hooks import EventHooks
 from core.store.held_writes import HeldWrites
 from core.store.imports import Imports
 from core.store.inbox import Inbox
@@ -92,6 +93,7 @@ class Store:
         self.personas = Personas(db)
         self.imports = Imports(db)
         self.webhooks = UserWebhooks(db)
+        self.event_hooks = EventHooks(db)
         self.dashboard = DashboardAccess(db)
         self.kept_attachments = KeptAttachments(db)
         self.teams = Teams(db)

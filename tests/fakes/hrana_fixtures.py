@@ -23,6 +23,7 @@ BOTH_BACKENDS = (
     "tests/core/store/test_repositories.py",
     "tests/core/memory/test_repository.py",
     "tests/core/memory/test_concurrency.py",
+    "tests/core/event_hooks/test_store.py",
     # Claims, not the schedule arithmetic (a tick per minute over days: every form and DST
     # case is the same SQL and would cost ~30 s through Hrana).
     *(f"tests/core/scheduler/test_claims.py::test_{name}" for name in (
