@@ -7,6 +7,11 @@ import os
 import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# No indexing child process per runtime: module-scoped stacks are built before the autouse
+# ``iris_home`` sets this per test, and each child of the default ``process`` mode lives as
+# long as the worker (~180 MiB each: a full suite ran out of memory). tests/core/search/
+# test_indexer.py runs the child process itself.
+os.environ["IRIS_SEARCH_INDEXER"] = "inline"
 
 pytest_plugins = ["tests.fakes.s3", "tests.fakes.hrana_fixtures", "tests.markers"]
 
