@@ -1,5 +1,5 @@
 """Vectors for a turn's new messages, computed after the turn is committed (never on the
-webhook ack path). ``search_indexer`` says where: ``process`` (default) hands the session to
+webhook ack path). ``search_indexer`` says where: ``process`` (opt-in) hands the session to
 the indexing child process (core/search/indexer.py) and returns at once; ``inline`` embeds in
 this process on the blocking lane; ``off`` leaves it to searches and ``iris sessions
 reindex``. numpy and the model are imported only where the embedding runs."""
