@@ -21,6 +21,7 @@ from core.errors import IrisUsageError
 from core.platforms.delivery import DeliveryFailed
 from core.platforms.format_googlechat import render_block
 from core.platforms.googlechat_inbound import question_cards
+from core.platforms.oauth_token import CachedToken
 from core.platforms.offload import formatted
 from core.platforms.spec import ChatAddress, PlatformSpec
 from core.platforms.split import Part, split_message
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
 MESSAGE_LIMIT = 4096
 SCOPE = "https://www.googleapis.com/auth/chat.bot"
 GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"
-TOKEN_MARGIN = 300.0
 SPACE = re.compile(r"^spaces/[A-Za-z0-9_-]{1,128}$")
 THREAD = re.compile(r"^spaces/[A-Za-z0-9_-]{1,128}/threads/[A-Za-z0-9_.-]{1,128}$")
 
@@ -54,8 +54,7 @@ def service_account(raw: str) -> dict[str, str]:
 class GoogleChatSender:
     def __init__(self, account: dict[str, str], api_base: str) -> None:
         self.account, self.api_base = account, api_base.rstrip("/")
-        self._token: str | None = None
-        self._token_until = 0.0
+        self._token = CachedToken("Google token endpoint")
 
     def parts(self, text: str) -> list[Part]:
         return split_message(text, MESSAGE_LIMIT, render_block)
@@ -79,7 +78,7 @@ class GoogleChatSender:
             body["cardsV2"] = question_cards(choices)
         status, data = await self._post(url, body)
         if status == 401:  # the cached token was refused: fetch a new one, once
-            self._token = None
+            self._token.drop()
             status, data = await self._post(url, body)
         if status >= 300:
             raise failure(status, data)
@@ -124,9 +123,8 @@ class GoogleChatSender:
 
     async def token(self) -> str:
         """An access token for the service account (JWT bearer grant, RFC 7523), cached."""
-        if self._token is not None and time.monotonic() < self._token_until:
-            return self._token
-        import httpx
+        if (token := self._token.fresh()) is not None:
+            return token
         import jwt
 
         now = int(time.time())
@@ -141,27 +139,8 @@ class GoogleChatSender:
         except (ValueError, TypeError, jwt.PyJWTError) as exc:
             raise DeliveryFailed(f"Google Chat: the service account's private key is not "
                                  f"usable: {type(exc).__name__}", retryable=False) from None
-        try:
-            async with httpx.AsyncClient(timeout=15.0) as http:
-                response = await http.post(token_uri, data={"grant_type": GRANT,
-                                                            "assertion": assertion})
-        except httpx.HTTPError as exc:
-            raise DeliveryFailed(f"Google token endpoint unreachable: {exc}") from exc
-        try:
-            data = response.json()
-        except ValueError:
-            data = {}
-        if response.status_code != 200 or not isinstance(data, dict) or \
-                not isinstance(data.get("access_token"), str):
-            detail = data.get("error_description") or data.get("error") if isinstance(
-                data, dict) else None
-            raise DeliveryFailed(f"Google token endpoint answered {response.status_code}: "
-                                 f"{detail}", retryable=response.status_code >= 500)
-        self._token = data["access_token"]
-        self._token_until = time.monotonic() + max(
-            float(data.get("expires_in") or 0) - TOKEN_MARGIN, 0.0)
-        return self._token
-
+        return await self._token.fetch(token_uri, {"grant_type": GRANT,
+                                                   "assertion": assertion})
 
 def failure(status: int, data: dict[str, Any]) -> DeliveryFailed:
     error = data.get("error") if isinstance(data.get("error"), dict) else {}

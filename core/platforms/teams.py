@@ -15,13 +15,13 @@ to an https service URL (or loopback, for ``iris dev`` and tests).
 from __future__ import annotations
 
 import re
-import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
 from core.errors import IrisUsageError
 from core.platforms.delivery import DeliveryFailed
 from core.platforms.format_teams import render_block
+from core.platforms.oauth_token import CachedToken
 from core.platforms.offload import formatted
 from core.platforms.spec import ChatAddress, PlatformSpec
 from core.platforms.split import Part, split_message
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 
 MESSAGE_LIMIT = 7000
 SCOPE = "https://api.botframework.com/.default"
-TOKEN_MARGIN = 300.0  # seconds before expiry a cached token is replaced
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
@@ -50,8 +49,7 @@ class TeamsSender:
                  service_url: str) -> None:
         self.app_id, self.app_password = app_id, app_password
         self.token_url, self.service_url = token_url, service_url
-        self._token: str | None = None
-        self._token_until = 0.0
+        self._token = CachedToken("Teams token endpoint")
 
     def parts(self, text: str) -> list[Part]:
         return split_message(text, MESSAGE_LIMIT, render_block)
@@ -77,7 +75,7 @@ class TeamsSender:
             body["attachments"] = [question_card(choices)]
         status, data = await self._post(url, body)
         if status == 401:  # the cached token was refused: fetch a new one, once
-            self._token = None
+            self._token.drop()
             status, data = await self._post(url, body)
         if status >= 300:
             raise failure(status, data)
@@ -122,32 +120,11 @@ class TeamsSender:
 
     async def token(self) -> str:
         """A Bot Connector access token (client-credentials grant), cached."""
-        if self._token is not None and time.monotonic() < self._token_until:
-            return self._token
-        import httpx
-
+        if (token := self._token.fresh()) is not None:
+            return token
         form = {"grant_type": "client_credentials", "client_id": self.app_id,
                 "client_secret": self.app_password, "scope": SCOPE}
-        try:
-            async with httpx.AsyncClient(timeout=15.0) as http:
-                response = await http.post(self.token_url, data=form)
-        except httpx.HTTPError as exc:
-            raise DeliveryFailed(f"Teams token endpoint unreachable: {exc}") from exc
-        try:
-            data = response.json()
-        except ValueError:
-            data = {}
-        if response.status_code != 200 or not isinstance(data, dict) or \
-                not isinstance(data.get("access_token"), str):
-            detail = data.get("error_description") or data.get("error") if isinstance(
-                data, dict) else None
-            raise DeliveryFailed(f"Teams token endpoint answered {response.status_code}: "
-                                 f"{detail}", retryable=response.status_code >= 500)
-        lifetime = float(data.get("expires_in") or 0)
-        self._token = data["access_token"]
-        self._token_until = time.monotonic() + max(lifetime - TOKEN_MARGIN, 0.0)
-        return self._token
-
+        return await self._token.fetch(self.token_url, form)
 
 def failure(status: int, data: dict[str, Any]) -> DeliveryFailed:
     error = data.get("error") if isinstance(data.get("error"), dict) else {}
