@@ -22,7 +22,7 @@ from core.platforms.delivery import DeliveryFailed
 from core.platforms.discord_buttons import question_components
 from core.platforms.format_discord import render_block
 from core.platforms.offload import formatted
-from core.platforms.spec import ChatAddress, PlatformSpec
+from core.platforms.spec import ChatAddress, PlatformSpec, same_chat_id
 from core.platforms.split import Part, split_message
 
 if TYPE_CHECKING:
@@ -173,12 +173,8 @@ def parse_chat(rest: str) -> ChatAddress:
     return _chat(rest.strip())
 
 
-def same_chat(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return str(a.get("chat_id")) == str(b.get("chat_id"))
-
-
 SPEC = PlatformSpec(
     name="discord", push=True, interactive=True, webhook="functions.discord", sender=_sender,
     prompt_hint="You are talking on Discord: keep answers short; Discord Markdown.",
-    chat_address=chat_address, parse_chat=parse_chat, same_chat=same_chat, chat_help=CHAT_HELP,
+    chat_address=chat_address, parse_chat=parse_chat, same_chat=same_chat_id, chat_help=CHAT_HELP,
 )

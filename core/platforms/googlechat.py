@@ -23,7 +23,7 @@ from core.platforms.format_googlechat import render_block
 from core.platforms.googlechat_inbound import question_cards
 from core.platforms.oauth_token import CachedToken
 from core.platforms.offload import formatted
-from core.platforms.spec import ChatAddress, PlatformSpec
+from core.platforms.spec import ChatAddress, PlatformSpec, same_chat_id
 from core.platforms.split import Part, split_message
 
 if TYPE_CHECKING:
@@ -175,13 +175,9 @@ def parse_chat(rest: str) -> ChatAddress:
     return _chat(rest.strip())
 
 
-def same_chat(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return str(a.get("chat_id")) == str(b.get("chat_id"))
-
-
 SPEC = PlatformSpec(
     name="googlechat", push=True, interactive=True, webhook="functions.googlechat",
     sender=_sender,
     prompt_hint="You are talking on Google Chat: keep answers short; *bold*, _italic_.",
-    chat_address=chat_address, parse_chat=parse_chat, same_chat=same_chat, chat_help=CHAT_HELP,
+    chat_address=chat_address, parse_chat=parse_chat, same_chat=same_chat_id, chat_help=CHAT_HELP,
 )

@@ -26,7 +26,7 @@ from core.platforms.delivery import DeliveryFailed
 from core.platforms.format_plain import render_block
 from core.platforms.line_buttons import quick_reply
 from core.platforms.offload import formatted
-from core.platforms.spec import ChatAddress, PlatformSpec
+from core.platforms.spec import ChatAddress, PlatformSpec, same_chat_id
 from core.platforms.split import Part, split_message
 
 if TYPE_CHECKING:
@@ -203,10 +203,6 @@ def parse_chat(rest: str) -> ChatAddress:
     return _chat(ident)
 
 
-def same_chat(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return str(a.get("chat_id")) == str(b.get("chat_id"))
-
-
 SPEC = PlatformSpec(
     name="line",
     push=True,
@@ -216,6 +212,6 @@ SPEC = PlatformSpec(
     prompt_hint="You are talking on LINE: plain text, no Markdown; keep answers short.",
     chat_address=chat_address,
     parse_chat=parse_chat,
-    same_chat=same_chat,
+    same_chat=same_chat_id,
     chat_help=CHAT_HELP,
 )

@@ -22,7 +22,7 @@ from core.errors import IrisUsageError
 from core.platforms.delivery import DeliveryFailed
 from core.platforms.format_plain import render_block
 from core.platforms.offload import formatted
-from core.platforms.spec import ChatAddress, PlatformSpec
+from core.platforms.spec import ChatAddress, PlatformSpec, same_chat_id
 from core.platforms.split import split_message
 
 if TYPE_CHECKING:
@@ -126,10 +126,6 @@ def parse_chat(rest: str) -> ChatAddress:
     return _chat(room)
 
 
-def same_chat(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return str(a.get("chat_id")) == str(b.get("chat_id"))
-
-
 SPEC = PlatformSpec(
     name="matrix",
     push=True,
@@ -139,6 +135,6 @@ SPEC = PlatformSpec(
     prompt_hint="You are talking on Matrix: plain text; keep answers short.",
     chat_address=chat_address,
     parse_chat=parse_chat,
-    same_chat=same_chat,
+    same_chat=same_chat_id,
     chat_help=CHAT_HELP,
 )

@@ -23,7 +23,7 @@ from core.platforms.delivery import DeliveryFailed
 from core.platforms.format_plain import render_block
 from core.platforms.offload import formatted
 from core.platforms.sms_segments import segments
-from core.platforms.spec import ChatAddress, PlatformSpec
+from core.platforms.spec import ChatAddress, PlatformSpec, same_chat_id
 from core.platforms.split import Part, split_message
 
 if TYPE_CHECKING:
@@ -175,10 +175,6 @@ def parse_chat(rest: str) -> ChatAddress:
     return _chat(number)
 
 
-def same_chat(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return str(a.get("chat_id")) == str(b.get("chat_id"))
-
-
 SPEC = PlatformSpec(
     name="sms",
     push=True,
@@ -189,6 +185,6 @@ SPEC = PlatformSpec(
     "every 153 characters cost a message.",
     chat_address=chat_address,
     parse_chat=parse_chat,
-    same_chat=same_chat,
+    same_chat=same_chat_id,
     chat_help=CHAT_HELP,
 )

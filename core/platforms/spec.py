@@ -29,6 +29,11 @@ def default_reply_address(message: InboundMessage) -> dict[str, Any]:
     return {"chat_id": message.chat_id, "thread_id": message.thread_id, **message.meta}
 
 
+def same_chat_id(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two push addresses name the same chat, where a chat is its id alone."""
+    return str(a.get("chat_id")) == str(b.get("chat_id"))
+
+
 @dataclass(frozen=True, kw_only=True)
 class PlatformSpec:
     name: str

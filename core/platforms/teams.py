@@ -23,7 +23,7 @@ from core.platforms.delivery import DeliveryFailed
 from core.platforms.format_teams import render_block
 from core.platforms.oauth_token import CachedToken
 from core.platforms.offload import formatted
-from core.platforms.spec import ChatAddress, PlatformSpec
+from core.platforms.spec import ChatAddress, PlatformSpec, same_chat_id
 from core.platforms.split import Part, split_message
 from core.platforms.teams_buttons import question_card
 
@@ -162,12 +162,8 @@ def parse_chat(rest: str) -> ChatAddress:
     return _chat(rest.strip(), None)
 
 
-def same_chat(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return str(a.get("chat_id")) == str(b.get("chat_id"))
-
-
 SPEC = PlatformSpec(
     name="teams", push=True, interactive=True, webhook="functions.teams", sender=_sender,
     prompt_hint="You are talking on Microsoft Teams: keep answers short; Markdown.",
-    chat_address=chat_address, parse_chat=parse_chat, same_chat=same_chat, chat_help=CHAT_HELP,
+    chat_address=chat_address, parse_chat=parse_chat, same_chat=same_chat_id, chat_help=CHAT_HELP,
 )

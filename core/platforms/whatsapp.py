@@ -21,7 +21,7 @@ from core.errors import IrisUsageError
 from core.platforms.delivery import DeliveryFailed
 from core.platforms.format_whatsapp import render_block
 from core.platforms.offload import formatted
-from core.platforms.spec import ChatAddress, PlatformSpec
+from core.platforms.spec import ChatAddress, PlatformSpec, same_chat_id
 from core.platforms.split import Part, split_message
 from core.platforms.whatsapp_buttons import question_interactive
 
@@ -194,12 +194,8 @@ def parse_chat(rest: str) -> ChatAddress:
     return _chat(number)
 
 
-def same_chat(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return str(a.get("chat_id")) == str(b.get("chat_id"))
-
-
 SPEC = PlatformSpec(
     name="whatsapp", push=True, interactive=True, webhook="functions.whatsapp", sender=_sender,
     prompt_hint="You are talking on WhatsApp: keep answers short; simple Markdown only.",
-    chat_address=chat_address, parse_chat=parse_chat, same_chat=same_chat, chat_help=CHAT_HELP,
+    chat_address=chat_address, parse_chat=parse_chat, same_chat=same_chat_id, chat_help=CHAT_HELP,
 )
