@@ -150,6 +150,22 @@ async def drain(rt: Runtime, chat: ChatRef) -> int:
         await run_after_turn(rt, finished)
 
 
+async def _take(rt: Runtime, chat: ChatRef, name: str, owner: str) -> InboxEntry | None:
+    """The chat's next entry, its lease held (or let go when nothing is pending). A drain
+    cancelled while the take is in flight (a closing event loop, a stopped server) still lets
+    a lease that take got go, instead of leaving the chat to wait out the lease."""
+    take = asyncio.ensure_future(in_store_lane(
+        chat.user_id, rt.store.drains.take, chat.user_id, chat.chat_key, name, owner,
+        rt.settings.lease_seconds))
+    try:
+        return await asyncio.shield(take)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            if await take is not None:
+                await in_store_lane(chat.user_id, rt.store.leases.release, name, owner)
+        raise
+
+
 async def _drain(
     rt: Runtime, chat: ChatRef, name: str, owner: str,
     finished: list[tuple[InboxEntry, TurnOutcome]],
@@ -161,9 +177,7 @@ async def _drain(
     try:
         # Each take holds (or takes) the lease and starts the next entry; it lets the lease go
         # in the same transaction that finds nothing pending, so nothing is ever stranded.
-        while (entry := await in_store_lane(chat.user_id, store.drains.take, chat.user_id,
-                                            chat.chat_key, name, owner,
-                                            rt.settings.lease_seconds)) is not None:
+        while (entry := await _take(rt, chat, name, owner)) is not None:
             holding = True
             if renewer is None:
                 if rt.checkpoint is not None:

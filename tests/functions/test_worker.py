@@ -12,6 +12,7 @@ from functions import worker
 from functions.ingress import receive
 from functions.sweeper import sweep
 from iris_testing.scripted_model import call, tool_calls
+from iris_testing.waiting import until
 from tests.functions import crash_worker
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,3 +130,44 @@ def test_a_poison_message_is_given_up_after_max_attempts(runtime, scripted):
     entry = runtime.store.inbox.get(user, entry_id)
     assert entry.status == "failed" and "failed several times" in entry.reply
     assert scripted.requests == []
+
+
+def test_a_drain_cancelled_while_taking_lets_the_lease_go(runtime, scripted):
+    """A closing event loop cancels its drain tasks; one cancelled while its take is in the
+    store lane (the lease already got) must still let the lease go, or the chat waits out the
+    lease (what the cronjob tool's `run` showed in CI)."""
+    import threading
+
+    user = runtime.store.users.for_account("http:alice")
+    chat = ChatRef(user, "http:alice")
+    entry_id = runtime.store.inbox.add(user, message("m1"))
+    real_take = runtime.store.drains.take
+    taken, go_on = threading.Event(), threading.Event()
+
+    def slow_take(*args, **kwargs):
+        got = real_take(*args, **kwargs)
+        taken.set()
+        assert go_on.wait(60), "the test never let the take finish"
+        return got
+
+    runtime.store.drains.take = slow_take
+
+    async def cancel_mid_take():
+        task = asyncio.create_task(worker.drain(runtime, chat))
+        await until(taken.is_set, "the take to get the chat's lease")
+        assert runtime.store.leases.holder(worker.lease_name(chat)) is not None
+        task.cancel()
+        await asyncio.sleep(0)
+        go_on.set()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    try:
+        asyncio.run(cancel_mid_take())
+    finally:
+        runtime.store.drains.take = real_take
+    assert runtime.store.leases.holder(worker.lease_name(chat)) is None
+    assert scripted.requests == []
+    scripted.then("after all")
+    assert asyncio.run(worker.drain(runtime, chat)) == 1
+    assert runtime.store.inbox.get(user, entry_id).reply == "after all"

@@ -91,10 +91,17 @@ def test_every_action(runtime, scripted):
     assert CronJobs(runtime.store).get(ctx.user_id, job.id).state == "paused"
     assert "next" in use(runtime, ctx, action="resume", job_id=job.id)
     scripted.then("build is green")
-    started = use(runtime, ctx, action="run", job_id=job.id)
+
+    async def run_and_wait():
+        # the tool dispatches the run's chat as a task of this loop: wait for it here, before
+        # the loop closes (a closing loop would cancel it mid-turn)
+        message = await Toolset([Cronjob()]).call(ctx, ToolCall(
+            id="c1", name="cronjob", arguments=json.dumps({"action": "run", "job_id": job.id})))
+        await runtime.dispatcher.idle()
+        return message.content
+
+    started = asyncio.run(run_and_wait())
     assert started.startswith("Started run_") and "nowhere" in started
-    # the tool dispatched the run's chat on its own loop (asyncio.run above); drain it here
-    asyncio.run(drain(runtime, ChatRef(ctx.user_id, job.chat_key)))
     (run,) = CronJobs(runtime.store).runs(ctx.user_id, job.id)
     assert (run.trigger, run.status, run.reply) == ("manual", "ok", "build is green")
     assert "run history is kept" in use(runtime, ctx, action="remove", job_id=job.id)
