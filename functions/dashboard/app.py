@@ -21,6 +21,7 @@ from functions.dashboard import (
     signin_pages,
     skill_import_pages,
     skills_pages,
+    team_pages,
     usage_pages,
     workspace_pages,
 )
@@ -33,8 +34,8 @@ def build(rt: Runtime) -> Starlette:
     routes: list[BaseRoute] = [Mount("/static", StaticFiles(directory=HERE / "static"),
                                      name="static")]
     for module in (signin_pages, memory_pages, chat_pages, history_pages, cron_pages,
-                   skills_pages, skill_import_pages, usage_pages, workspace_pages, owner_pages,
-                   owner_system_pages):
+                   skills_pages, skill_import_pages, team_pages, usage_pages, workspace_pages,
+                   owner_pages, owner_system_pages):
         routes.extend(module.routes())
 
     async def sign_in_needed(request: Request, exc: Exception) -> Response:

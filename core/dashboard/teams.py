@@ -1,0 +1,74 @@
+"""What the dashboard's Team page shows: the viewer's teams, each with its members, live notes
+(with their writers), the notes held for an admin (admins only) and the audit log. Every read
+goes through the store's membership checks as the viewer, so the page can show nothing the
+same person could not read with ``/team`` in a chat."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from core.store.teams import RANK, AuditEntry, Member, Role, Team
+from core.teams.manage import label
+
+if TYPE_CHECKING:
+    from core.store import Store
+    from core.store.team_notes import TeamNote
+
+AUDIT_SHOWN = 30
+
+
+@dataclass(frozen=True)
+class NoteView:
+    note: TeamNote
+    author: str
+
+
+@dataclass(frozen=True)
+class MemberView:
+    member: Member
+    who: str
+
+
+@dataclass(frozen=True)
+class AuditView:
+    entry: AuditEntry
+    who: str
+
+
+@dataclass(frozen=True)
+class TeamView:
+    team: Team
+    role: Role
+    members: list[MemberView]
+    notes: list[NoteView]
+    held: list[NoteView]
+    audit: list[AuditView]
+
+    @property
+    def is_admin(self) -> bool:
+        return RANK[self.role] >= RANK["admin"]
+
+
+def team_views(store: Store, viewer: str) -> list[TeamView]:
+    """Every team ``viewer`` is a member of, as they may see it."""
+    names: dict[str, str] = {}
+
+    def who(user_id: str) -> str:
+        if user_id not in names:
+            names[user_id] = label(store, user_id)
+        return names[user_id]
+
+    views = []
+    for team, role in store.teams.of_user(viewer):
+        admin = RANK[role] >= RANK["admin"]
+        held = store.team_notes.pending(viewer, team.id) if admin else []
+        views.append(TeamView(
+            team=team, role=role,
+            members=[MemberView(m, who(m.user_id)) for m in store.teams.members(viewer, team.id)],
+            notes=[NoteView(n, who(n.author)) for n in store.team_notes.live(viewer, team.id)],
+            held=[NoteView(n, who(n.author)) for n in held],
+            audit=[AuditView(a, who(a.actor))
+                   for a in store.teams.audit(viewer, team.id, AUDIT_SHOWN)],
+        ))
+    return views
