@@ -129,7 +129,12 @@ def _begin(deps: TurnDeps, entry: InboxEntry) -> tuple[Session, User]:
         store.drains.prefetch_prompt(entry.user_id)
     if entry.message.meta.get("stream"):  # a streaming caller sends the session as a header
         store.inbox.note_session(entry.user_id, entry.id, session.id)
-    return session, store.users.get(entry.user_id)
+    user = store.users.get(entry.user_id)
+    if user.kind == "group" or entry.message.platform == "slack":
+        from core.teams.binding import join_where_written
+
+        join_where_written(store, entry.user_id, user.kind, entry.message.account)
+    return session, user
 
 
 def _context(deps: TurnDeps, entry: InboxEntry, session_id: str, text: str,

@@ -11,7 +11,8 @@ USAGE = (
     "Usage: /team | /team create NAME | /team add TEAM ACCOUNT [member|admin|owner] | "
     "/team remove TEAM ACCOUNT | /team leave TEAM | /team role TEAM ACCOUNT ROLE | "
     "/team notes TEAM | /team pending TEAM | /team approve TEAM NOTE | /team reject TEAM NOTE "
-    "| /team audit TEAM. /remember team: TEXT adds a team note."
+    "| /team audit TEAM | /team bind TEAM [workspace] | /team unbind TEAM [workspace]. "
+    "/remember team: TEXT adds a team note."
 )
 
 
@@ -31,6 +32,8 @@ def dispatch(ctx: CommandContext, words: list[str]) -> str:
         "approve": 2,
         "reject": 2,
         "audit": 1,
+        "bind": 1,
+        "unbind": 1,
     }
     if verb not in arity or len(rest) < arity[verb]:
         return USAGE
@@ -48,6 +51,11 @@ def dispatch(ctx: CommandContext, words: list[str]) -> str:
         return manage.notes(store, me, rest[0])
     if verb == "pending":
         return manage.pending(store, me, rest[0])
+    if verb in ("bind", "unbind"):
+        from core.teams import binding
+
+        act = binding.bind if verb == "bind" else binding.unbind
+        return act(store, me, ctx.account, rest[0], rest[1] if len(rest) > 1 else "")
     if verb in ("approve", "reject"):
         return manage.decide(store, me, rest[0], rest[1], verb == "approve")
     return manage.audit(store, me, rest[0])

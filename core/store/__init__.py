@@ -39,6 +39,7 @@ from core.store.sessions import Messages, Sessions
 from core.store.skill_quarantine import SkillQuarantine
 from core.store.skill_vectors import SkillVectors
 from core.store.skills import SkillCatalog
+from core.store.team_bindings import TeamBindings
 from core.store.team_notes import TeamNotes
 from core.store.teams import Teams
 from core.store.todos import SessionTodos
@@ -98,6 +99,7 @@ class Store:
         self.kept_attachments = KeptAttachments(db)
         self.teams = Teams(db)
         self.team_notes = TeamNotes(db, self.teams)
+        self.team_bindings = TeamBindings(db, self.teams)
         self._objects_args = (objects_url, s3_endpoint_url, s3_region, s3_timeout, s3_checksums)
         self._objects: ObjectStore | None = None
 

@@ -126,6 +126,11 @@ class Teams:
             self._put_member(team_id, user_id, role, actor, self.db.clock.now())
             self.audit_write(team_id, actor, "add", f"{user_id} as {role}")
 
+    def join(self, team_id: str, user_id: str, invited_by: str) -> None:
+        """``user_id`` joins as a member through a place an admin bound (``TeamBindings``);
+        the caller has checked the binding and that they are not a member."""
+        self._put_member(team_id, user_id, "member", invited_by, self.db.clock.now())
+
     def remove(self, actor: str, team_id: str, user_id: str) -> None:
         """An admin removes a member (an owner only by an owner), or a member leaves."""
         with self.db.transaction():

@@ -8,6 +8,8 @@ import pytest
 from core.errors import IrisUsageError, NotFound
 from core.store.teams import NotAMember, NotPermitted
 
+pytestmark = pytest.mark.both_backends
+
 
 @pytest.fixture
 def people(store):

@@ -1,0 +1,85 @@
+"""A Telegram group bound to a team, through the real webhook and worker against the fake Bot
+API, in pairing mode: an admin binds the group with `/team bind`; a person who may talk to Iris
+(approved through pairing) joins the team by writing there; a stranger in the group does not
+(Iris ignores unknown senders in groups) until their pairing is approved; someone who left is
+not pulled back in; a member cannot bind; unbinding stops new joins."""
+
+import pytest
+
+from iris_testing.platform_stack import platform_stack
+
+GROUP = -1001000000077
+OWNER, ADMIN, MEMBER, NEWCOMER, STRANGER, LATE = 4242, 5151, 6161, 7171, 8181, 9191
+
+
+@pytest.fixture
+def stack(iris_home):
+    allowed = ",".join(str(user) for user in (OWNER, ADMIN, MEMBER, NEWCOMER, LATE))
+    with platform_stack(iris_home, IRIS_TELEGRAM_ACCESS="pairing", IRIS_TELEGRAM_ALLOW=allowed,
+                        IRIS_OWNER_ACCOUNTS=f"telegram:{OWNER}") as running:
+        running.rt.store.bots.put("telegram", "7000001",
+                                  {"id": 7000001, "username": "iris_test_bot"})
+        yield running
+
+
+def direct(stack, user, text):
+    before = len(stack.telegram.sent_messages(user))
+    assert stack.telegram_post(stack.telegram.make_update(text, user_id=user)).status_code == 200
+    stack.wait(lambda: len(stack.telegram.sent_messages(user)) > before)
+    return stack.telegram.sent_messages(user)[-1]["text"]
+
+
+def in_group(stack, user, text):
+    """``user`` sends ``text`` (a command, so Iris acts on it in the group); Iris' answer."""
+    before = len(stack.telegram.sent_messages(GROUP))
+    update = stack.telegram.make_update(text, user_id=user, chat_id=GROUP,
+                                        chat_type="supergroup", first_name=f"U{user}")
+    status = stack.telegram_post(update).json()["status"]
+    if status != "recorded":
+        return status
+    stack.wait(lambda: len(stack.telegram.sent_messages(GROUP)) > before)
+    return stack.telegram.sent_messages(GROUP)[-1]["text"]
+
+
+def role(stack, user):
+    store = stack.rt.store
+    owner = store.users.resolve(f"telegram:{OWNER}")
+    team = store.teams.find(owner, "eng")
+    try:
+        person = store.users.resolve(f"telegram:{user}")
+    except Exception:
+        return None
+    return store.teams.role_of(team.id, person)
+
+
+def test_writing_in_a_bound_group_joins_the_team(stack):
+    assert "Team eng created" in direct(stack, OWNER, "/team create eng")
+    direct(stack, OWNER, f"/team add eng telegram:{ADMIN} admin")
+    direct(stack, ADMIN, f"/team add eng telegram:{MEMBER}")
+
+    assert "Nothing changed" in in_group(stack, MEMBER, "/team bind eng")  # not an admin
+    assert "bound to eng" in in_group(stack, ADMIN, "/team bind eng")
+    assert "already bound" in in_group(stack, OWNER, "/team bind eng")
+
+    in_group(stack, NEWCOMER, "/help")  # allowed to talk to Iris: writing here joins
+    assert role(stack, NEWCOMER) == "member"
+    assert "eng" in direct(stack, NEWCOMER, "/team")
+
+    assert in_group(stack, STRANGER, "/help") == "denied"  # unknown: ignored, joins nothing
+    assert role(stack, STRANGER) is None
+    assert "pairing code" in direct(stack, STRANGER, "hello").lower()
+    pending = stack.rt.store.db.one("SELECT code FROM pairing_requests")["code"]
+    assert "approved" in direct(stack, OWNER, f"/approve {pending}").lower()
+    in_group(stack, STRANGER, "/help")
+    assert role(stack, STRANGER) == "member"
+
+    assert "You left eng" in direct(stack, NEWCOMER, "/team leave eng")
+    in_group(stack, NEWCOMER, "/help")
+    assert role(stack, NEWCOMER) is None  # left: writing in the group does not pull them back
+
+    assert "no longer bound" in in_group(stack, ADMIN, "/team unbind eng")
+    in_group(stack, LATE, "/help")
+    assert role(stack, LATE) is None  # unbound: no new joins
+    assert role(stack, STRANGER) == "member"  # who joined stays
+    audit = direct(stack, OWNER, "/team audit eng")
+    assert "bind" in audit and "unbind" in audit and "join" in audit
