@@ -4,15 +4,16 @@
 history only), ``inbox`` (the user's Iris inbox: ``iris chat`` shows it, ``GET /v1/notifications``
 returns it, a registered webhook receives it; where jobs made over HTTP or in the terminal
 deliver), a platform Iris can push to (``telegram``, ``slack``…: your most recent chat
-there) or a chat in that platform's form (``telegram:<chat_id>[:<topic>]``,
-``slack:[<team>:]<channel>[:<thread_ts>]``…; see each ``PlatformSpec``). A chat must be one the
+there), a chat in that platform's form (``telegram:<chat_id>[:<topic>]``,
+``slack:[<team>:]<channel>[:<thread_ts>]``…; see each ``PlatformSpec``), or ``team:NAME`` (the
+group chat bound to a team the user is a member of, docs/teams.md). A chat must be one the
 user talks to Iris in, unless the one asking is the owner or the operator (CLI).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from core.errors import IrisUsageError
@@ -33,8 +34,8 @@ def deliver_help() -> str:
     forms = " or ".join(f'"{PLATFORMS[n].chat_help}"' for n in names)
     return (f'use "origin" (this chat), "none" (keep results in the job\'s history only), '
             f'"inbox" (your Iris inbox: iris chat, the HTTP API, your webhook), '
-            f'{" or ".join(repr(n) for n in names)} (your latest chat there), or a chat such as '
-            f'{forms}')
+            f'{" or ".join(repr(n) for n in names)} (your latest chat there), '
+            f'"team:NAME" (your team\'s bound group chat), or a chat such as {forms}')
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,8 @@ def resolve_deliver(store: Store, user_id: str, deliver: str | None, *, origin: 
         return NO_TARGET
     if word == inbox.PLATFORM:
         return INBOX
+    if word.startswith("team:"):
+        return team_chat(store, user_id, text.split(":", 1)[1].strip())
     pushable = PLATFORMS.push_names()
     if word in pushable:
         found = latest_chat(store, user_id, (word,))
@@ -145,6 +148,22 @@ def resolve_deliver(store: Store, user_id: str, deliver: str | None, *, origin: 
             f"other chats. {hint[0].upper()}{hint[1:]}"
         )
     return wanted
+
+
+def team_chat(store: Store, user_id: str, name: str) -> Target:
+    """The group chat bound to team ``name`` (``/team bind``) that Iris heard from last, for a
+    member of that team; IrisUsageError (a non-member learns nothing) otherwise."""
+    team = store.teams.find(user_id, name)
+    for binding in reversed(store.team_bindings.of_team(user_id, team.id)):
+        if not binding.place.startswith("grp_"):  # a Slack workspace is not one chat
+            continue
+        latest = store.inbox.latest_messages(binding.place, limit=1)
+        if latest:
+            found = target_of(latest[0])
+            if found.deliverable:
+                return replace(found, label=f"team {team.name}'s chat ({found.label})")
+    raise IrisUsageError(f"team {team.name} has no bound group chat Iris can write to; an admin "
+                         f"sends /team bind {team.name} in the group first")
 
 
 def _known_chat(store: Store, user_id: str, wanted: Target) -> Target | None:

@@ -4,11 +4,19 @@ API, in pairing mode: an admin binds the group with `/team bind`; a person who m
 (Iris ignores unknown senders in groups) until their pairing is approved; someone who left is
 not pulled back in; a member cannot bind; unbinding stops new joins."""
 
+import asyncio
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
+from core.clock import ManualClock
+from core.errors import IrisUsageError
+from functions import cron
 from iris_testing.platform_stack import platform_stack
+from tests.core.scheduler.cron_helpers import make_job
 
 GROUP = -1001000000077
+NOW = datetime(2031, 5, 6, 8, 0, tzinfo=UTC)
 OWNER, ADMIN, MEMBER, NEWCOMER, STRANGER, LATE = 4242, 5151, 6161, 7171, 8181, 9191
 
 
@@ -20,6 +28,14 @@ def stack(iris_home):
         running.rt.store.bots.put("telegram", "7000001",
                                   {"id": 7000001, "username": "iris_test_bot"})
         yield running
+
+
+def tick(rt):
+    async def go():
+        await cron.tick(rt)
+        await rt.dispatcher.idle()
+
+    asyncio.run(go())
 
 
 def direct(stack, user, text):
@@ -83,3 +99,34 @@ def test_writing_in_a_bound_group_joins_the_team(stack):
     assert role(stack, STRANGER) == "member"  # who joined stays
     audit = direct(stack, OWNER, "/team audit eng")
     assert "bind" in audit and "unbind" in audit and "join" in audit
+
+
+def test_a_members_job_delivers_to_the_teams_bound_group(iris_home):
+    clock = ManualClock(NOW)
+    allowed = ",".join(str(user) for user in (OWNER, MEMBER, LATE))
+    with platform_stack(iris_home, clock=clock, IRIS_TELEGRAM_ACCESS="pairing",
+                        IRIS_TELEGRAM_ALLOW=allowed) as stack:
+        stack.rt.store.bots.put("telegram", "7000001",
+                                {"id": 7000001, "username": "iris_test_bot"})
+        store, settings = stack.rt.store, stack.rt.settings
+        direct(stack, OWNER, "/team create eng")
+        direct(stack, OWNER, f"/team add eng telegram:{MEMBER}")
+        direct(stack, LATE, "hi")
+        with pytest.raises(IrisUsageError, match="no bound group chat"):
+            make_job(store, settings, schedule="every 5h", at=NOW, account=f"telegram:{MEMBER}",
+                     deliver="team:eng", name="too-early")
+        assert "bound to eng" in in_group(stack, OWNER, "/team bind eng")
+        stack.wait(stack.settled)
+        with pytest.raises(IrisUsageError, match="no team 'eng'"):  # not a member
+            make_job(store, settings, schedule="every 5h", at=NOW, account=f"telegram:{LATE}",
+                     deliver="team:eng", name="outsider")
+        job = make_job(store, settings, schedule="every 5h", at=NOW,
+                       account=f"telegram:{MEMBER}", prompt="post the standup reminder",
+                       deliver="team:eng", name="standup")
+        assert job.target.label.startswith("team eng's chat")
+        before = len(stack.telegram.sent_messages(GROUP))
+        clock.set(NOW + timedelta(hours=5))
+        tick(stack.rt)
+        stack.wait(lambda: len(stack.telegram.sent_messages(GROUP)) > before)
+        posted = stack.telegram.sent_messages(GROUP)[-1]["text"]
+        assert posted.startswith("⏰ standup") and "post the standup reminder" in posted
