@@ -1,5 +1,6 @@
 """What the dashboard's Team page shows: the viewer's teams, each with its members, live notes
-(with their writers), the notes held for an admin (admins only) and the audit log. Every read
+(with their writers), the notes held for an admin (admins only), the places bound to it, what
+its group chats used in the last 30 days, and the audit log. Every read
 goes through the store's membership checks as the viewer, so the page can show nothing the
 same person could not read with ``/team`` in a chat."""
 
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from core.store.teams import RANK, AuditEntry, Member, Role, Team
+from core.store.usage import UsageTotals
 from core.teams.manage import label
 
 if TYPE_CHECKING:
@@ -16,6 +18,7 @@ if TYPE_CHECKING:
     from core.store.team_notes import TeamNote
 
 AUDIT_SHOWN = 30
+USAGE_DAYS = 30
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,8 @@ class TeamView:
     notes: list[NoteView]
     held: list[NoteView]
     audit: list[AuditView]
+    usage: UsageTotals
+    places: list[str]
 
     @property
     def is_admin(self) -> bool:
@@ -59,6 +64,7 @@ def team_views(store: Store, viewer: str) -> list[TeamView]:
             names[user_id] = label(store, user_id)
         return names[user_id]
 
+    since = store.clock.now() - USAGE_DAYS * 86400
     views = []
     for team, role in store.teams.of_user(viewer):
         admin = RANK[role] >= RANK["admin"]
@@ -70,5 +76,7 @@ def team_views(store: Store, viewer: str) -> list[TeamView]:
             held=[NoteView(n, who(n.author)) for n in held],
             audit=[AuditView(a, who(a.actor))
                    for a in store.teams.audit(viewer, team.id, AUDIT_SHOWN)],
+            usage=store.team_bindings.usage(viewer, team.id, since=since),
+            places=[b.label for b in store.team_bindings.of_team(viewer, team.id)],
         ))
     return views

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from core.errors import IrisUsageError, NotFound
 from core.store.db import Database
 from core.store.teams import Teams
+from core.store.usage import UsageTotals
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,23 @@ class TeamBindings:
         )
         return [Binding(r["team_id"], r["place"], r["label"], r["user_id"], r["bound_at"])
                 for r in rows]
+
+    def usage(self, actor: str, team_id: str, *, since: float) -> UsageTotals:
+        """What the turns answered in the team's bound group chats used since ``since``, for a
+        member. Members' own chats (and their own jobs) are theirs and never counted here."""
+        self.teams.require(team_id, actor)
+        row = self.db.one(
+            "SELECT coalesce(sum(u.calls), 0) AS calls, coalesce(sum(u.prompt_tokens), 0) AS p,"
+            " coalesce(sum(u.completion_tokens), 0) AS c,"
+            " coalesce(sum(u.cache_read_tokens), 0) AS cr,"
+            " coalesce(sum(u.cache_write_tokens), 0) AS cw, sum(u.cost_usd) AS cost"
+            " FROM usage u WHERE u.created_at >= ? AND u.user_id IN"
+            " (SELECT place FROM team_bindings"
+            "  WHERE team_id = ? AND substr(place, 1, 4) = 'grp_')",
+            (since, team_id),
+        )
+        assert row is not None
+        return UsageTotals(row["calls"], row["p"], row["c"], row["cr"], row["cw"], row["cost"])
 
     def join_from(self, user_id: str, places: list[str]) -> list[str]:
         """``user_id`` wrote in ``places``: the names of the teams bound there that they joined

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 import httpx
 import pytest
 
+from core.messages import Usage
 from core.teams import manage
 from core.teams.notes import write_note
 from tests.dashboard.test_http import signed_in
@@ -45,7 +46,14 @@ def post(client, dash, user_id, action, csrf, **data):
 
 
 def test_each_person_sees_their_teams_and_only_admins_see_held_notes(dash, people):
-    ids, _, held_id = people
+    ids, team, held_id = people
+    store = dash.runtime.store
+    group = store.users.for_account("telegram:group:-100", kind="group")
+    store.team_bindings.bind(ids["ada"], team.id, group, "group Ops room")
+    store.usage.record(group, Usage(model="m", prompt_tokens=300, completion_tokens=45),
+                       session_id=None, inbox_id=None)
+    store.usage.record(ids["carol"], Usage(model="m", prompt_tokens=9_000),  # carol's own
+                       session_id=None, inbox_id=None)
     pages = {}
     for name in ("ada", "bob", "carol", "dan"):
         with session(dash, name) as (client, user_id, _):
@@ -56,6 +64,8 @@ def test_each_person_sees_their_teams_and_only_admins_see_held_notes(dash, peopl
         assert 'data-team="eng"' in pages[name]
         assert "Deploys happen on Tuesdays." in pages[name] and "by http:ada" in pages[name]
         assert 'data-member="http:carol"' in pages[name]
+        assert "Bound: group Ops room" in pages[name]
+        assert 'data-calls="1" data-tokens="345"' in pages[name]  # the group's, not carol's
     for name in ("ada", "bob"):
         assert f'data-held="{held_id}"' in pages[name], name
         assert "The staging password rotates monthly." in pages[name]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from core.messages import Usage
 from core.store.team_bindings import workspace_place
 from core.store.teams import NotAMember, NotPermitted
 from core.teams.binding import join_where_written
@@ -61,3 +62,19 @@ def test_a_slack_workspace_is_a_place(store, people, team):
     assert store.teams.role_of(team.id, bob) is None
     assert join_where_written(store, direct, "person", "slack:T1/U9") == ["eng"]
     assert store.teams.role_of(team.id, alice) == "member"
+
+
+def test_team_usage_counts_its_bound_group_chats_only(store, people, team):
+    group = store.users.for_account("telegram:group:-100", kind="group")
+    other_group = store.users.for_account("telegram:group:-200", kind="group")
+    store.team_bindings.bind(people["owen"], team.id, group, "group G")
+    store.team_bindings.bind(people["owen"], team.id, "slack-workspace:T1", "Slack workspace T1")
+    since = store.clock.now()
+    for scope, tokens in ((group, 100), (group, 20), (people["ada"], 5_000),
+                          (other_group, 7_000)):
+        store.usage.record(scope, Usage(model="m", prompt_tokens=tokens, completion_tokens=1,
+                                        calls=1), session_id=None, inbox_id=None)
+    seen = store.team_bindings.usage(people["ada"], team.id, since=since)
+    assert (seen.calls, seen.prompt_tokens, seen.completion_tokens) == (2, 120, 2)
+    with pytest.raises(NotAMember):
+        store.team_bindings.usage(people["dan"], team.id, since=since)
