@@ -16,7 +16,6 @@ from typing import Any
 
 from fastapi import APIRouter, BackgroundTasks, Request
 from fastapi.responses import JSONResponse
-from pydantic import ValidationError
 
 from core.clarify import PRESS_REFUSED
 from core.platforms.discord_buttons import UPDATE_MESSAGE, answered_components, parse_press
@@ -27,6 +26,7 @@ from core.platforms.discord_inbound import (
     parse_interaction,
 )
 from functions.auth import ApiError
+from functions.bodies import parse_json
 from functions.runtime import Runtime
 from functions.webhooks import accept, accept_press, read_body
 
@@ -59,14 +59,7 @@ def verify_signature(public_key: str, body: bytes, request: Request, *, now: flo
 
 
 def parse_body(body: bytes) -> Interaction:
-    try:
-        return Interaction.model_validate_json(body)
-    except ValidationError as exc:
-        first: dict[str, Any] = dict(exc.errors()[0]) if exc.errors() else {}
-        where = ".".join(str(p) for p in first.get("loc", ())) or "body"
-        problem = "not valid JSON" if first.get("type") == "json_invalid" else first.get("msg")
-        raise ApiError(400, f"not a Discord interaction: {where}: {problem}",
-                       code="bad_interaction") from None
+    return parse_json(Interaction, body, "a Discord interaction", "bad_interaction")
 
 
 def ephemeral(text: str) -> dict[str, Any]:

@@ -18,15 +18,13 @@ buttons is recorded as the answer to its question.
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, BackgroundTasks, Request
 from fastapi.responses import JSONResponse
-from pydantic import ValidationError
 
 from core.platforms.googlechat_inbound import CARD_CLICKED, Event, parse_click, parse_event
 from core.platforms.jwt_verify import KeySet, TokenRejected, bearer, verify
 from functions.auth import ApiError
+from functions.bodies import parse_json
 from functions.runtime import Runtime
 from functions.webhooks import accept, accept_press, read_body
 
@@ -66,14 +64,7 @@ async def check_token(request: Request, keys: KeySet, audience: str) -> None:
 
 
 def parse_body(body: bytes) -> Event:
-    try:
-        return Event.model_validate_json(body)
-    except ValidationError as exc:
-        first: dict[str, Any] = dict(exc.errors()[0]) if exc.errors() else {}
-        where = ".".join(str(p) for p in first.get("loc", ())) or "body"
-        problem = "not valid JSON" if first.get("type") == "json_invalid" else first.get("msg")
-        raise ApiError(400, f"not a Google Chat event: {where}: {problem}",
-                       code="bad_event") from None
+    return parse_json(Event, body, "a Google Chat event", "bad_event")
 
 
 def build_router(rt: Runtime) -> APIRouter:

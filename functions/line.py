@@ -15,13 +15,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-from typing import Any
 
 from fastapi import APIRouter, BackgroundTasks, Request
-from pydantic import ValidationError
 
 from core.platforms.line_inbound import LineWebhook, parse_webhook
 from functions.auth import ApiError
+from functions.bodies import parse_json
 from functions.runtime import Runtime
 from functions.webhooks import accept, accept_press, read_body
 
@@ -71,15 +70,7 @@ def verify_signature(secret: str, body: bytes, header: str) -> None:
 
 
 def parse_body(body: bytes) -> LineWebhook:
-    try:
-        return LineWebhook.model_validate_json(body)
-    except ValidationError as exc:
-        first: dict[str, Any] = dict(exc.errors()[0]) if exc.errors() else {}
-        where = ".".join(str(p) for p in first.get("loc", ())) or "body"
-        problem = "not valid JSON" if first.get("type") == "json_invalid" else first.get("msg")
-        raise ApiError(
-            400, f"not a LINE webhook: {where}: {problem}", code="bad_line_payload"
-        ) from None
+    return parse_json(LineWebhook, body, "a LINE webhook", "bad_line_payload")
 
 
 def build_router(rt: Runtime) -> APIRouter:

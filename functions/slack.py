@@ -15,12 +15,10 @@ import hmac
 import json
 import logging
 import re
-from typing import Any
 from urllib.parse import parse_qs
 
 from fastapi import APIRouter, BackgroundTasks, Request
 from fastapi.responses import JSONResponse, Response
-from pydantic import ValidationError
 
 from core.clarify import Asked
 from core.errors import NotFound
@@ -34,6 +32,7 @@ from core.platforms.slack_inbound import (
     parse_event,
 )
 from functions.auth import ApiError
+from functions.bodies import parse_data, parse_json
 from functions.runtime import Runtime
 from functions.webhooks import accept, accept_press, read_body
 
@@ -44,13 +43,6 @@ MAX_SIGNATURE_AGE = 300
 MESSAGE_EVENTS = ("message", "app_mention")
 
 
-def _reject(exc: ValidationError, what: str) -> ApiError:
-    first: dict[str, Any] = dict(exc.errors()[0]) if exc.errors() else {}
-    where = ".".join(str(p) for p in first.get("loc", ())) or "body"
-    problem = "not valid JSON" if first.get("type") == "json_invalid" else first.get("msg")
-    return ApiError(400, f"not a Slack {what}: {where}: {problem}", code="bad_slack_request")
-
-
 def _actions(raw: str) -> SlackActions | None:
     """An interactivity payload: button presses (``block_actions``); None for the rest."""
     try:
@@ -59,10 +51,7 @@ def _actions(raw: str) -> SlackActions | None:
         raise ApiError(400, "not a Slack interactivity payload", code="bad_slack_request") from None
     if kind != "block_actions":
         return None
-    try:
-        return SlackActions.model_validate_json(raw)
-    except ValidationError as exc:
-        raise _reject(exc, "interactivity payload") from None
+    return parse_json(SlackActions, raw, "a Slack interactivity payload", "bad_slack_request")
 
 
 Shape = SlackEnvelope | SlackCommand | SlackActions
@@ -80,14 +69,8 @@ def validate(body: bytes, content_type: str) -> Shape | None:
             return _actions(form["payload"])
         if "ssl_check" in form and "command" not in form:
             return None
-        try:
-            return SlackCommand.model_validate(form)
-        except ValidationError as exc:
-            raise _reject(exc, "slash command") from None
-    try:
-        return SlackEnvelope.model_validate_json(body)
-    except ValidationError as exc:
-        raise _reject(exc, "event") from None
+        return parse_data(SlackCommand, form, "a Slack slash command", "bad_slack_request")
+    return parse_json(SlackEnvelope, body, "a Slack event", "bad_slack_request")
 
 
 class SlackEndpoint:

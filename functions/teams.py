@@ -13,16 +13,14 @@ of an Adaptive Card button (``Action.Submit``) is recorded as the answer to its 
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, BackgroundTasks, Request
 from fastapi.responses import Response
-from pydantic import ValidationError
 
 from core.platforms.jwt_verify import KeySet, TokenRejected, Verified, bearer, verify
 from core.platforms.teams_buttons import parse_press, press_data
 from core.platforms.teams_inbound import Activity, parse_activity
 from functions.auth import ApiError
+from functions.bodies import parse_json
 from functions.runtime import Runtime
 from functions.webhooks import accept, accept_press, read_body
 
@@ -37,14 +35,7 @@ def refused(reason: str) -> ApiError:
 
 
 def parse_body(body: bytes) -> Activity:
-    try:
-        return Activity.model_validate_json(body)
-    except ValidationError as exc:
-        first: dict[str, Any] = dict(exc.errors()[0]) if exc.errors() else {}
-        where = ".".join(str(p) for p in first.get("loc", ())) or "body"
-        problem = "not valid JSON" if first.get("type") == "json_invalid" else first.get("msg")
-        raise ApiError(400, f"not a Bot Framework activity: {where}: {problem}",
-                       code="bad_activity") from None
+    return parse_json(Activity, body, "a Bot Framework activity", "bad_activity")
 
 
 def check_activity(verified: Verified, activity: Activity) -> None:

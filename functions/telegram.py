@@ -12,10 +12,8 @@ import asyncio
 import hmac
 import logging
 import time
-from typing import Any
 
 from fastapi import APIRouter, BackgroundTasks, Request
-from pydantic import ValidationError
 
 from core.platforms.inbound import Parsed
 from core.platforms.telegram_inbound import (
@@ -27,6 +25,7 @@ from core.platforms.telegram_inbound import (
     parse_update,
 )
 from functions.auth import ApiError
+from functions.bodies import parse_json
 from functions.runtime import Runtime
 from functions.webhooks import Outcome, accept, accept_press, read_body
 
@@ -96,14 +95,7 @@ def check_secret(rt: Runtime, request: Request) -> str:
 
 
 def parse_body(body: bytes) -> TgUpdate:
-    try:
-        return TgUpdate.model_validate_json(body)
-    except ValidationError as exc:
-        first: dict[str, Any] = dict(exc.errors()[0]) if exc.errors() else {}
-        where = ".".join(str(p) for p in first.get("loc", ())) or "body"
-        problem = "not valid JSON" if first.get("type") == "json_invalid" else first.get("msg")
-        raise ApiError(400, f"not a Telegram update: {where}: {problem}",
-                       code="bad_update") from None
+    return parse_json(TgUpdate, body, "a Telegram update", "bad_update")
 
 
 async def _press(rt: Runtime, press: TgCallbackQuery, parsed: Parsed,

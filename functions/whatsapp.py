@@ -15,17 +15,16 @@ from __future__ import annotations
 import hashlib
 import hmac
 from dataclasses import replace
-from typing import Any
 
 from fastapi import APIRouter, BackgroundTasks, Request
 from fastapi.responses import PlainTextResponse
-from pydantic import ValidationError
 
 from core.clarify import PRESS_REFUSED
 from core.errors import NotFound
 from core.messages import InboundMessage
 from core.platforms.whatsapp_inbound import WaPayload, parse_payload
 from functions.auth import ApiError
+from functions.bodies import parse_json
 from functions.runtime import Runtime
 from functions.webhooks import Outcome, accept, accept_press, access, answer, read_body
 
@@ -62,14 +61,7 @@ def verify_signature(secret: str, body: bytes, header: str) -> None:
 
 
 def parse_body(body: bytes) -> WaPayload:
-    try:
-        return WaPayload.model_validate_json(body)
-    except ValidationError as exc:
-        first: dict[str, Any] = dict(exc.errors()[0]) if exc.errors() else {}
-        where = ".".join(str(p) for p in first.get("loc", ())) or "body"
-        problem = "not valid JSON" if first.get("type") == "json_invalid" else first.get("msg")
-        raise ApiError(400, f"not a WhatsApp webhook: {where}: {problem}",
-                       code="bad_whatsapp_payload") from None
+    return parse_json(WaPayload, body, "a WhatsApp webhook", "bad_whatsapp_payload")
 
 
 def release_held(rt: Runtime, user_id: str, chat_key: str, background: BackgroundTasks) -> None:

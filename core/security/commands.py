@@ -296,28 +296,35 @@ def find_exfiltration(folded: str, *, docs: bool = False) -> list[Finding]:
             paths.add(path)
             if len(paths) == MAX_PATHS_NAMED:
                 break
-    if match := _REVERSE_SHELL.search(folded):
-        add("opens a reverse shell to a remote host", match)
+    if (shell := _REVERSE_SHELL.search(folded)) is not None:
+        add("opens a reverse shell to a remote host", shell)
     done_to = -1
     for network in _NETWORK.finditer(folded):
         if network.start() <= done_to:
             continue  # a second network word on a line already checked
         line, offset = _line_of(folded, network.start())
         done_to = offset + len(line)
-        if match := linear.first(_ENV_DUMP, line, _whole_environment):
-            reason = "sends the whole environment over the network"
-        elif match := _SECRETS_FILE.search(line):
-            reason = f"sends a secrets file ({match['path']}) over the network"
-        elif match := _secret_sent_out(line, docs=docs):
-            name = next(group for group in match.groups() if group)
-            reason = f"sends a secret (${name.upper()}) to a remote host"
-        else:
-            continue
-        found.append(Finding("exfiltration", reason, clip(line, *match.span())))
-    if _PY_NETWORK.search(folded) and (match := _PY_ENV_DUMP.search(folded)):
+        sent = _sent_out(line, docs=docs)
+        if sent is not None:
+            reason, span = sent
+            found.append(Finding("exfiltration", reason, clip(line, *span)))
+    if _PY_NETWORK.search(folded) and (dump := _PY_ENV_DUMP.search(folded)) is not None:
         found.append(Finding("exfiltration", "sends the whole environment over the network",
-                             clip(folded, *match.span())))
+                             clip(folded, *dump.span())))
     return found
+
+
+def _sent_out(line: str, *, docs: bool) -> tuple[str, tuple[int, int]] | None:
+    """Why a line that names the network sends something out, and where; None when it does
+    not (the environment, a secrets file or a secret's value, checked in that order)."""
+    if (dump := linear.first(_ENV_DUMP, line, _whole_environment)) is not None:
+        return "sends the whole environment over the network", dump.span()
+    if (file := _SECRETS_FILE.search(line)) is not None:
+        return f"sends a secrets file ({file['path']}) over the network", file.span()
+    if (secret := _secret_sent_out(line, docs=docs)) is not None:
+        name = next(group for group in secret.groups() if group)
+        return f"sends a secret (${name.upper()}) to a remote host", secret.span()
+    return None
 
 
 def _line_of(text: str, index: int) -> tuple[str, int]:

@@ -7,6 +7,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from core.security import linear
 from core.security.linear import Match, Regex
@@ -112,9 +113,8 @@ SECRETS = (
 def mask_secrets(fragment: str) -> str:
     """Replace anything that looks like a credential with a short masked form."""
     for secret in SECRETS:
-        fragment = secret.loose.sub(
-            lambda m, s=secret: _mask(m, s.keep, s.loose.groupindex.get("value")), fragment
-        )
+        value = secret.loose.groupindex.get("value")
+        fragment = secret.loose.sub(partial(_mask, keep=secret.keep, value=value), fragment)
     return LONG_TOKEN.sub(_mask_random, fragment)
 
 
