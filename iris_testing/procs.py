@@ -62,6 +62,19 @@ def rss_bytes(pid: int) -> int:
     return 0
 
 
+def pss_bytes(pid: int) -> int:
+    """Proportional memory of one process: pages shared with others (a memory-mapped model
+    file, the interpreter's own pages after a fork) count for their share only. 0 once gone."""
+    try:
+        rollup = (PROC / str(pid) / "smaps_rollup").read_text()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return 0
+    for line in rollup.splitlines():
+        if line.startswith("Pss:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
 def tree_rss_bytes(pid: int) -> int:
     """Resident memory of ``pid`` and all its descendants, summed."""
     return rss_bytes(pid) + sum(rss_bytes(child) for child in descendants(pid))
