@@ -118,7 +118,7 @@ def main() -> None:
     one.store.close()
     os.environ["IRIS_HOME"] = home
 
-    rt.store.close()
+    rt.close()
     go, ready = Path(home) / "go", [Path(home) / f"ready{i}" for i in range(2)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     children = [subprocess.Popen([sys.executable, __file__, "--child", str(go), str(r)],
@@ -137,7 +137,7 @@ def main() -> None:
           f"claimed {len(claims[0])} + {len(claims[1])}, overlap {len(claims[0] & claims[1])}, "
           f"runs recorded {runs} for {jobs_run} jobs, {wall:.2f} s "
           f"({args.jobs / wall:.0f} claims/s together)")
-    rt.store.close()
+    rt.close()
 
     from iris_testing.scripted_model import ScriptedModel
 

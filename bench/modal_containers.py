@@ -33,11 +33,11 @@ t1 = time.perf_counter()
 if role == "web":
     cloud.preload_web(); t2 = time.perf_counter()
     app = cloud.web_app(); t3 = time.perf_counter()
-    app.state.runtime.store.close()
+    app.state.runtime.close()
 elif role == "worker":
     cloud.preload_worker(); t2 = time.perf_counter()
     rt = cloud.build_cloud_runtime(); t3 = time.perf_counter()
-    rt.store.close()
+    rt.close()
 else:
     cloud.preload_common(); t2 = time.perf_counter()
     asyncio.run(cloud.tick_once()); t3 = time.perf_counter()

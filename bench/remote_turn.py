@@ -197,7 +197,7 @@ async def scenario(home: Path, samples: int, server: str | None,
         await http.aclose()
         for running in servers:
             running.stop()
-        rt.store.close()
+        rt.close()
     return {name: median(costs) for name, costs in results.items()}
 
 

@@ -97,7 +97,7 @@ class Settings(BaseModel):
     dispatcher: Literal["local", "modal"] = "local"
     # where a turn's message vectors are computed (core/search/after_turn.py): a niced child
     # process, this process after the turn, or only by searches and `iris sessions reindex`
-    search_indexer: Literal["process", "inline", "off"] = "inline"
+    search_indexer: Literal["process", "inline", "off"] = "process"
     modal_app: str = Field(default="iris", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
     sandbox_backend: Literal["local", "modal", "daytona"] = "local"
     # local backend: "auto" isolates with bubblewrap when installed (and refuses to serve

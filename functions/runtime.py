@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from core.clock import Clock
     from core.context import PromptSection
     from core.hooks import AfterTurn, HookContext
+    from core.search.indexer import Indexer
     from core.services import Services
     from core.store.inbox import InboxEntry
     from core.toolkit import Toolset
@@ -118,6 +119,24 @@ class Runtime:
             subagents=SubagentRunner(self.turn_deps),
         )
 
+    @cached_property
+    def indexer(self) -> Indexer | None:
+        """This runtime's indexing child (started on its first request), or None when
+        vectors are computed elsewhere (``search_indexer`` inline or off)."""
+        if self.settings.search_indexer != "process":
+            return None
+        from core.search.indexer import Indexer
+
+        return Indexer(self.settings)
+
+    def close(self) -> None:
+        """Stop what this runtime started (its indexing child) and close its store. Safe to
+        call twice; a runtime dropped without it still stops its child when collected."""
+        indexer = self.__dict__.get("indexer")
+        if indexer is not None:
+            indexer.close()
+        self.store.close()
+
     def turn_deps(self) -> TurnDeps:
         from core.turn import TurnDeps
 
@@ -136,7 +155,7 @@ class Runtime:
         from core.hooks import HookContext
 
         return HookContext(store=self.store, settings=self.settings, services=self.services,
-                           entry=entry, outcome=outcome)
+                           entry=entry, outcome=outcome, indexer=self.indexer)
 
 
 @runtime_checkable

@@ -165,7 +165,7 @@ async def tick_once(runtime: Runtime | None = None) -> dict[str, Any]:
         if idle is not None:
             await idle()
         if owned:
-            rt.store.close()
+            rt.close()
     swept = report.sweep
     return {
         "cron_ran": report.cron_ran,

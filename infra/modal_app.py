@@ -112,7 +112,7 @@ class Worker:
     def stop(self) -> None:
         rt = getattr(self, "_runtime", None)
         if rt is not None:
-            rt.store.close()
+            rt.close()
 
     def runtime(self) -> Any:
         rt = getattr(self, "_runtime", None)

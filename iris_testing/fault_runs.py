@@ -74,7 +74,7 @@ def emulator(home: Path, llm: ScriptedLLM, **env: str) -> Iterator[tuple[Any, op
                 yield dev.runtime, openai.OpenAI(base_url=f"{iris.url}/v1", api_key=API_KEY,
                                                  max_retries=0, timeout=120)
         finally:
-            dev.runtime.store.close()
+            dev.runtime.close()
 
 
 def _ask(client: openai.OpenAI, n: int, users: int = 4) -> tuple[str | None, str | None]:

@@ -352,4 +352,4 @@ def platform_stack(home: Path, *, model: Any = None, clock: Clock = SYSTEM_CLOCK
             server.thread.join(timeout=10)
         mail.__exit__(None, None, None)
         if rt is not None:
-            rt.store.close()
+            rt.close()

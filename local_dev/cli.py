@@ -78,6 +78,7 @@ def dev(host: str, port: int, tick: float) -> None:
 
     # litellm takes seconds to import: load it while uvicorn starts, not on the first turn.
     threading.Thread(target=load_litellm, name="warm-litellm", daemon=True).start()
+    emulator = None
     try:
         emulator = build_emulator(settings)
         emulator.runtime.embedded_model = model_server is not None
@@ -92,6 +93,8 @@ def dev(host: str, port: int, tick: float) -> None:
         serve_until_stopped(emulator.app(tick_seconds=tick), host=host, port=port,
                             seconds=settings.shutdown_seconds)
     finally:
+        if emulator is not None:  # its indexing child
+            emulator.runtime.close()
         if model_server is not None:
             model_server.stop()
 

@@ -7,10 +7,11 @@ import os
 import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-# No indexing child process per runtime: module-scoped stacks are built before the autouse
-# ``iris_home`` sets this per test, and each child of the default ``process`` mode lives as
-# long as the worker (~180 MiB each: a full suite ran out of memory). tests/core/search/
-# test_indexer.py runs the child process itself.
+# Turns embed inline in tests, not in an indexing child per runtime (the default, `process`):
+# the child would be a process started by unit tests that `make check` runs without
+# processes, ~180 MiB and an encoder load each, alive until its runtime is closed or
+# collected (a cycle: often minutes in a long run). Set at import, as module-scoped stacks are
+# built before the autouse ``iris_home``. tests/core/search/test_indexer*.py run the child.
 os.environ["IRIS_SEARCH_INDEXER"] = "inline"
 
 pytest_plugins = ["tests.fakes.s3", "tests.fakes.hrana_fixtures", "tests.markers"]
@@ -41,8 +42,7 @@ def iris_home(tmp_path, monkeypatch):
     # Tests are one trusted operator: local commands run as plain subprocesses unless a test
     # asks for bubblewrap (tests/sandboxes/test_isolation.py, tests/test_e2e_security.py).
     monkeypatch.setenv("IRIS_SANDBOX_ISOLATION", "none")
-    # A turn's vectors are embedded in this process after the turn, not by an indexing child
-    # process per test; tests/core/search/test_indexer.py runs the child process.
+    # Vectors inline, as above (the default `process` has its own tests).
     monkeypatch.setenv("IRIS_SEARCH_INDEXER", "inline")
     return home
 
@@ -93,7 +93,8 @@ def runtime(settings, store, scripted):
     configured = settings.model_copy(update={"api_key": SecretStr("test-key"),
                                              "admin_api_key": SecretStr("admin-key")})
     rt = compose(configured, dispatcher=dispatcher, store=store, router=FixedRouter(scripted))
-    return rt
+    yield rt
+    rt.close()  # its indexing child, if a turn started one
 
 
 # A native crash (a segmentation fault in some C or Rust extension) kills pytest without a

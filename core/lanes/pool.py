@@ -199,7 +199,10 @@ class Pool:
                 job.future.set_exception(exc)
             else:
                 job.future.set_result(result)
-            if not self._finished(job):
+                del result
+            serve_on = self._finished(job)
+            del job  # an idle thread keeps nothing of its last call alive (a whole runtime)
+            if not serve_on:
                 return
 
     def _next(self) -> Job | None:

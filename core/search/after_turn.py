@@ -1,8 +1,9 @@
 """Vectors for a turn's new messages, computed after the turn is committed (never on the
-webhook ack path). ``search_indexer`` says where: ``process`` (opt-in) hands the session to
-the indexing child process (core/search/indexer.py) and returns at once; ``inline`` embeds in
-this process on the blocking lane; ``off`` leaves it to searches and ``iris sessions
-reindex``. numpy and the model are imported only where the embedding runs."""
+webhook ack path). ``search_indexer`` says where: ``process`` hands the session to the
+runtime's indexing child process (core/search/indexer.py) and returns at once; ``inline``
+embeds in this process on the blocking lane (also what ``process`` does where hooks run
+without a runtime's indexer); ``off`` leaves it to searches and ``iris sessions reindex``.
+numpy and the model are imported only where the embedding runs."""
 
 from __future__ import annotations
 
@@ -26,10 +27,8 @@ async def embed_after_turn(ctx: HookContext) -> None:
     mode = ctx.settings.search_indexer
     if not outcome.messages or mode == "off":
         return
-    if mode == "process":
-        from core.search.indexer import shared
-
-        shared(ctx.settings).request(ctx.user_id, outcome.session_id)
+    if mode == "process" and ctx.indexer is not None:
+        ctx.indexer.request(ctx.user_id, outcome.session_id)
         return
     from core.search import embed
 

@@ -1,15 +1,22 @@
 """Message vectors computed off the turn's path: a child process at low priority.
 
 After a turn, ``embed_after_turn`` only asks for the session to be indexed (``request``: a
-non-blocking put on a bounded queue). A child process, started on the first request, niced,
-takes requests in batches (one backfill per distinct user and session of the batch) and writes
-the vectors through its own connection to the same database. The numpy BERT therefore never
-runs in the process that serves turns, nor holds its GIL. A request that finds the queue full
-is dropped: the messages stay without vectors, which is a state every reader already handles
-(words search finds them at once; the next request of the session, a search's bounded backfill
-or ``iris sessions reindex`` embeds them).
+non-blocking put on a bounded queue). A child process (core/search/indexer_child.py), started
+on the first request, niced, takes requests in batches and writes the vectors through its own
+connection to the same database. The numpy BERT therefore never runs in the process that
+serves turns, nor holds its GIL. A request that finds the queue full is dropped: the messages
+stay without vectors, which is a state every reader already handles (words search finds them
+at once; the next request of the session, a search's bounded backfill or ``iris sessions
+reindex`` embeds them).
+
+The runtime owns its ``Indexer`` and closes it (``Runtime.close``). An indexer dropped without
+``close`` stops its child when it is garbage-collected, and any left at interpreter exit are
+stopped then (``weakref.finalize``); a parent killed outright takes the child with it (see
+indexer_child.py). A child that died (killed, crashed) is replaced on the next request, with a
+fresh queue: one killed mid-read may have left the old one locked.
 
 Nothing here imports numpy or the encoder in the parent; the child imports them when it runs.
+The queue (and multiprocessing's semaphore tracker) is only made on the first request.
 """
 
 from __future__ import annotations
@@ -19,7 +26,11 @@ import multiprocessing
 import os
 import queue
 import threading
+import weakref
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
+
+from core.search.indexer_child import STOP, serve
 
 if TYPE_CHECKING:
     from core.config import Settings
@@ -27,12 +38,61 @@ if TYPE_CHECKING:
 log = logging.getLogger("iris.search.indexer")
 
 QUEUE_SIZE = 256  # pending requests; beyond that they are dropped (see above)
-BATCH_REQUESTS = 64  # requests coalesced into one round of backfills
-SESSION_LIMIT = 64  # messages of a session embedded per request, newest first
-NICENESS = 10  # added to the child's nice value
-PARENT_CHECK = 2.0  # seconds between checks that the parent is still alive
+STOP_GRACE = 5.0  # seconds a closing child gets to finish its batch before it is killed
 
-Request = tuple[str, str]  # (user_id, session_id)
+
+class _Launcher:
+    """One daemon thread per process that starts the children. The kernel's parent-death
+    signal fires when the *thread* that started a child ends, and a request may come from a
+    thread that ends long before the process (a loop run in a helper thread)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: queue.SimpleQueue[tuple[Any, Future[None]]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def start(self, process: Any) -> None:
+        done: Future[None] = Future()
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._run, name="iris-indexer-launcher", daemon=True
+                )
+                self._thread.start()
+        self._jobs.put((process, done))
+        done.result()
+
+    def _run(self) -> None:
+        while True:
+            process, done = self._jobs.get()
+            try:
+                process.start()
+            except BaseException as exc:  # handed to the caller
+                done.set_exception(exc)
+            else:
+                done.set_result(None)
+            del process, done
+
+
+_LAUNCHER = _Launcher()
+
+
+def stop_child(process: Any, requests: Any) -> None:
+    """Ask the child to stop after its batch; kill it when it has not within ``STOP_GRACE``
+    (a stuck or stopped child) or when the queue has no room to ask (its pending requests are
+    then dropped, like any beyond the limit); reap it and release the queue."""
+    if process.exitcode is None:
+        try:
+            requests.put_nowait(STOP)
+        except (queue.Full, ValueError, OSError):
+            pass
+        else:
+            process.join(STOP_GRACE)
+        if process.exitcode is None:
+            process.kill()  # SIGKILL: also ends a stopped child
+            process.join()
+    requests.cancel_join_thread()  # what is still buffered for a dead child is dropped
+    requests.close()
 
 
 class Indexer:
@@ -40,118 +100,68 @@ class Indexer:
 
     def __init__(self, settings: Settings, *, queue_size: int = QUEUE_SIZE) -> None:
         self._settings = settings
+        self._queue_size = queue_size
         self._context = multiprocessing.get_context("spawn")  # no fork of a threaded server
-        self._queue: Any = self._context.Queue(maxsize=queue_size)
+        self._queue: Any = None
         self._process: Any = None
+        self._stop: weakref.finalize[Any, Any] | None = None
         self._lock = threading.Lock()
+        self._closed = False
         self.dropped = 0
+        self.started = 0  # children started: more than one means one died and was replaced
 
     @property
     def pid(self) -> int | None:
         return self._process.pid if self._process is not None else None
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def request(self, user_id: str, session_id: str) -> bool:
-        """Ask for the session's messages without vectors to be embedded. Never blocks; False
-        when the queue is full (the request is dropped) or the indexer is closed."""
+        """Ask for the session's messages without vectors to be embedded. Never blocks on
+        the child; False when the queue is full (the request is dropped) or the indexer is
+        closed."""
         with self._lock:
-            if self._process is None:
-                self._process = self._context.Process(
-                    target=serve,
-                    args=(self._settings, self._queue, os.getpid()),
-                    name="iris-indexer",
-                    daemon=True,
-                )
-                self._process.start()
-                log.info("indexer process %d started", self._process.pid)
-            elif self._process.exitcode is not None:
+            if self._closed:
                 return False
+            if self._process is None or self._process.exitcode is not None:
+                self._start()
+            requests = self._queue
         try:
-            self._queue.put_nowait((user_id, session_id))
+            requests.put_nowait((user_id, session_id))
         except queue.Full:
             self.dropped += 1
             log.warning("indexing queue full; %s/%s left for a later request", user_id, session_id)
             return False
         return True
 
-    def close(self, timeout: float = 10.0) -> None:
-        """Let the child finish what it holds and exit; stop it when it does not in time."""
+    def _start(self) -> None:
+        if self._stop is not None:
+            log.warning(
+                "indexer process %s ended (exit code %s); starting another",
+                self._process.pid,
+                self._process.exitcode,
+            )
+            self._stop()
+        self._queue = self._context.Queue(maxsize=self._queue_size)
+        self._process = self._context.Process(
+            target=serve,
+            args=(self._settings, self._queue, os.getpid()),
+            name="iris-indexer",
+            daemon=True,
+        )
+        _LAUNCHER.start(self._process)
+        self._stop = weakref.finalize(self, stop_child, self._process, self._queue)
+        self.started += 1
+        log.info("indexer process %d started", self._process.pid)
+
+    def close(self) -> None:
+        """Let the child finish its batch and exit (killed after ``STOP_GRACE``); later
+        requests are refused. Safe to call more than once."""
         with self._lock:
-            process, self._process = self._process, None
-        if process is None:
-            return
-        try:
-            self._queue.put((None, None), timeout=timeout)
-        except queue.Full:
-            process.terminate()
-        process.join(timeout)
-        if process.exitcode is None:
-            process.terminate()
-            process.join(timeout)
-        self._queue.close()
-
-
-_shared: dict[str, Indexer] = {}
-_shared_lock = threading.Lock()
-
-
-def shared(settings: Settings) -> Indexer:
-    """This process's indexer for ``settings``' database (one child per database)."""
-    with _shared_lock:
-        found = _shared.get(settings.db_url)
-        if found is None:
-            found = _shared[settings.db_url] = Indexer(settings)
-        return found
-
-
-def close_all() -> None:
-    with _shared_lock:
-        indexers = list(_shared.values())
-        _shared.clear()
-    for indexer in indexers:
-        indexer.close()
-
-
-def _take_batch(source: Any, parent: int) -> tuple[set[Request], bool]:
-    """The next requests (waiting for the first) and whether to stop after them (asked to,
-    or the parent is gone)."""
-    while True:
-        try:
-            first = source.get(timeout=PARENT_CHECK)
-            break
-        except queue.Empty:
-            if os.getppid() != parent:
-                return set(), True
-    batch = {first}
-    while len(batch) < BATCH_REQUESTS:
-        try:
-            batch.add(source.get_nowait())
-        except queue.Empty:
-            break
-    stop = (None, None) in batch
-    batch.discard((None, None))
-    return batch, stop
-
-
-def serve(settings: Settings, source: Any, parent: int) -> None:
-    """The child: embed requested sessions until told to stop or the parent is gone."""
-    os.nice(NICENESS)
-    from core.search import embed
-    from core.store import open_store
-
-    store = open_store(settings)
-    try:
-        stop = False
-        while not stop:
-            batch, stop = _take_batch(source, parent)
-            if not batch or not embed.available():
-                continue
-            for user_id, session_id in sorted(batch):
-                try:
-                    written = embed.backfill(
-                        store, user_id, session_id=session_id, limit=SESSION_LIMIT
-                    )
-                    log.debug("embedded %d messages of %s", written, session_id)
-                except Exception:
-                    log.exception("indexing session %s of %s failed", session_id, user_id)
-    finally:
-        store.close()
+            self._closed = True
+            stop, self._stop = self._stop, None
+            self._process = None
+        if stop is not None:
+            stop()

@@ -278,7 +278,7 @@ def _runtime(at: datetime | None = None) -> Iterator[Any]:
     try:
         yield rt
     finally:
-        rt.store.close()
+        rt.close()
 
 
 @cron_group.command("run")

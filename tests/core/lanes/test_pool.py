@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import subprocess
 import sys
 import threading
+import weakref
 
 import pytest
 
@@ -159,3 +161,20 @@ def test_close_gives_running_work_a_grace_then_returns():
     gate.set()
     with pytest.raises(RuntimeError, match="shut down"):
         pool.submit("a", print)
+
+
+def test_an_idle_thread_keeps_nothing_of_its_last_call_alive():
+    class Held:  # stands for what a call's arguments reach (a whole runtime)
+        pass
+
+    pool = Pool("t", threads=1, per_user=1, spare=0)
+    try:
+        held = Held()
+        gone = weakref.ref(held)
+        assert pool.call("alice", lambda h: h, held, timeout=60, what="a call") is held
+        wait_until(lambda: pool.state().idle == 1, "the thread to wait for more work")
+        del held
+        gc.collect()
+        assert gone() is None
+    finally:
+        pool.close(wait=False)

@@ -22,7 +22,6 @@ def main(home: str) -> None:
 
     from core.config import load_settings
     from core.messages import InboundMessage
-    from core.search import indexer
     from functions.dispatch import LocalDispatcher
     from functions.ingress import receive
     from functions.runtime import compose
@@ -67,15 +66,16 @@ def main(home: str) -> None:
         "the indexing child embeds both turns",
         timeout=120,
     )
-    child = indexer.shared(settings).pid
-    indexer.close_all()
+    child = rt.indexer.pid
+    messages = len(rt.store.messages.for_session(user, _))
+    rt.close()
     print(
         json.dumps(
             {
                 "after_turns": turned,
                 "child": child,
                 "parent": os.getpid(),
-                "messages": len(rt.store.messages.for_session(user, _)),
+                "messages": messages,
                 "after_indexing": sorted(m for m in HEAVY if m in sys.modules),
             }
         )
