@@ -126,6 +126,7 @@ def build_router(rt: Runtime) -> APIRouter:
                 names=names_of(rt, bot),
                 group=groups[room],
                 group_mode=rt.settings.group_reply_mode,
+                image_bytes=rt.settings.image_max_bytes,
             )
             if parsed.message is not None:
                 await accept(

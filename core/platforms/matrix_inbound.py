@@ -110,6 +110,7 @@ def addressed(content: MxContent, bot: str, names: tuple[str, ...]) -> bool:
 
 
 def _refusal(content: MxContent, own_server: str, max_bytes: int) -> str | None:
+    """Why a file event is answered without a turn, or None to read it."""
     if content.file is not None and not content.url:
         return ENCRYPTED
     parsed = parse_mxc(content.url or "")
@@ -124,7 +125,7 @@ def _refusal(content: MxContent, own_server: str, max_bytes: int) -> str | None:
     if size is not None and size > max_bytes:
         return (
             f"I could not take that file: it is {size / MB:.1f} MB, over the "
-            f"{max_bytes // MB} MB limit. Nothing was saved."
+            f"{max_bytes / MB:g} MB limit. Nothing was saved."
         )
     return None
 
@@ -148,8 +149,10 @@ def parse_event(
     group: bool = False,
     group_mode: str = "mention",
     max_bytes: int = MAX_MEDIA_BYTES,
+    image_bytes: int = MAX_MEDIA_BYTES,
 ) -> Parsed:
-    """What to do with one pushed event; ``group``: the room has more than two members."""
+    """What to do with one pushed event; ``group``: the room has more than two members;
+    ``max_bytes``/``image_bytes``: the caps of a file and of an image (the image intake's)."""
     if event.type != "m.room.message" or event.sender in (None, bot):
         return Parsed(reason="not a message for Iris")
     if event.event_id is None or event.room_id is None or event.sender is None:
@@ -165,7 +168,8 @@ def parse_event(
     text, reply = content.body, None
     attachments: tuple[Attachment, ...] = ()
     if content.msgtype in MEDIA:
-        reply = _refusal(content, server_of(bot), max_bytes)
+        cap = min(max_bytes, image_bytes) if content.msgtype == "m.image" else max_bytes
+        reply = _refusal(content, server_of(bot), cap)
         if reply is None:
             text, attachment = _media(content)
             attachments = (attachment,)
