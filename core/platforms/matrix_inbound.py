@@ -100,10 +100,11 @@ def addressed(content: MxContent, bot: str, names: tuple[str, ...]) -> bool:
     body = content.body
     if body.lstrip().startswith("/"):
         return True
-    if bot.lower() in body.lower() or bot in (content.formatted_body or ""):
+    own_id = rf"{re.escape(bot)}(?![A-Za-z0-9-]|[.:][A-Za-z0-9])"
+    if re.search(own_id, body, re.IGNORECASE) or re.search(own_id, content.formatted_body or ""):
         return True
     return any(
-        re.search(rf"(?<![\w@]){re.escape(name)}(?!\w)", body, re.IGNORECASE)
+        re.search(rf"(?<!\w){re.escape(name)}(?!\w|:[A-Za-z0-9])", body, re.IGNORECASE)
         for name in names
         if name
     )
