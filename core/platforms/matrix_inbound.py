@@ -93,11 +93,19 @@ def server_of(user_id: str) -> str:
     return user_id.split(":", 1)[1] if ":" in user_id else ""
 
 
+def caption_of(content: MxContent) -> str:
+    """What the person wrote: a file's caption (spec v1.10: ``body`` when ``filename`` is
+    present and differs; else ``body`` is the file's name), or a text's body."""
+    if content.msgtype not in MEDIA:
+        return content.body
+    return content.body if content.filename and content.filename != content.body else ""
+
+
 def addressed(content: MxContent, bot: str, names: tuple[str, ...]) -> bool:
-    """Whether a group room's message is for Iris."""
+    """Whether a group room's message is for Iris (a file's name never addresses it)."""
     if content.mentions is not None and bot in content.mentions.user_ids:
         return True
-    body = content.body
+    body = caption_of(content)
     if body.lstrip().startswith("/"):
         return True
     own_id = rf"{re.escape(bot)}(?![A-Za-z0-9-]|[.:][A-Za-z0-9])"
@@ -133,10 +141,8 @@ def _refusal(content: MxContent, own_server: str, max_bytes: int) -> str | None:
 
 def _media(content: MxContent) -> tuple[str, Attachment]:
     """(caption, attachment) of an ``m.image`` or ``m.file``."""
-    caption = ""
-    name = content.body
-    if content.filename and content.filename != content.body:
-        caption, name = content.body, content.filename
+    caption = caption_of(content)
+    name = content.filename or content.body
     mime = content.info.mimetype if content.info else None
     kind = kind_for(mime or ("image/*" if content.msgtype == "m.image" else None))
     return caption, Attachment(kind=kind, ref=str(content.url), mime_type=mime, name=name[:255])

@@ -86,6 +86,18 @@ def test_refusals_are_answered_without_reading():
     )
 
 
+def test_in_a_group_a_file_is_read_when_its_caption_addresses_iris_not_its_name():
+    mxc = "mxc://example.org/abc"
+    named = fake.media_event("m.file", mxc, "iris-report.pdf", room="!g:example.org")
+    assert parse(named, names=("iris",), group=True).message is None
+    captioned = fake.media_event(
+        "m.file", mxc, "Iris, summarise", filename="iris-report.pdf", room="!g:example.org"
+    )
+    parsed = parse(captioned, names=("iris",), group=True)
+    assert parsed.message is not None and parsed.message.text == "Iris, summarise"
+    assert parsed.group_ref == "!g:example.org" and parsed.message.is_group
+
+
 def test_notices_own_events_and_malformed_contents_are_ignored():
     assert parse(fake.message_event("beep", msgtype="m.notice")).message is None
     assert parse(fake.message_event("echo", sender=BOT)).message is None
