@@ -3,14 +3,15 @@ application service transaction (Application Service API "Pushing events") and o
 ``m.room.message`` content (client-server API "m.room.message msgtypes").
 
 - ``m.text`` is read; ``m.notice`` (what bots send) and Iris' own events are not.
-- ``m.image`` and ``m.file`` become attachments: the content's ``url`` is an
+- ``m.image``, ``m.file`` and ``m.audio`` (voice messages, transcribed as on the other
+  platforms) become attachments: the content's ``url`` is an
   ``mxc://{serverName}/{mediaId}`` URI that Iris' sender downloads from its own homeserver
   (``core.platforms.matrix.MatrixSender.download``). Since spec v1.10, when ``filename`` is
   present and differs from ``body``, ``body`` is the caption (the message's text); otherwise
   ``body`` is the file's name and there is no caption.
 - An encrypted file (``file`` instead of ``url``), media kept on another server than Iris'
-  own homeserver, a file whose declared ``info.size`` is over the cap, and audio, video,
-  locations and stickers get a short answer without a turn; nothing is recorded.
+  own homeserver, a file whose declared ``info.size`` is over the cap, and video, locations and
+  stickers get a short answer without a turn; nothing is recorded.
 - In a group room (more than two members) only messages addressed to Iris are read: its user
   id in ``m.mentions.user_ids`` or in the body or formatted body (a pill links
   ``https://matrix.to/#/@iris:…``), one of its names as a word of the body, or a command
@@ -21,7 +22,7 @@ application service transaction (Application Service API "Pushing events") and o
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -34,13 +35,15 @@ MXC = re.compile(
     r"^mxc://(?P<server>[A-Za-z0-9.-]{1,230}(?::[0-9]{1,5})?|\[[0-9A-Fa-f:.]{2,45}\](?::[0-9]{1,5})?)"
     r"/(?P<media>[A-Za-z0-9_-]{1,255})$"
 )
-MEDIA = ("m.image", "m.file")
+MEDIA = ("m.image", "m.file", "m.audio")
+VOICE_MARK = "org.matrix.msc3245.voice"  # what Element puts on a recorded voice message
 ENCRYPTED = (
     "I can't read files sent end-to-end encrypted; please send it in a room without "
     "encryption, or paste the text."
 )
 OTHER_KINDS = (
-    "I can read text, images and files here, but not audio, video, locations or stickers; "
+    "I can read text, images, files and voice messages here, but not video, locations or "
+    "stickers; "
     "please tell me in words what you need."
 )
 
@@ -80,6 +83,7 @@ class MxContent(_Model):
     file: dict[str, Any] | None = None
     info: MxInfo | None = None
     mentions: MxMentions | None = Field(default=None, alias="m.mentions")
+    voice: dict[str, Any] | None = Field(default=None, alias=VOICE_MARK)
 
 
 def parse_mxc(uri: str) -> tuple[str, str] | None:
@@ -140,11 +144,16 @@ def _refusal(content: MxContent, own_server: str, max_bytes: int) -> str | None:
 
 
 def _media(content: MxContent) -> tuple[str, Attachment]:
-    """(caption, attachment) of an ``m.image`` or ``m.file``."""
+    """(caption, attachment) of an ``m.image``, ``m.file`` or ``m.audio`` (transcribed by the
+    voice path: ``voice`` for a recorded voice message, ``audio`` for a sound file)."""
     caption = caption_of(content)
     name = content.filename or content.body
     mime = content.info.mimetype if content.info else None
-    kind = kind_for(mime or ("image/*" if content.msgtype == "m.image" else None))
+    kind: Literal["image", "voice", "audio", "file"]
+    if content.msgtype == "m.audio":
+        kind = "voice" if content.voice is not None else "audio"
+    else:
+        kind = kind_for(mime or ("image/*" if content.msgtype == "m.image" else None))
     return caption, Attachment(kind=kind, ref=str(content.url), mime_type=mime, name=name[:255])
 
 

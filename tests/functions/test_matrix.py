@@ -17,12 +17,13 @@ from iris_testing.images import as_data_url, make_png
 from iris_testing.llm_server import ScriptedLLM
 from iris_testing.matrix_api import BOT, PERSON, ROOM, FakeHomeserver
 from iris_testing.platform_stack import MATRIX_AS_TOKEN, EchoModel, platform_stack
-from iris_testing.server import start_server
+from iris_testing.server import serve, start_server
 from tests.clocks import NOW
 from tests.core.scheduler.cron_helpers import make_job
 from tests.functions.clarify_common import ASK, user_turns
 from tests.functions.test_line import tick
 from tests.functions.test_media_in import BIG, CSV, media_stack, prompts
+from tests.functions.test_voice import FakeWhisper
 
 
 @pytest.fixture
@@ -355,3 +356,23 @@ def test_the_media_endpoint_wants_the_token_and_knows_its_media(seeing):
 
     with pytest.raises(DocumentRefused, match="HTTP 404"):
         asyncio.run(seeing.rt.senders["matrix"].download(mxc[:-4] + "0000"))
+
+
+def test_a_voice_message_is_transcribed_and_answered(iris_home):
+    whisper = FakeWhisper(text="what is the tide today")
+    with (
+        serve(whisper.app) as server,
+        platform_stack(
+            iris_home,
+            IRIS_TRANSCRIPTION_MODEL="openai/whisper-1",
+            IRIS_TRANSCRIPTION_API_BASE=f"{server.url}/v1",
+            IRIS_TRANSCRIPTION_API_KEY="sk-t",
+        ) as s,
+    ):
+        mxc = s.matrix.add_media(b"OggS-fake-audio", "audio/ogg")
+        event = s.matrix.media_event("m.audio", mxc, "Voice message", mimetype="audio/ogg")
+        event["content"]["org.matrix.msc3245.voice"] = {}
+        put(s, event)
+        s.wait(lambda: s.matrix.sent(ROOM))
+        assert s.model.seen == ["[voice note] what is the tide today"]
+        assert [upload[2] for upload in whisper.uploads] == [b"OggS-fake-audio"]

@@ -65,12 +65,21 @@ def test_an_image_is_an_image_and_a_file_of_an_image_type_too():
         assert parsed.reply is None
 
 
+def test_audio_goes_to_the_voice_path():
+    mxc = "mxc://example.org/abc"
+    voice = fake.media_event("m.audio", mxc, "Voice message", mimetype="audio/ogg")
+    voice["content"]["org.matrix.msc3245.voice"] = {}
+    sound = fake.media_event("m.audio", mxc, "song.mp3", mimetype="audio/mpeg")
+    kinds = [parse(e).message.attachments[0].kind for e in (voice, sound)]
+    assert kinds == ["voice", "audio"]
+
+
 def test_refusals_are_answered_without_reading():
     ok = "mxc://example.org/abc"
     cases = [
         (fake.media_event("m.file", ok, "x", encrypted=True), ENCRYPTED),
         (fake.media_event("m.video", ok, "clip.mp4"), OTHER_KINDS),
-        (fake.media_event("m.audio", ok, "note.ogg"), OTHER_KINDS),
+        (fake.media_event("m.location", ok, "here"), OTHER_KINDS),
         (fake.media_event("m.file", "https://evil.example/x", "x"), "no valid mxc://"),
         (fake.media_event("m.file", "mxc://evil.example/abc", "x"), "on evil.example"),
         (fake.media_event("m.file", ok, "x", size=20 * MB + 1), "over the 20 MB limit"),
