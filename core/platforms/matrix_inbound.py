@@ -36,7 +36,6 @@ MXC = re.compile(
     r"/(?P<media>[A-Za-z0-9_-]{1,255})$"
 )
 MEDIA = ("m.image", "m.file", "m.audio")
-VOICE_MARK = "org.matrix.msc3245.voice"  # what Element puts on a recorded voice message
 ENCRYPTED = (
     "I can't read files sent end-to-end encrypted; please send it in a room without "
     "encryption, or paste the text."
@@ -83,7 +82,8 @@ class MxContent(_Model):
     file: dict[str, Any] | None = None
     info: MxInfo | None = None
     mentions: MxMentions | None = Field(default=None, alias="m.mentions")
-    voice: dict[str, Any] | None = Field(default=None, alias=VOICE_MARK)
+    # Element's mark of a recorded voice message (MSC3245)
+    voice: dict[str, Any] | None = Field(default=None, alias="org.matrix.msc3245.voice")
 
 
 def parse_mxc(uri: str) -> tuple[str, str] | None:
