@@ -197,6 +197,7 @@ class Settings(BaseModel):
     matrix_hs_token: SecretStr | None = None  # the homeserver → Iris token (registration)
     matrix_as_token: SecretStr | None = None  # the Iris → homeserver token (registration)
     matrix_user_id: str | None = Field(default=None, pattern=r"^@[a-z0-9._=/+-]+:[A-Za-z0-9.:-]+$")
+    matrix_display_name: str | None = Field(default=None, max_length=64)  # a group mention
     email_inbound_secret: SecretStr | None = None
     email_mailgun_signing_key: SecretStr | None = None
     email_smtp_url: SecretStr | None = None  # smtp://user:pass@host:587 or smtps://…:465

@@ -125,7 +125,12 @@ async def _bytes_of(attachment: Attachment, platform: str, senders: Mapping[str,
         return decode_image_url(ref, cap)
     download = getattr(senders.get(platform), "download", None)
     if download is not None:
-        data: bytes = await download(ref)
+        from core.documents import DocumentRefused
+
+        try:
+            data: bytes = await download(ref)
+        except DocumentRefused as exc:  # the platform's own refusal says why (too big...)
+            raise ImageRefused(str(exc)) from None
         return data
     if ref.lower().startswith(("http://", "https://")):
         return await _fetch_url(ref, settings, resolver)

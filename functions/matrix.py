@@ -5,44 +5,36 @@ The homeserver authenticates with the registration's ``hs_token``: ``Authorizati
 (or the legacy ``access_token`` query parameter), checked before the body is read; a missing
 token is 401 ``M_UNAUTHORIZED``, a wrong one 403 ``M_FORBIDDEN``. The homeserver re-sends a
 transaction until it gets a 200, with the same ``txnId`` and the same events: each event id is
-the inbox key, so a transaction sent again records nothing new. ``m.room.message`` events of
-type ``m.text`` (and ``m.notice`` is skipped, as bots' output) from anyone but Iris' own user
-are recorded and their room dispatched; an invitation of Iris' user to a room is accepted
-(``join``) after the ack. The answer is ``{}``.
+the inbox key, so a transaction sent again records nothing new. Room messages are read as
+``core.platforms.matrix_inbound`` says (text, images and files; Iris' own events and notices
+are not). An invitation of Iris' user to a room is accepted (``join``) after the ack.
+
+A room with more than two members is a group: its data belongs to the room's own scope (a
+group user, ``matrix:group:<room id>``) and only messages addressed to Iris are read. The
+transaction says nothing of a room's size, so it is learnt after the ack, off the ack path:
+when Iris joins a room and whenever someone joins it (``m.room.member``), the
+room's joined members are counted (``joined_members``) and a room of more than two gets its
+group scope; a room with a group scope is a group from then on. The answer is ``{}``.
 """
 
 from __future__ import annotations
 
 import hmac
+import logging
 from typing import Any
 
 from fastapi import APIRouter, BackgroundTasks, Request
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
-from core.messages import InboundMessage
+from core.errors import NotFound
+from core.lanes import in_store_lane
+from core.platforms.matrix_inbound import MxTransaction, parse_event
 from functions.auth import ApiError
 from functions.runtime import Runtime
 from functions.webhooks import accept, read_body
 
 MAX_PAYLOAD_BYTES = 2 * 1024 * 1024
-ID = r"^[!$@#A-Za-z0-9._=/+:-]{1,255}$"
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-
-class MxEvent(_Model):
-    type: str = Field(max_length=255)
-    event_id: str | None = Field(default=None, pattern=ID)
-    room_id: str | None = Field(default=None, pattern=ID)
-    sender: str | None = Field(default=None, pattern=ID)
-    state_key: str | None = None
-    content: dict[str, Any] = Field(default_factory=dict)
-
-
-class MxTransaction(_Model):
-    events: list[MxEvent] = Field(default_factory=list, max_length=1000)
+log = logging.getLogger("iris.matrix")
 
 
 def configured(rt: Runtime) -> tuple[str, str]:
@@ -76,21 +68,26 @@ def authenticate(request: Request, hs_token: str) -> None:
         raise ApiError(403, "wrong hs_token", code="M_FORBIDDEN", kind="authentication_error")
 
 
-def to_message(event: MxEvent, bot: str) -> InboundMessage | None:
-    if event.type != "m.room.message" or event.sender in (None, bot):
-        return None
-    body = event.content.get("body")
-    if event.content.get("msgtype") != "m.text" or not isinstance(body, str) or not body.strip():
-        return None
-    if event.event_id is None or event.room_id is None or event.sender is None:
-        return None
-    return InboundMessage(
-        platform="matrix",
-        chat_id=event.room_id,
-        account=f"matrix:{event.sender}",
-        platform_message_id=event.event_id,
-        text=body[:100_000],
-    )
+def group_account(room_id: str) -> str:
+    return f"matrix:group:{room_id}"
+
+
+def is_group_room(rt: Runtime, room_id: str) -> bool:
+    try:
+        rt.store.users.resolve(group_account(room_id))
+    except NotFound:
+        return False
+    return True
+
+
+def mark_group(rt: Runtime, room_id: str) -> None:
+    rt.store.users.for_account(group_account(room_id), kind="group")
+
+
+def names_of(rt: Runtime, bot: str) -> tuple[str, ...]:
+    """The names a person may address Iris by in a group room."""
+    localpart = bot[1:].split(":", 1)[0]
+    return tuple(n for n in (localpart, rt.settings.matrix_display_name) if n)
 
 
 def build_router(rt: Runtime) -> APIRouter:
@@ -108,28 +105,58 @@ def build_router(rt: Runtime) -> APIRouter:
         except ValidationError:
             raise ApiError(400, "not a Matrix transaction", code="M_BAD_JSON") from None
         sender = rt.senders.get("matrix")
+        groups: dict[str, bool] = {}
+        counted: set[str] = set()
         for event in transaction.events:
-            if (
-                event.type == "m.room.member"
-                and event.state_key == bot
-                and event.room_id
-                and event.content.get("membership") == "invite"
-                and sender is not None
-            ):
-                background.add_task(_join, sender, event.room_id)
+            room = event.room_id
+            if event.type == "m.room.member" and room and sender is not None:
+                if event.state_key == bot and event.content.get("membership") == "invite":
+                    background.add_task(_join, rt, sender, room)
+                elif event.content.get("membership") == "join" and room not in counted:
+                    counted.add(room)
+                    background.add_task(_count_members, rt, sender, room)
                 continue
-            message = to_message(event, bot)
-            if message is not None:
-                await accept(rt, message, background)
+            if event.type != "m.room.message" or room is None or event.sender == bot:
+                continue
+            if room not in groups:
+                groups[room] = await in_store_lane(room, is_group_room, rt, room)
+            parsed = parse_event(
+                event,
+                bot=bot,
+                names=names_of(rt, bot),
+                group=groups[room],
+                group_mode=rt.settings.group_reply_mode,
+                image_bytes=rt.settings.image_max_bytes,
+            )
+            if parsed.message is not None:
+                await accept(
+                    rt,
+                    parsed.message,
+                    background,
+                    group_ref=parsed.group_ref,
+                    instead=parsed.reply,
+                )
         return {}
 
     return router
 
 
-async def _join(sender: Any, room_id: str) -> None:
-    import logging
-
+async def _join(rt: Runtime, sender: Any, room_id: str) -> None:
     try:
         await sender.join(room_id)
     except Exception as exc:
-        logging.getLogger("iris.matrix").warning("could not join %s: %s", room_id, exc)
+        log.warning("could not join %s: %s", room_id, exc)
+        return
+    await _count_members(rt, sender, room_id)
+
+
+async def _count_members(rt: Runtime, sender: Any, room_id: str) -> None:
+    """Give a room of more than two joined members its group scope (best effort: a failure
+    leaves the room as it was until its next membership change)."""
+    try:
+        members = await sender.joined_members(room_id)
+    except Exception as exc:
+        log.warning("could not count the members of %s: %s", room_id, exc)
+        return
+    if len(members) > 2:
+        await in_store_lane(room_id, mark_group, rt, room_id)

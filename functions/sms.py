@@ -8,7 +8,8 @@ the URL Iris sees, so the URL is built from ``IRIS_PUBLIC_URL``, which must be w
 configured to call. The answer is an empty TwiML ``<Response/>``: the reply goes out after the
 ack through the Messages API. ``MessageSid`` is the inbox key, so a webhook Twilio sends again
 is a no-op. MMS media (``MediaUrl0``…) become attachments the sender downloads with the
-account's credentials.
+account's credentials: pictures go to the image intake, other files (PDF, text, CSV…) to the
+documents intake, named ``mms-<n>.<suffix>`` by their content type.
 """
 
 from __future__ import annotations
@@ -35,6 +36,17 @@ PATH = "/sms/webhook"
 TWIML_EMPTY = '<?xml version="1.0" encoding="UTF-8"?><Response/>'
 NUMBER = re.compile(r"^\+[1-9]\d{4,14}$")
 SID = re.compile(r"^(SM|MM)[0-9a-fA-F]{32}$")
+SUFFIXES = {
+    "application/pdf": ".pdf",
+    "text/plain": ".txt",
+    "text/csv": ".csv",
+    "text/markdown": ".md",
+    "application/json": ".json",
+    "image/jpeg": ".jpg",
+    "image/png": ".png",
+    "image/gif": ".gif",
+    "image/webp": ".webp",
+}
 
 
 def configured(rt: Runtime) -> tuple[str, str, str]:
@@ -96,6 +108,12 @@ def parse_form(body: bytes) -> list[tuple[str, str]]:
         ) from None
 
 
+def media_name(index: int, content_type: str | None) -> str:
+    """MMS media carry no file name: ``mms-1.pdf``, by position and content type."""
+    mime = (content_type or "").split(";", 1)[0].strip().lower()
+    return f"mms-{index + 1}{SUFFIXES.get(mime, '')}"
+
+
 def to_message(form: dict[str, str], account_sid: str) -> InboundMessage | None:
     """The message of a Twilio webhook, or None when it is not one Iris reads (another account,
     a status callback)."""
@@ -112,6 +130,7 @@ def to_message(form: dict[str, str], account_sid: str) -> InboundMessage | None:
             kind=kind_for(form.get(f"MediaContentType{i}")),
             ref=form[f"MediaUrl{i}"],
             mime_type=form.get(f"MediaContentType{i}"),
+            name=media_name(i, form.get(f"MediaContentType{i}")),
         )
         for i in range(min(count, MAX_MEDIA))
         if form.get(f"MediaUrl{i}")

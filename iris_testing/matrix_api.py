@@ -7,7 +7,15 @@ standard error responses; application service API "Pushing events", "Identity as
   transaction id again return the first event id and send nothing (the spec's idempotency);
   the body must be an object with ``msgtype`` and ``body``; events over 65,536 bytes are
   ``413 M_TOO_LARGE``.
-- ``POST …/join/{roomId}`` → ``{"room_id"}``.
+- ``POST …/join/{roomId}`` → ``{"room_id"}`` (Iris' user becomes a member).
+- ``GET …/rooms/{roomId}/joined_members`` → ``{"joined": {user id: {"display_name",
+  "avatar_url"}}}``; ``403 M_FORBIDDEN`` when Iris' user is not in the room. Members are set by
+  the test (``set_members``).
+- ``GET /_matrix/client/v1/media/download/{serverName}/{mediaId}[/{fileName}]`` (authenticated
+  media, spec v1.11) → the bytes registered with ``add_media``, with their ``Content-Type``
+  and ``Content-Disposition``, and ``Content-Length`` unless registered ``chunked``; no token
+  is ``401 M_MISSING_TOKEN``, unknown media ``404 M_NOT_FOUND``. Every download is recorded
+  (``media_requests``).
 - a wrong token is ``401 M_UNKNOWN_TOKEN``; ``user_id`` (masquerading) must be in the
   registration's namespace, here exactly Iris' user, else ``403 M_FORBIDDEN``; injected
   failures are ``429 M_LIMIT_EXCEEDED`` with ``retry_after_ms`` or ``500 M_UNKNOWN``.
@@ -27,7 +35,7 @@ from urllib.parse import unquote
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 BOT = "@iris:example.org"
@@ -50,8 +58,26 @@ class FakeHomeserver:
         self._failures: list[int] = []
         self._ids = itertools.count(1)
         self.joined: list[str] = []
+        self.rooms: dict[str, dict[str, str]] = {}  # room → member user id → display name
+        self.media: dict[tuple[str, str], tuple[bytes, str, bool]] = {}
+        self.media_requests: list[str] = []
         self.app = Starlette(
             routes=[
+                Route(
+                    "/_matrix/client/v3/rooms/{room}/joined_members",
+                    self._joined_members,
+                    methods=["GET"],
+                ),
+                Route(
+                    "/_matrix/client/v1/media/download/{server}/{media}",
+                    self._download,
+                    methods=["GET"],
+                ),
+                Route(
+                    "/_matrix/client/v1/media/download/{server}/{media}/{name}",
+                    self._download,
+                    methods=["GET"],
+                ),
                 Route(
                     "/_matrix/client/v3/rooms/{room}/send/{kind}/{txn}", self._send, methods=["PUT"]
                 ),
@@ -67,6 +93,61 @@ class FakeHomeserver:
         with self._lock:
             return [m["content"]["body"] for m in self._sent if room in (None, m["room"])]
 
+    def set_members(self, room: str, *users: str) -> None:
+        with self._lock:
+            self.rooms[room] = {user: user[1:].split(":", 1)[0].title() for user in users}
+
+    def add_media(
+        self,
+        data: bytes,
+        content_type: str,
+        *,
+        server: str = "example.org",
+        chunked: bool = False,
+    ) -> str:
+        """Registers uploaded content; returns its ``mxc://`` URI."""
+        media = uuid.uuid4().hex
+        with self._lock:
+            self.media[(server, media)] = (data, content_type, chunked)
+        return f"mxc://{server}/{media}"
+
+    def media_event(
+        self,
+        msgtype: str,
+        url: str | None,
+        body: str,
+        *,
+        filename: str | None = None,
+        mimetype: str | None = None,
+        size: int | None = None,
+        room: str = ROOM,
+        sender: str = PERSON,
+        encrypted: bool = False,
+    ) -> dict[str, Any]:
+        """An ``m.image``/``m.file``/… event as a client sends it (``url``, or ``file`` when
+        ``encrypted``: an EncryptedFile whose key Iris never has)."""
+        info: dict[str, Any] = {}
+        if mimetype is not None:
+            info["mimetype"] = mimetype
+        if size is not None:
+            info["size"] = size
+        content: dict[str, Any] = {"msgtype": msgtype, "body": body, "info": info}
+        if filename is not None:
+            content["filename"] = filename
+        if encrypted:
+            content["file"] = {
+                "url": url,
+                "key": {"kty": "oct", "alg": "A256CTR", "k": "c2VjcmV0", "ext": True},
+                "iv": "AAAAAAAAAAAAAAAAAAAAAA",
+                "hashes": {"sha256": "deadbeef"},
+                "v": "v2",
+            }
+        else:
+            content["url"] = url
+        event = self.message_event(body, room=room, sender=sender)
+        event["content"] = content
+        return event
+
     def message_event(
         self,
         body: str,
@@ -75,14 +156,28 @@ class FakeHomeserver:
         room: str = ROOM,
         event_id: str | None = None,
         msgtype: str = "m.text",
+        mentions: list[str] | None = None,
     ) -> dict[str, Any]:
+        content: dict[str, Any] = {"msgtype": msgtype, "body": body}
+        if mentions is not None:
+            content["m.mentions"] = {"user_ids": mentions}
         return {
             "type": "m.room.message",
             "room_id": room,
             "sender": sender,
             "event_id": event_id or f"${uuid.uuid4().hex}",
             "origin_server_ts": 1,
-            "content": {"msgtype": msgtype, "body": body},
+            "content": content,
+        }
+
+    def member_event(self, room: str, user: str, membership: str = "join") -> dict[str, Any]:
+        return {
+            "type": "m.room.member",
+            "room_id": room,
+            "sender": user,
+            "state_key": user,
+            "event_id": f"${uuid.uuid4().hex}",
+            "content": {"membership": membership},
         }
 
     def invite_event(self, room: str, *, sender: str = PERSON) -> dict[str, Any]:
@@ -100,7 +195,10 @@ class FakeHomeserver:
         return json.dumps({"events": list(events)}).encode()
 
     def _check(self, request: Request) -> JSONResponse | None:
-        if request.headers.get("authorization") != f"Bearer {self.as_token}":
+        header = request.headers.get("authorization")
+        if header is None and "access_token" not in request.query_params:
+            return mx_error(401, "M_MISSING_TOKEN", "Missing access token.")
+        if header != f"Bearer {self.as_token}":
             return mx_error(401, "M_UNKNOWN_TOKEN", "Unrecognised access token.")
         user = request.query_params.get("user_id")
         if user is not None and user != self.bot:
@@ -149,7 +247,42 @@ class FakeHomeserver:
         room = unquote(request.path_params["room"])
         with self._lock:
             self.joined.append(room)
+            self.rooms.setdefault(room, {})[self.bot] = "Iris"
         return JSONResponse({"room_id": room})
+
+    async def _joined_members(self, request: Request) -> Response:
+        refused = self._check(request)
+        if refused is not None:
+            return refused
+        room = unquote(request.path_params["room"])
+        with self._lock:
+            members = dict(self.rooms.get(room, {}))
+        if self.bot not in members:
+            return mx_error(403, "M_FORBIDDEN", "You aren't a member of the room.")
+        joined = {u: {"display_name": name, "avatar_url": None} for u, name in members.items()}
+        return JSONResponse({"joined": joined})
+
+    async def _download(self, request: Request) -> Response:
+        key = (request.path_params["server"], request.path_params["media"])
+        with self._lock:
+            self.media_requests.append(f"{key[0]}/{key[1]}")
+        refused = self._check(request)
+        if refused is not None:
+            return refused
+        with self._lock:
+            found = self.media.get(key)
+        if found is None:
+            return mx_error(404, "M_NOT_FOUND", "Not found")
+        data, content_type, chunked = found
+        headers = {"Content-Disposition": "attachment"}
+        if chunked:
+
+            async def pieces() -> Any:
+                for start in range(0, len(data), 64 * 1024):
+                    yield data[start : start + 64 * 1024]
+
+            return StreamingResponse(pieces(), media_type=content_type, headers=headers)
+        return Response(data, media_type=content_type, headers=headers)
 
 
 def matrix_env(url: str, as_token: str, hs_token: str) -> dict[str, str]:

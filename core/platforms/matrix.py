@@ -1,7 +1,11 @@
 """Outbound Matrix, as an application service: replies through the client-server API
 (``PUT {homeserver}/_matrix/client/v3/rooms/{roomId}/send/m.room.message/{txnId}``) with the
 ``as_token``, over httpx (imported on first send); room invitations to Iris' user are accepted
-with ``POST /_matrix/client/v3/join/{roomId}``.
+with ``POST /_matrix/client/v3/join/{roomId}``; a room's members are counted with ``GET
+/_matrix/client/v3/rooms/{roomId}/joined_members``. Files people send are downloaded through
+the authenticated media endpoint (``GET /_matrix/client/v1/media/download/{serverName}/
+{mediaId}``, spec v1.11) of the configured homeserver only, for media of its own server name
+only, never following a redirect, within the intake's cap while streaming.
 
 Each part's transaction id is derived from the delivery and the part's position, so a retried
 send is deduplicated by the homeserver (the spec makes ``PUT …/send/…/{txnId}`` idempotent per
@@ -21,6 +25,7 @@ from urllib.parse import quote
 from core.errors import IrisUsageError
 from core.platforms.delivery import DeliveryFailed
 from core.platforms.format_plain import render_block
+from core.platforms.matrix_inbound import parse_mxc, server_of
 from core.platforms.offload import formatted
 from core.platforms.spec import ChatAddress, PlatformSpec, same_chat_id
 from core.platforms.split import split_message
@@ -39,6 +44,7 @@ class MatrixSender:
         self.homeserver = homeserver.rstrip("/")
         self.as_token = as_token
         self.user_id = user_id
+        self.server_name = server_of(user_id or "")
 
     def _headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.as_token}"}
@@ -68,7 +74,33 @@ class MatrixSender:
     async def join(self, room_id: str) -> None:
         await self._request("POST", f"/_matrix/client/v3/join/{quote(room_id, safe='')}", {})
 
-    async def _request(self, method: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    async def joined_members(self, room_id: str) -> list[str]:
+        """The user ids of the room's joined members."""
+        path = f"/_matrix/client/v3/rooms/{quote(room_id, safe='')}/joined_members"
+        joined = (await self._request("GET", path, None)).get("joined")
+        return [str(user) for user in joined] if isinstance(joined, dict) else []
+
+    async def download(self, ref: str) -> bytes:
+        """The content of an ``mxc://`` URI a person sent, from Iris' own homeserver."""
+        import httpx
+
+        from core.documents import DocumentRefused
+        from core.platforms.media import fetch_capped
+
+        parsed = parse_mxc(ref)
+        if parsed is None:
+            raise DocumentRefused("it has no valid mxc:// address")
+        server, media = parsed
+        if server != self.server_name:
+            raise DocumentRefused(f"it is kept on {server}, not on {self.server_name}")
+        url = f"{self.homeserver}/_matrix/client/v1/media/download/{server}/{media}"
+        if self.user_id:
+            url += f"?user_id={quote(self.user_id, safe='')}"
+        async with httpx.AsyncClient(timeout=30.0, follow_redirects=False) as http:
+            body, _ = await fetch_capped(http, url, headers=self._headers(), what="the file")
+            return body
+
+    async def _request(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
         import httpx
 
         params = {"user_id": self.user_id} if self.user_id else None

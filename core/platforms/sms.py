@@ -116,17 +116,17 @@ class SmsSender:
         raise DeliveryFailed(message, retryable=False)
 
     async def download(self, url: str) -> bytes:
-        """An MMS image (``MediaUrlN``): fetched with the account's basic auth, from Twilio's
-        own API host only (a URL elsewhere would be handed the credentials)."""
+        """An MMS image or document (``MediaUrlN``): fetched with the account's basic auth,
+        from Twilio's own API host only (a URL elsewhere would be handed the credentials),
+        within the intake's cap while streaming."""
         import httpx
 
+        from core.documents import DocumentRefused
         from core.platforms.media import fetch_capped
 
         prefix = f"{self.api_base}/2010-04-01/Accounts/{self.account_sid}/Messages/"
         if not url.startswith(prefix) or ".." in url:
-            raise DeliveryFailed(
-                f"not a Twilio media URL of this account: {url[:200]}", retryable=False
-            )
+            raise DocumentRefused(f"it is not a Twilio media URL of this account: {url[:200]}")
         async with httpx.AsyncClient(timeout=30.0, follow_redirects=False) as http:
             body, _ = await fetch_capped(
                 http, url, headers={"Authorization": self._basic()}, what="the MMS media"

@@ -12,13 +12,18 @@ import pytest
 from core.clock import ManualClock
 from core.messages import Message
 from core.platforms.matrix import MESSAGE_LIMIT, MatrixSender
+from core.platforms.matrix_inbound import ENCRYPTED, OTHER_KINDS
+from iris_testing.images import as_data_url, make_png
+from iris_testing.llm_server import ScriptedLLM
 from iris_testing.matrix_api import BOT, PERSON, ROOM, FakeHomeserver
 from iris_testing.platform_stack import MATRIX_AS_TOKEN, EchoModel, platform_stack
-from iris_testing.server import start_server
+from iris_testing.server import serve, start_server
 from tests.clocks import NOW
 from tests.core.scheduler.cron_helpers import make_job
 from tests.functions.clarify_common import ASK, user_turns
 from tests.functions.test_line import tick
+from tests.functions.test_media_in import BIG, CSV, media_stack, prompts
+from tests.functions.test_voice import FakeWhisper
 
 
 @pytest.fixture
@@ -204,3 +209,170 @@ def test_the_matrix_webhook_module_imports_no_heavy_sdk():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# Files and images (m.image, m.file) through the authenticated media endpoint
+
+
+@pytest.fixture
+def llm():
+    scripted = ScriptedLLM()
+    scripted.handler = lambda body: "Noted."
+    return scripted
+
+
+@pytest.fixture
+def seeing(iris_home, llm):
+    with media_stack(iris_home, llm, IRIS_MODEL_VISION="true") as running:
+        yield running
+
+
+def matrix_user(stack):
+    return stack.rt.store.users.resolve(f"matrix:{PERSON}")
+
+
+def test_an_image_reaches_the_model_with_its_caption(seeing, llm):
+    png = make_png()
+    mxc = seeing.matrix.add_media(png, "image/png")
+    event = seeing.matrix.media_event(
+        "m.image",
+        mxc,
+        "what is this?",
+        filename="photo.png",
+        mimetype="image/png",
+        size=len(png),
+    )
+    assert put(seeing, event).status_code == 200
+    seeing.wait(lambda: seeing.matrix.sent(ROOM))
+    (request,) = llm.requests
+    content = request["messages"][-1]["content"]
+    assert {"type": "text", "text": "what is this?"} in content
+    assert [p["image_url"]["url"] for p in content if p["type"] == "image_url"] == [
+        as_data_url(png)
+    ]
+    assert seeing.matrix.media_requests == [mxc.removeprefix("mxc://")]
+
+
+def test_a_document_is_saved_and_its_text_read_without_a_caption(seeing, llm):
+    mxc = seeing.matrix.add_media(CSV, "text/csv")
+    event = seeing.matrix.media_event(
+        "m.file",
+        mxc,
+        "harbours.csv",
+        filename="harbours.csv",
+        mimetype="text/csv",
+        size=len(CSV),
+    )
+    put(seeing, event)
+    seeing.wait(lambda: seeing.matrix.sent(ROOM))
+    (seen,) = prompts(llm)
+    assert seen.startswith("[the user sent a document, saved as inbox/harbours.csv: CSV")
+    assert "Blakeney,1.9" in seen and '<untrusted source="document">' in seen
+    box = seeing.rt.settings.home / "workspaces" / matrix_user(seeing) / "inbox"
+    assert (box / "harbours.csv").read_bytes() == CSV
+
+
+def test_a_file_declared_over_the_cap_is_refused_unread_and_nothing_stored(seeing, llm):
+    mxc = seeing.matrix.add_media(b"%PDF-1.4\n", "application/pdf")
+    event = seeing.matrix.media_event(
+        "m.file", mxc, "huge.pdf", mimetype="application/pdf", size=BIG
+    )
+    put(seeing, event)
+    seeing.wait(lambda: seeing.matrix.sent(ROOM))
+    (answer,) = seeing.matrix.sent(ROOM)
+    assert answer == (
+        "I could not take that file: it is 21.0 MB, over the 20 MB limit. Nothing was saved."
+    )
+    assert seeing.matrix.media_requests == [] and count(seeing) == 0 and llm.requests == []
+
+
+def test_a_file_larger_than_declared_is_cut_off_while_streaming(seeing, llm):
+    mxc = seeing.matrix.add_media(b"a,b\n" + b"1,2\n" * (BIG // 4), "text/csv", chunked=True)
+    event = seeing.matrix.media_event(
+        "m.file", mxc, "read this", filename="huge.csv", mimetype="text/csv", size=100
+    )
+    put(seeing, event)
+    seeing.wait(lambda: seeing.matrix.sent(ROOM))
+    (seen,) = prompts(llm)
+    assert seen.startswith("read this\n\n[the user sent 'huge.csv', which was not saved: it is 20.")
+    assert seen.endswith("MB, over the 20 MB limit]")
+    assert not (seeing.rt.settings.home / "workspaces" / matrix_user(seeing) / "inbox").exists()
+
+
+def test_an_oversized_image_is_refused_with_a_clear_answer(seeing, llm):
+    big = make_png(noise=21 * 1024 * 1024)
+    mxc = seeing.matrix.add_media(big, "image/png", chunked=True)
+    put(seeing, seeing.matrix.media_event("m.image", mxc, "photo.png", mimetype="image/png"))
+    seeing.wait(lambda: seeing.matrix.sent(ROOM))
+    (answer,) = seeing.matrix.sent(ROOM)
+    assert answer.startswith("I could not take your image: it is 20.")
+    assert "MB, over the 20 MB limit" in answer
+    assert answer.endswith("Nothing was saved.") and llm.requests == []
+    keys = seeing.rt.store.objects.list(matrix_user(seeing), "images/")
+    assert keys == []
+
+
+def test_media_on_another_server_is_not_fetched(seeing, llm):
+    mxc = seeing.matrix.add_media(CSV, "text/csv", server="elsewhere.example")
+    put(seeing, seeing.matrix.media_event("m.file", mxc, "notes.csv", mimetype="text/csv"))
+    seeing.wait(lambda: seeing.matrix.sent(ROOM))
+    assert seeing.matrix.sent(ROOM) == [
+        "I can only read files kept on example.org; that one is on elsewhere.example. "
+        "Nothing was saved."
+    ]
+    assert seeing.matrix.media_requests == [] and count(seeing) == 0
+    from core.documents import DocumentRefused
+
+    with pytest.raises(DocumentRefused, match=r"kept on elsewhere\.example"):
+        asyncio.run(seeing.rt.senders["matrix"].download(mxc))
+    assert seeing.matrix.media_requests == []
+
+
+def test_encrypted_files_and_other_kinds_get_a_short_answer(seeing, llm):
+    mxc = seeing.matrix.add_media(CSV, "text/csv")
+    secret = seeing.matrix.media_event("m.file", mxc, "notes.csv", encrypted=True)
+    put(seeing, secret)
+    seeing.wait(lambda: seeing.matrix.sent(ROOM))
+    video = seeing.matrix.media_event("m.video", mxc, "clip.mp4", mimetype="video/mp4")
+    put(seeing, video, txn="t2")
+    seeing.wait(lambda: len(seeing.matrix.sent(ROOM)) == 2)
+    assert seeing.matrix.sent(ROOM) == [ENCRYPTED, OTHER_KINDS]
+    assert seeing.matrix.media_requests == [] and count(seeing) == 0 and llm.requests == []
+
+
+def test_the_media_endpoint_wants_the_token_and_knows_its_media(seeing):
+    import httpx
+
+    mxc = seeing.matrix.add_media(CSV, "text/csv")
+    base = seeing.rt.settings.matrix_homeserver_url
+    path = f"{base}/_matrix/client/v1/media/download/{mxc.removeprefix('mxc://')}"
+    bare = httpx.get(path)
+    assert (bare.status_code, bare.json()["errcode"]) == (401, "M_MISSING_TOKEN")
+    headers = {"Authorization": f"Bearer {MATRIX_AS_TOKEN}"}
+    missing = httpx.get(path[:-4] + "0000", headers=headers)
+    assert (missing.status_code, missing.json()["errcode"]) == (404, "M_NOT_FOUND")
+    assert asyncio.run(seeing.rt.senders["matrix"].download(mxc)) == CSV
+    from core.documents import DocumentRefused
+
+    with pytest.raises(DocumentRefused, match="HTTP 404"):
+        asyncio.run(seeing.rt.senders["matrix"].download(mxc[:-4] + "0000"))
+
+
+def test_a_voice_message_is_transcribed_and_answered(iris_home):
+    whisper = FakeWhisper(text="what is the tide today")
+    with (
+        serve(whisper.app) as server,
+        platform_stack(
+            iris_home,
+            IRIS_TRANSCRIPTION_MODEL="openai/whisper-1",
+            IRIS_TRANSCRIPTION_API_BASE=f"{server.url}/v1",
+            IRIS_TRANSCRIPTION_API_KEY="sk-t",
+        ) as s,
+    ):
+        mxc = s.matrix.add_media(b"OggS-fake-audio", "audio/ogg")
+        event = s.matrix.media_event("m.audio", mxc, "Voice message", mimetype="audio/ogg")
+        event["content"]["org.matrix.msc3245.voice"] = {}
+        put(s, event)
+        s.wait(lambda: s.matrix.sent(ROOM))
+        assert s.model.seen == ["[voice note] what is the tide today"]
+        assert [upload[2] for upload in whisper.uploads] == [b"OggS-fake-audio"]

@@ -176,10 +176,39 @@ def test_an_mms_image_is_fetched_with_the_account_credentials(stack):
     assert attachment.kind == "image"
     sender = stack.rt.senders["sms"]
     assert asyncio.run(sender.download(attachment.ref)) == png
-    from core.platforms.delivery import DeliveryFailed
+    from core.documents import DocumentRefused
 
-    with pytest.raises(DeliveryFailed):  # the credentials go to Twilio's host only
+    with pytest.raises(DocumentRefused):  # the credentials go to Twilio's host only
         asyncio.run(sender.download("https://evil.example/2010-04-01/Accounts/x"))
+
+
+def test_an_mms_document_is_saved_and_its_text_read(stack):
+    text = b"Tide table\nHigh water at 06:42 in Wells.\n"
+    url = stack.twilio.add_media(text, "text/plain")
+    form = stack.twilio.inbound("summarise this", media=[(url, "text/plain")])
+    assert stack.sms_post(form).headers["x-iris-status"] == "recorded"
+    stack.wait(lambda: stack.twilio.sent(PERSON) and stack.settled())
+    (seen,) = stack.model.seen
+    assert seen.startswith("summarise this\n\n[the user sent a document, saved as inbox/mms-1.txt")
+    assert "High water at 06:42 in Wells." in seen and '<untrusted source="document">' in seen
+    user = stack.rt.store.users.resolve(f"sms:{PERSON}")
+    box = stack.rt.settings.home / "workspaces" / user / "inbox"
+    assert (box / "mms-1.txt").read_bytes() == text
+
+
+def test_an_oversized_or_foreign_mms_document_is_not_saved(stack):
+    big = stack.twilio.add_media(b"%PDF-1.4\n" + b"0" * (21 * 1024 * 1024), "application/pdf")
+    foreign = "https://evil.example/2010-04-01/Accounts/x/Messages/y/Media/z"
+    form = stack.twilio.inbound(
+        "two files", media=[(big, "application/pdf"), (foreign, "text/csv")]
+    )
+    stack.sms_post(form)
+    stack.wait(lambda: stack.twilio.sent(PERSON) and stack.settled())
+    (seen,) = stack.model.seen
+    assert "[the user sent 'mms-1.pdf', which was not saved: it is 21.0 MB, over the 20 MB" in seen
+    assert "[the user sent 'mms-2.csv', which was not saved: it is not a Twilio media URL" in seen
+    user = stack.rt.store.users.resolve(f"sms:{PERSON}")
+    assert not (stack.rt.settings.home / "workspaces" / user / "inbox").exists()
 
 
 def test_a_cron_job_delivers_there(iris_home):
