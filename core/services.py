@@ -1,5 +1,5 @@
 """The services a turn, its tools, commands and after-turn hooks use beyond the store: built
-once per process by the composition root (``functions.compose``), passed down typed."""
+once per process by the composition root (``functions.runtime.compose``), passed down typed."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 to deliver are stored in one transaction, or not at all.
 
 The worker builds a ``TurnRecord`` once a turn has run (or been given up) and calls
-``commit_turn``; the SQL stays in the store's repositories.
+``record_turn``; the SQL stays in the store's repositories.
 """
 
 from __future__ import annotations
@@ -42,20 +42,15 @@ class TurnRecord:
     outbound: OutboundReply | None = None
 
 
-def commit_turn(store: Store, record: TurnRecord) -> int | None:
-    """Store a turn's messages and usage, mark its inbox entry finished and record the reply
-    to deliver, all in one transaction. Returns the delivery id (None when nothing is sent).
-    Raises TurnAlreadyFinished (and stores nothing) if the entry was finished meanwhile."""
-    delivery = record_turn(store, record)
-    return delivery.id if delivery is not None else None
-
-
 def record_turn(
     store: Store, record: TurnRecord, *, claim: tuple[str, float] | None = None
 ) -> Delivery | None:
-    """``commit_turn``, returning the delivery; with ``claim`` (owner, seconds) the delivery
-    is recorded already claimed by that owner, so the sender can go at once. The statements go
-    as one batch: a remote database sees two round trips (the batch, then the commit)."""
+    """Store a turn's messages and usage, mark its inbox entry finished and record the reply
+    to deliver, all in one transaction; returns the delivery (None when nothing is sent).
+    Raises TurnAlreadyFinished (and stores nothing) if the entry was finished meanwhile. With
+    ``claim`` (owner, seconds) the delivery is recorded already claimed by that owner, so the
+    sender can go at once. The statements go as one batch: a remote database sees two round
+    trips (the batch, then the commit)."""
     entry = record.entry
     at = store.clock.now()
     statements = [

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from core.dispatch import ChatRef
 from core.ids import new_id
+from core.lanes import in_store_lane
 from core.scheduler.jobs import CronJobs
 from functions.runtime import Runtime
 
@@ -59,11 +60,13 @@ async def tick(rt: Runtime, *, now: datetime | None = None) -> CronTickReport:
     at = (now or rt.store.clock.utcnow()).astimezone(UTC)
     owner = new_id("tick")
     store = rt.store
-    due = CronJobs(store).due(at.timestamp(), limit=MAX_CLAIMS_PER_TICK)
+    due = await in_store_lane(None, CronJobs(store).due, at.timestamp(),
+                             limit=MAX_CLAIMS_PER_TICK)
     report = CronTickReport(at=at.isoformat(), due=len(due))
     for user_id, job_id in due:
         try:
-            claimed = claim_scheduled(store, rt.settings, user_id, job_id, at=at, owner=owner)
+            claimed = await in_store_lane(user_id, claim_scheduled, store, rt.settings, user_id,
+                                          job_id, at=at, owner=owner)
         except Exception as exc:
             log.exception("cron job %s could not be claimed", job_id)
             report.errors.append(f"{job_id}: {type(exc).__name__}: {exc}")

@@ -277,7 +277,7 @@ async def stream_events(rt: Runtime, user_id: str, entry_id: int,
         if entry.status != "done":
             yield f"data: {json.dumps(_error_for(entry).body())}\n\n"
             return
-        body = completion_body(rt, entry)
+        body = await in_store_lane(entry.user_id, completion_body, rt, entry)
         rest = sent.rest(entry.reply or "")
         if rest:
             yield _chunk(entry_id, created, body["model"], {"content": rest})
@@ -339,6 +339,7 @@ def build_router(rt: Runtime) -> APIRouter:
         if entry.status != "done":
             error = _error_for(entry)
             return JSONResponse(error.body(), status_code=error.status, headers=headers)
-        return JSONResponse(completion_body(rt, entry), headers=headers)
+        completion = await in_store_lane(entry.user_id, completion_body, rt, entry)
+        return JSONResponse(completion, headers=headers)
 
     return router

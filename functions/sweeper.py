@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 from core.dispatch import ChatRef
-from core.lanes import blocking
+from core.lanes import blocking, in_store_lane
 from core.platforms.email_retention import expire_attachments
 from functions.runtime import Runtime
 from functions.worker import lease_name
@@ -26,16 +27,20 @@ class SweepReport:
     attachments_expired: int = 0
 
 
+def _stalled(store: Any) -> list[ChatRef]:
+    """Chats with a pending entry older than the grace period that no worker holds."""
+    stalled = store.inbox.stalled_chats(older_than=store.clock.now() - GRACE_SECONDS)
+    chats = [ChatRef(user_id, chat_key) for user_id, chat_key in stalled]
+    return [chat for chat in chats if store.leases.holder(lease_name(chat)) is None]
+
+
 async def sweep(rt: Runtime) -> SweepReport:
     store = rt.store
-    expired = store.leases.sweep_expired()
+    expired = await in_store_lane(None, store.leases.sweep_expired)
     resumed = 0
-    stalled = store.inbox.stalled_chats(older_than=store.clock.now() - GRACE_SECONDS)
-    for user_id, chat_key in stalled:
-        chat = ChatRef(user_id, chat_key)
-        if store.leases.holder(lease_name(chat)) is None:
-            await rt.dispatcher.drain(chat)
-            resumed += 1
+    for chat in await in_store_lane(None, _stalled, store):
+        await rt.dispatcher.drain(chat)
+        resumed += 1
     attempted = await rt.delivery.sweep()
     try:
         attachments = await blocking(

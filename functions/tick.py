@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.ids import new_id
+from core.lanes import in_store_lane
 from functions.runtime import Runtime
 from functions.sweeper import SweepReport, sweep
 
@@ -70,7 +71,7 @@ async def run_tick(rt: Runtime, *, cron: Callable[[Runtime], Any] | None = None)
         errors.append(f"cron: {type(exc).__name__}: {exc}")
     curated: int | None = None
     try:
-        curated = curate_daily(rt)
+        curated = await in_store_lane(None, curate_daily, rt)
     except Exception as exc:
         log.exception("skill curation failed")
         errors.append(f"curate: {type(exc).__name__}: {exc}")

@@ -1,4 +1,4 @@
-"""What the Telegram and Slack webhooks share once a platform message is normalised: the access
+"""What every chat platform's webhook shares once its message is normalised: the access
 check, the owner of a group chat's data, recording through ingress, and answers that go out
 without a turn (pairing codes, /stop) — sent after the ack, never on its path."""
 

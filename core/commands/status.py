@@ -9,6 +9,12 @@ from core.commands import CommandContext, CommandResult, command
 
 @command("status", "this session: start, size, loaded tools and the task list")
 async def status(ctx: CommandContext, args: str) -> CommandResult:
+    from core.lanes import in_store_lane
+
+    return CommandResult(reply=await in_store_lane(ctx.user_id, _status, ctx))
+
+
+def _status(ctx: CommandContext) -> str:
     from core.tools.todo import render
 
     session = ctx.session
@@ -19,4 +25,4 @@ async def status(ctx: CommandContext, args: str) -> CommandResult:
     if loaded:
         lines.append(f"Tools loaded for this session: {', '.join(loaded)}.")
     lines.append(render(ctx.store.todos.get(ctx.user_id, session.id)))
-    return CommandResult(reply="\n".join(lines))
+    return "\n".join(lines)

@@ -129,12 +129,14 @@ async def complete_links_after_turn(ctx: HookContext) -> list[MergeReport]:
     """The ``AfterTurn`` hook that runs merges confirmed by ``/link CODE`` (after the turn that
     confirmed them is committed), then drains chats whose pending messages moved."""
     from core.dispatch import ChatRef
+    from core.lanes import in_store_lane
     from core.memory.book import Limits
 
     links = Links(ctx.store)
-    if not links.due(ctx.user_id):
+    if not await in_store_lane(ctx.user_id, links.due, ctx.user_id):
         return []
-    reports = links.complete_for(ctx.user_id, limits=Limits.from_settings(ctx.settings))
+    reports = await in_store_lane(ctx.user_id, links.complete_for, ctx.user_id,
+                                  limits=Limits.from_settings(ctx.settings))
     for report in reports:
         for chat_key in report.pending_chats:
             await ctx.services.dispatcher.drain(ChatRef(report.dest, chat_key))

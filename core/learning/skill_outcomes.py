@@ -74,7 +74,14 @@ def _requests(ctx: HookContext) -> tuple[str | None, str | None]:
 
 
 async def skill_outcomes(ctx: HookContext) -> dict[str, list[str]] | None:
-    """The after-turn hook: record outcomes; returns what it counted (for logs and tests)."""
+    """The after-turn hook: record outcomes; returns what it counted (for logs and tests).
+    Its reads and writes run in the ``store`` lane, off the event loop."""
+    from core.lanes import in_store_lane
+
+    return await in_store_lane(ctx.user_id, _record_outcomes, ctx)
+
+
+def _record_outcomes(ctx: HookContext) -> dict[str, list[str]] | None:
     outcome = ctx.outcome
     if outcome.command:  # a slash command is no verdict on anything
         return None

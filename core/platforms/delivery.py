@@ -209,8 +209,11 @@ class DeliveryService:
 
     async def sweep(self, *, limit: int = 100) -> int:
         """Attempt every due delivery (cron tick and emulator ticker)."""
+        from core.lanes import in_store_lane
+
         count = 0
-        for user_id, delivery_id in self.store.deliveries.due(limit=limit):
+        for user_id, delivery_id in await in_store_lane(None, self.store.deliveries.due,
+                                                        limit=limit):
             await self.attempt(user_id, delivery_id)
             count += 1
         return count

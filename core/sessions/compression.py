@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from core.context import conversation_tail
-from core.lanes import blocking
+from core.lanes import blocking, in_store_lane
 from core.messages import Message, Usage
 from core.sessions.summarise import summarise
 
@@ -193,30 +193,45 @@ class Outcome:
     usage: list[Usage] = field(default_factory=list)
 
 
+def _history(store: Store, user_id: str, session_id: str,
+             limit: int) -> tuple[list[StoredMessage], Summary | None, int | None]:
+    """The session's last ``limit`` messages, its latest summary, and (when the tail is full)
+    how many live messages it has: one trip to the store lane."""
+    stored = store.messages.tail(user_id, session_id, limit=limit)
+    summary = store.compaction.latest(user_id, session_id)
+    live = store.compaction.live_count(user_id, session_id) if len(stored) >= limit else None
+    return stored, summary, live
+
+
+def _record_failure(store: Store, user_id: str, session_id: str, error: str) -> Any:
+    failures = store.compaction.state(user_id, session_id).failures + 1
+    return store.compaction.record_failure(
+        user_id, session_id, error, retry_at=store.clock.now() + backoff_seconds(failures))
+
+
 async def fit_context(
     store: Store, settings: Settings, router: Any, model: Any, user_id: str, session_id: str,
     system: Message, user_message: Message | None, *, force: bool = False,
 ) -> Outcome:
     """The prompt for the next model call: [system, history (compressed if needed), message]."""
     tail_messages = [user_message] if user_message is not None else []
-    stored = store.messages.tail(user_id, session_id, limit=settings.history_messages)
-    summary = store.compaction.latest(user_id, session_id)
+    stored, summary, live_count = await in_store_lane(
+        user_id, _history, store, user_id, session_id, settings.history_messages)
     convo = [system, *assemble(stored, summary), *tail_messages]
     before = estimate_tokens(convo)
     budget = int(await context_window(model, settings) * settings.compression_threshold)
-    overflow = len(stored) >= settings.history_messages and (
-        store.compaction.live_count(user_id, session_id) > len(stored)
-    )
+    overflow = live_count is not None and live_count > len(stored)
     if not force and not overflow and before <= budget:
         return Outcome(convo, before_tokens=before, after_tokens=before)
     shortened = shorten_tool_outputs(convo, KEEP_RECENT_TOOL_OUTPUTS)
     if not force and not overflow and estimate_tokens(shortened) <= budget:
         return Outcome(shortened, before_tokens=before, after_tokens=estimate_tokens(shortened))
-    state = store.compaction.state(user_id, session_id)
+    state = await in_store_lane(user_id, store.compaction.state, user_id, session_id)
     if not force and state.retry_at is not None and state.retry_at > store.clock.now():
         return Outcome(convo, error=f"backing off after: {state.last_error}",
                        before_tokens=before, after_tokens=before)
-    live = store.messages.tail(user_id, session_id, limit=1_000_000)
+    live = await in_store_lane(user_id, store.messages.tail, user_id, session_id,
+                               limit=1_000_000)
     chosen = plan(live, summary, budget, force=force)
     if chosen is None:
         return Outcome(convo, before_tokens=before, after_tokens=before)
@@ -225,19 +240,16 @@ async def fit_context(
     try:
         text = await summarise(side, previous=summary, messages=chosen.middle, usage=usage)
     except Exception as exc:
-        failed = store.compaction.record_failure(
-            user_id, session_id, f"{type(exc).__name__}: {exc}",
-            retry_at=store.clock.now() + backoff_seconds(
-                store.compaction.state(user_id, session_id).failures + 1),
-        )
+        failed = await in_store_lane(user_id, _record_failure, store, user_id, session_id,
+                                     f"{type(exc).__name__}: {exc}")
         log.warning("summary for session %s failed (%d in a row): %s", session_id,
                     failed.failures, exc)
         return Outcome(convo, error=str(exc) or type(exc).__name__, before_tokens=before,
                        after_tokens=before, usage=usage)
     text = _mark_outside_content(text, summary, chosen.middle)
-    new_summary = store.compaction.compact(
-        user_id, session_id, [m.id for m in chosen.middle], text,
-        model=getattr(side, "name", None),
+    new_summary = await in_store_lane(
+        user_id, store.compaction.compact, user_id, session_id, [m.id for m in chosen.middle],
+        text, model=getattr(side, "name", None),
     )
     history = [
         *conversation_tail(chosen.head), summary_message(new_summary),

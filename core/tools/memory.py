@@ -160,6 +160,12 @@ class Memory(Tool):
         )
 
     async def run(self, ctx: ToolContext, args: MemoryArgs) -> str:
+        from core.lanes import in_store_lane
+
+        return await in_store_lane(ctx.user_id, self.write, ctx, args)
+
+    def write(self, ctx: ToolContext, args: MemoryArgs) -> str:
+        """The write, in the ``store`` lane (its scans and round trips off the event loop)."""
         if args.target == "team":
             return write_team_note(ctx, args.content or "", args.team)
         provenance = "user" if user_asked(ctx) else "agent"

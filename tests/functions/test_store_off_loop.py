@@ -63,3 +63,36 @@ def test_healthz_and_another_user_answered_while_a_database_call_hangs(hrana, mo
             hrana.inject()
     finally:
         hrana.inject()
+
+
+def test_a_turn_its_after_turn_work_a_command_and_a_tick_make_no_database_call_on_the_loop(
+    monkeypatch,
+):
+    """``Database.loop_calls`` counts statements run on a thread that runs an event loop: a
+    turn that writes memory through the tool, the after-turn hooks (skill outcomes, account
+    links), the HTTP API's answer, context fitting, ``/status`` and the minute tick (cron,
+    curation, the sweeper) run every statement in the ``store`` lane instead."""
+    import asyncio
+
+    from functions.tick import run_tick
+
+    llm = ScriptedLLM()
+    llm.tool_call("memory", {"action": "add", "target": "user", "content": "Alice likes tea."})
+    llm.reply("Noted.")
+    llm.reply("Hello again.")
+    with emulator_stack(llm, monkeypatch) as stack:
+        db = stack.runtime.store.db
+        answers = [
+            stack.client.chat.completions.create(
+                model="iris", messages=[{"role": "user", "content": text}], user="alice"
+            ).choices[0].message.content
+            for text in ("remember that I like tea", "/status", "hello again")
+        ]
+        asyncio.run(run_tick(stack.runtime))
+        asyncio.run(stack.runtime.dispatcher.idle())
+        user = stack.runtime.store.users.resolve("http:alice")
+        assert answers[0] == "Noted." and "Session ses_" in answers[1]
+        assert answers[2] == "Hello again."
+        assert [e.content for e in stack.runtime.store.memory.entries(user)] == \
+            ["Alice likes tea."]
+        assert db.loop_calls == 0

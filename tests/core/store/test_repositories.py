@@ -4,7 +4,7 @@ import pytest
 
 from core.errors import NotFound
 from core.messages import InboundMessage, Message, Usage
-from core.turn_commit import OutboundReply, TurnAlreadyFinished, TurnRecord, commit_turn
+from core.turn_commit import OutboundReply, TurnAlreadyFinished, TurnRecord, record_turn
 
 
 def inbound(pmid="m1", text="hi", account="http:alice", chat="alice", platform="http"):
@@ -83,18 +83,19 @@ def _record(store, user, entry_id, session):
     )
 
 
-def test_commit_turn_is_all_or_nothing_and_only_once(store):
+def test_record_turn_is_all_or_nothing_and_only_once(store):
     user = store.users.for_account("http:alice")
     entry_id = store.inbox.add(user, inbound())
     session = store.sessions.start(user, "http:alice", "http")
     record = _record(store, user, entry_id, session)
-    delivery_id = commit_turn(store, record)
+    delivery = record_turn(store, record)
+    assert delivery is not None
     assert store.inbox.get(user, entry_id).status == "done"
     assert store.messages.count(user, session.id) == 2
     assert store.usage.totals(user).prompt_tokens == 3
-    assert store.deliveries.get(user, delivery_id).text == "hey"
+    assert store.deliveries.get(user, delivery.id).text == "hey"
     with pytest.raises(TurnAlreadyFinished):
-        commit_turn(store, record)
+        record_turn(store, record)
     assert store.messages.count(user, session.id) == 2
     assert store.usage.totals(user).calls == 1
 
