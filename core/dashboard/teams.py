@@ -7,7 +7,7 @@ same person could not read with ``/team`` in a chat."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from core.store.teams import RANK, AuditEntry, Member, Role, Team
 from core.store.usage import UsageTotals
@@ -17,25 +17,16 @@ if TYPE_CHECKING:
     from core.store import Store
     from core.store.team_notes import TeamNote
 
+T = TypeVar("T")
 AUDIT_SHOWN = 30
 USAGE_DAYS = 30
 
 
 @dataclass(frozen=True)
-class NoteView:
-    note: TeamNote
-    author: str
+class Named(Generic[T]):
+    """A row with the person it names (their first account) beside it."""
 
-
-@dataclass(frozen=True)
-class MemberView:
-    member: Member
-    who: str
-
-
-@dataclass(frozen=True)
-class AuditView:
-    entry: AuditEntry
+    item: T
     who: str
 
 
@@ -43,10 +34,10 @@ class AuditView:
 class TeamView:
     team: Team
     role: Role
-    members: list[MemberView]
-    notes: list[NoteView]
-    held: list[NoteView]
-    audit: list[AuditView]
+    members: list[Named[Member]]
+    notes: list[Named[TeamNote]]
+    held: list[Named[TeamNote]]
+    audit: list[Named[AuditEntry]]
     usage: UsageTotals
     places: list[str]
 
@@ -71,10 +62,10 @@ def team_views(store: Store, viewer: str) -> list[TeamView]:
         held = store.team_notes.pending(viewer, team.id) if admin else []
         views.append(TeamView(
             team=team, role=role,
-            members=[MemberView(m, who(m.user_id)) for m in store.teams.members(viewer, team.id)],
-            notes=[NoteView(n, who(n.author)) for n in store.team_notes.live(viewer, team.id)],
-            held=[NoteView(n, who(n.author)) for n in held],
-            audit=[AuditView(a, who(a.actor))
+            members=[Named(m, who(m.user_id)) for m in store.teams.members(viewer, team.id)],
+            notes=[Named(n, who(n.author)) for n in store.team_notes.live(viewer, team.id)],
+            held=[Named(n, who(n.author)) for n in held],
+            audit=[Named(a, who(a.actor))
                    for a in store.teams.audit(viewer, team.id, AUDIT_SHOWN)],
             usage=store.team_bindings.usage(viewer, team.id, since=since),
             places=[b.label for b in store.team_bindings.of_team(viewer, team.id)],
