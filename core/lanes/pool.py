@@ -62,6 +62,7 @@ class Pool:
         self._running: dict[str, int] = {}
         self._workers = 0
         self._idle = 0
+        self._starting = 0  # threads started that have not asked for work yet
         self._stuck = 0
         self._given_up = 0
         self._serial = 0
@@ -164,13 +165,22 @@ class Pool:
     def _has_runnable(self) -> bool:
         return any(self._running.get(user, 0) < self._per_user for user in self._queues)
 
+    def _runnable(self) -> int:
+        """Queued jobs that could start now, each user's cap applied (lock held)."""
+        return sum(min(len(queue), self._per_user - self._running.get(user, 0))
+                   for user, queue in self._queues.items()
+                   if self._running.get(user, 0) < self._per_user)
+
     def _start_if_needed(self) -> None:
-        """Start a thread when runnable work has no idle thread to take it (lock held)."""
-        if self._closed or self._idle > 0 or not self._has_runnable():
+        """Start a thread when runnable work outnumbers the threads that will take it: the idle
+        ones (counted idle until they wake) and those started but not serving yet (lock held).
+        A burst submitted while one thread is idle gets a thread per job, not that one."""
+        if self._closed or self._runnable() <= self._idle + self._starting:
             return
         if self._workers >= self._limit or self._workers + self._stuck >= self._limit + self._spare:
             return
         self._workers += 1
+        self._starting += 1
         self._serial += 1
         threading.Thread(target=self._serve, name=f"iris-{self.name}-{self._serial}",
                          daemon=True).start()
@@ -192,6 +202,8 @@ class Pool:
         return None
 
     def _serve(self) -> None:
+        with self._cond:
+            self._starting -= 1
         while (job := self._next()) is not None:
             try:
                 result = job.call()
