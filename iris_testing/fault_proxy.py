@@ -15,6 +15,9 @@ up (it ran; the client cannot know); ``drop_before``/``drop_after`` close the co
 an answer, before or after forwarding. ``match`` is a regular expression searched in the request
 line (``PUT /bucket/key?x HTTP/1.1``); ``rate`` is the share of matching requests hit (seeded),
 ``times`` the most that are.
+
+A request sent with ``Expect: 100-continue`` (botocore's PUTs) gets ``100 Continue`` at once, as
+from S3, and goes upstream without the expectation.
 """
 
 from __future__ import annotations
