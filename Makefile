@@ -15,7 +15,7 @@ PROGRESS_EVERY ?= 30
 PYTEST_WORKERS ?= auto
 PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist loadfile
 # `make check`: what needs no browser, no real process and no end-to-end stack (tests/markers.py).
-CHECK_MARKERS = not browser and not process and not e2e
+CHECK_MARKERS = not browser and not process and not e2e and not slow
 BUILD_JOBS ?= $(shell nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 2)
 
 .PHONY: run test check test-under-load lint bench clean

@@ -15,6 +15,9 @@ up (it ran; the client cannot know); ``drop_before``/``drop_after`` close the co
 an answer, before or after forwarding. ``match`` is a regular expression searched in the request
 line (``PUT /bucket/key?x HTTP/1.1``); ``rate`` is the share of matching requests hit (seeded),
 ``times`` the most that are.
+
+A request sent with ``Expect: 100-continue`` (botocore's PUTs) gets ``100 Continue`` at once, as
+from S3, and goes upstream without the expectation.
 """
 
 from __future__ import annotations
@@ -141,7 +144,7 @@ class FaultProxy:
 
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            request = await _read_request(reader)
+            request = await _read_request(reader, writer)
             if request is None:
                 return
             self._count("requests")
@@ -196,11 +199,21 @@ class FaultProxy:
         return _with_close(head + b"\r\n\r\n") + body
 
 
-async def _read_request(reader: asyncio.StreamReader) -> _Request | None:
+async def _read_request(reader: asyncio.StreamReader,
+                        writer: asyncio.StreamWriter) -> _Request | None:
     try:
         head = await reader.readuntil(b"\r\n\r\n")
     except asyncio.IncompleteReadError:
         return None
+    headers = _headers(head)
+    if headers.get("expect", "").lower() == "100-continue":
+        # As S3 does (RFC 9110 10.1.1): the interim answer at once, so the client sends its
+        # body now rather than after its own wait for it (botocore: one second per PUT). The
+        # expectation is met here, so it is not passed upstream.
+        writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        await writer.drain()
+        head = b"\r\n".join(line for line in head.split(b"\r\n")
+                             if not line.lower().startswith(b"expect:"))
     headers = _headers(head)
     if "chunked" in headers.get("transfer-encoding", "").lower():
         body = b""

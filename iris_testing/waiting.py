@@ -116,3 +116,40 @@ def answers(url: str, *, status: int = 200) -> bool:
         return httpx.get(url, timeout=5).status_code == status
     except httpx.HTTPError:
         return False
+
+
+def within_growing_limit(run: Callable[[float], T], fits: Callable[[T], bool], what: str, *,
+                         first: float = 1.0, last: float = 16.0) -> T:
+    """``run(limit)``'s result once ``fits`` it, the time limit doubling from ``first`` to
+    ``last`` seconds.
+
+    For a test of a time limit that must also let the work reach a point first (print a line,
+    then be cut off): a loaded machine may not reach that point within a short limit, so a
+    result that does not fit is tried again with twice the limit instead of failing. A limit
+    that never lets it fit (the line is lost at every length) fails, naming ``what`` and the
+    last result; a passing run costs the first limit only.
+    """
+    limit = first
+    while True:
+        result = run(limit)
+        if fits(result):
+            return result
+        if limit >= last:
+            raise AssertionError(f"{what}: not seen with limits from {first:g} s to {last:g} s;"
+                                 f" last result: {result!r}")
+        limit = min(limit * 2, last)
+
+
+async def within_growing_limit_async(run: Callable[[float], Awaitable[T]],
+                                     fits: Callable[[T], bool], what: str, *,
+                                     first: float = 1.0, last: float = 16.0) -> T:
+    """``within_growing_limit`` for a coroutine function ``run``."""
+    limit = first
+    while True:
+        result = await run(limit)
+        if fits(result):
+            return result
+        if limit >= last:
+            raise AssertionError(f"{what}: not seen with limits from {first:g} s to {last:g} s;"
+                                 f" last result: {result!r}")
+        limit = min(limit * 2, last)

@@ -6,8 +6,10 @@
     start one) or its ``hrana`` parameter; a module the source does not give away says
     ``pytestmark = pytest.mark.process``.
 ``e2e``: end to end through the emulator or the CLI (tests/test_e2e_*.py).
+``slow``: seconds of CPU on its own, given by hand (the slowest of what would otherwise be in
+    ``make check``, from its ``--durations``).
 
-``make check`` runs ``-m "not browser and not process and not e2e"`` with
+``make check`` runs ``-m "not browser and not process and not e2e and not slow"`` with
 ``IRIS_TEST_NO_PROCESSES=1``: there, any test that starts a process fails, naming the marker
 it lacks, so the fast subset cannot quietly grow slow.
 """
@@ -25,6 +27,8 @@ MARKERS = {
     "process": "starts real processes (subprocesses, the Hrana server); `make check` leaves "
                "it out",
     "e2e": "end to end through the emulator or the CLI; `make check` leaves it out",
+    "slow": "seconds of CPU on its own (a whole corpus, a 100 KB linear-time sweep, thousands "
+            "of property examples); `make check` leaves it out, `make test` runs it",
 }
 # Words in a test module that start processes (or the browser, or the Hrana server process).
 _STARTS_PROCESSES = ("subprocess", "multiprocessing", "Popen", "spawn_tied", "start_hrana",

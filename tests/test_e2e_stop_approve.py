@@ -76,11 +76,9 @@ def test_stop_ends_a_command_run_by_approve_and_only_that_one(llm, monkeypatch):
                                  (alice,))["inbox_id"]  # what /stop marked: the /approve turn
         assert rt.store.inbox.get(alice, marked).message.text == "/approve 1"
         done = until_cancelled(rt.store, alice, marked, asked, "the /approve turn")
-        ended_in = time.monotonic() - asked
         alice_runs.join(60)
         assert not alice_runs.is_alive()
-        assert not alive(alice_pid), "the approved command still runs after /stop"
-        assert ended_in < 30, ended_in  # the command alone would have run 300 s
+        assert not alive(alice_pid), "the approved command still runs after /stop"  # 600 s
         assert done.reply == "Stopped."
         assert isinstance(alice_failed[0], openai.APIStatusError)
         assert alice_failed[0].status_code == 409

@@ -50,11 +50,9 @@ def test_stop_ends_a_long_terminal_command_and_the_turn(llm, monkeypatch):
         entry = rt.store.db.one("SELECT id FROM inbox WHERE user_id = ? ORDER BY id LIMIT 1",
                                 (alice,))
         done = until_cancelled(rt.store, alice, entry["id"], asked, "the turn")
-        ended_in = time.monotonic() - asked
         running.join(60)
         assert not running.is_alive()
-        assert not alive(pid), "the command still runs after /stop"
-        assert ended_in < 30, ended_in  # the command alone would have run 300 s
+        assert not alive(pid), "the command still runs after /stop"  # it sleeps 600 s
         assert done.reply == "Stopped."
         assert len(llm.requests) == 1  # the model was not asked again after the stop
         tools = [m.message.content for m in rt.store.messages.for_session(alice, done.session_id)

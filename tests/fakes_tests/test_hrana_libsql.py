@@ -15,8 +15,7 @@ from tests.fakes.hrana_server import FaultRule
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    with hrana_server(db_dir=tmp_path_factory.mktemp("client"), stream_ttl=1.0,
-                      busy_timeout=0.2) as running:
+    with hrana_server(db_dir=tmp_path_factory.mktemp("client"), stream_ttl=1.0) as running:
         yield running
 
 

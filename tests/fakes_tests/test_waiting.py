@@ -5,7 +5,14 @@ import threading
 
 import pytest
 
-from iris_testing.waiting import WaitTimeout, until, wait_for_event, wait_until
+from iris_testing.waiting import (
+    WaitTimeout,
+    until,
+    wait_for_event,
+    wait_until,
+    within_growing_limit,
+    within_growing_limit_async,
+)
 
 
 def test_returns_the_first_truthy_value():
@@ -47,3 +54,35 @@ def test_wait_for_event_fails_with_its_name():
     ready = threading.Event()
     ready.set()
     wait_for_event(ready, "a set event")
+
+
+def test_a_growing_limit_doubles_until_the_result_fits_and_costs_nothing_more():
+    tried: list[float] = []
+
+    def run(limit: float) -> str:
+        tried.append(limit)
+        return "printed" if limit >= 2 else ""  # as if the machine needed two seconds
+
+    assert within_growing_limit(run, bool, "the line", first=0.5) == "printed"
+    assert tried == [0.5, 1.0, 2.0]
+
+
+def test_a_growing_limit_that_never_fits_fails_naming_what_and_the_last_result():
+    tried: list[float] = []
+
+    def run(limit: float) -> str:
+        tried.append(limit)
+        return f"lost at {limit:g}"
+
+    with pytest.raises(AssertionError, match=r"the line: not seen with limits from 1 s to 16 s;"
+                                             r" last result: 'lost at 16'"):
+        within_growing_limit(run, lambda out: False, "the line")
+    assert tried == [1, 2, 4, 8, 16]
+
+
+def test_the_async_growing_limit_awaits_each_run():
+    async def run(limit: float) -> float:
+        return limit
+
+    found = asyncio.run(within_growing_limit_async(run, lambda limit: limit > 3, "four"))
+    assert found == 4.0

@@ -44,6 +44,7 @@ def inbox_dir(stack, account):
     return stack.rt.settings.home / "workspaces" / user / "inbox"
 
 
+@pytest.mark.process  # the PDF is read in a child process (make check runs without them)
 def test_google_chat_files_are_saved_and_their_text_seen(iris_home, llm):
     with media_stack(iris_home, llm) as stack:
         chat = stack.googlechat
@@ -90,6 +91,7 @@ def teams_post(stack, activity):
                            headers=stack.teams.headers())
 
 
+@pytest.mark.process  # the PDF is read in a child process (make check runs without them)
 def test_teams_files_are_saved_and_their_text_seen(iris_home, llm):
     with media_stack(iris_home, llm) as stack:
         teams = stack.teams

@@ -12,6 +12,7 @@ import pytest
 from daytona.common import errors
 
 from iris_testing.sandboxes.fake_daytona import FakeDaytona
+from iris_testing.waiting import within_growing_limit_async
 from sandboxes import SandboxError, SandboxFileNotFound, SandboxOptions, WorkspaceLost, daytona_exec
 from sandboxes.base import COMMAND_HOME, TIMEOUT_EXIT_CODE, shell_argv
 from sandboxes.daytona_backend import DaytonaSandbox
@@ -306,12 +307,14 @@ async def test_a_timed_out_command_keeps_what_it_printed(fake_daytona: Backend) 
     it, the command is stopped at its timeout, and its session is deleted."""
     fake = fake_of(fake_daytona)
     sandbox = fake_daytona.make()
-    result = await sandbox.exec(
-        "echo started; echo warming >&2; printf 'no newline'; sleep 60; echo late", timeout=1
-    )
+    result = await within_growing_limit_async(
+        lambda limit: sandbox.exec(
+            "echo started; echo warming >&2; printf 'no newline'; sleep 60; echo late",
+            timeout=limit),
+        lambda result: result.stdout.endswith("no newline"), "the output before the timeout")
     assert result.timed_out and result.exit_code == TIMEOUT_EXIT_CODE
     assert result.stdout == "started\nno newline" and result.stderr == "warming\n"
-    assert 1 <= result.duration < 30
+    assert result.duration >= 1  # not before its limit; "late" below: cut short
     assert "late" not in result.stdout
     (record,) = fake.for_user("alice")
     assert record.sessions is not None and record.sessions.open == {}
@@ -392,8 +395,10 @@ async def test_the_backstop_returns_what_was_printed_with_a_note(
         daytona_exec, "command_line", lambda command, workdir, env, seconds, run_id: (
             f"cd {workdir} && env IRIS_RUN_ID={run_id} {shlex.join(shell_argv(command))}"))
     fake = fake_of(fake_daytona)
-    result = await fake_daytona.make().exec("echo started; echo warming >&2; sleep 60",
-                                            timeout=1)
+    sandbox = fake_daytona.make()
+    result = await within_growing_limit_async(
+        lambda limit: sandbox.exec("echo started; echo warming >&2; sleep 60", timeout=limit),
+        lambda result: bool(result.stderr), "the output before the backstop")
     assert (result.exit_code, result.timed_out) == (TIMEOUT_EXIT_CODE, True)
     assert (result.stdout, result.stderr) == ("started\n", "warming\n")
     assert result.note == daytona_exec.BACKSTOP_NOTE

@@ -178,3 +178,17 @@ def test_an_idle_thread_keeps_nothing_of_its_last_call_alive():
         assert gone() is None
     finally:
         pool.close(wait=False)
+
+
+def test_jobs_submitted_at_once_each_get_a_thread_though_one_was_idle():
+    pool = Pool("burst", threads=4, per_user=1, spare=0)
+    gate = threading.Event()
+    try:
+        assert pool.call("warm", lambda: 1, timeout=60, what="warm-up") == 1
+        wait_until(lambda: pool.state().idle == 1, "the warm-up's thread to be idle")
+        with pool._cond:  # the idle thread cannot wake (it needs this lock) until all are in
+            jobs = [pool.submit(user, _blocker(gate)) for user in ("m1", "m2", "alice")]
+        # one thread each, started by submit itself: nothing to wait for
+        assert pool.state().threads >= len(jobs)
+    finally:
+        gate.set()

@@ -1,6 +1,7 @@
 """The linear inline scanner gives what the old regular expressions gave, on any short line
 (no NUL: the old renderer used NUL placeholders and broke on them), and is not fooled by NUL."""
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -16,6 +17,7 @@ WRAPS = {"bold": lambda s: f"B[{s}]", "italic": lambda s: f"I[{s}]",
          "strike": lambda s: f"S[{s}]"}
 
 
+@pytest.mark.slow  # 3,000 examples: 9 s at load 10 (make check leaves it out)
 @settings(max_examples=3000, deadline=None)
 @given(line)
 @example("``a```")

@@ -99,6 +99,7 @@ def test_each_pattern_scans_its_worst_input_in_linear_time(name):
                   what=f"{name} on {slowest[:24]!r}…")
 
 
+@pytest.mark.slow  # 5-7 s each (make check leaves them out)
 @pytest.mark.parametrize(
     "scan",
     [scan_text, scan_script, check_command, mask_secrets,

@@ -60,6 +60,7 @@ def test_malicious_corpus_none_usable_without_review(library, alice, tmp_path):
                                      for f in item.findings)
 
 
+@pytest.mark.slow  # 18 s at load 10 (make check leaves it out)
 def test_benign_corpus_loads_and_nothing_is_refused(library, alice, tmp_path):
     files: dict[str, str] = {}
     benign = rows("benign.jsonl")

@@ -21,8 +21,7 @@ ON_A_STREAM = '"baton":"'  # a request carrying a baton: inside an open transact
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    with hrana_server(db_dir=tmp_path_factory.mktemp("sqld"), stream_ttl=5.0,
-                      busy_timeout=0.2) as running:
+    with hrana_server(db_dir=tmp_path_factory.mktemp("sqld"), stream_ttl=5.0) as running:
         yield running
 
 
