@@ -6,8 +6,9 @@ the fake Telegram API and the scripted model; bench/cloud_faults.py --only kill 
 
 A killed turn's chat stays leased until the lease runs out, so the restart waits for that:
 15 s here (the lease is renewed every third of it while a turn runs, so a live turn keeps its
-chat with 10 s to spare on a loaded machine), not the default 30 s the bench keeps; 20 chats (the bench: 50) and
-5 runs are still 25 turns cut off at the kill, each of which must be run again exactly once."""
+chat with 10 s to spare on a loaded machine), not the default 30 s the bench keeps; 20 chats
+(the bench: 50) and 5 runs are still 25 turns cut off at the kill, each of which must be run
+again exactly once."""
 
 from __future__ import annotations
 
