@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from core.commands import CommandContext, CommandResult, command
 from core.errors import IrisUsageError
-from core.teams import manage
+from core.teams import manage, skills
 
 USAGE = (
     "Usage: /team | /team create NAME | /team add TEAM ACCOUNT [member|admin|owner] | "
     "/team remove TEAM ACCOUNT | /team leave TEAM | /team role TEAM ACCOUNT ROLE | "
     "/team notes TEAM | /team pending TEAM | /team approve TEAM NOTE | /team reject TEAM NOTE "
-    "| /team audit TEAM. /remember team: TEXT adds a team note."
+    "| /team audit TEAM | /team skills TEAM | /team approve|reject TEAM SKILL [VERSION] | "
+    "/team rollback TEAM SKILL [VERSION]. /remember team: TEXT adds a team note; "
+    "/skills share NAME [TEAM] proposes one of your skills."
 )
 
 
@@ -31,6 +33,8 @@ def dispatch(ctx: CommandContext, words: list[str]) -> str:
         "approve": 2,
         "reject": 2,
         "audit": 1,
+        "skills": 1,
+        "rollback": 2,
     }
     if verb not in arity or len(rest) < arity[verb]:
         return USAGE
@@ -48,6 +52,13 @@ def dispatch(ctx: CommandContext, words: list[str]) -> str:
         return manage.notes(store, me, rest[0])
     if verb == "pending":
         return manage.pending(store, me, rest[0])
+    if verb == "skills":
+        return skills.review(store, me, rest[0])
+    if verb == "rollback":
+        return skills.rollback(store, me, rest[0], rest[1], rest[2] if len(rest) > 2 else None)
+    if verb in ("approve", "reject") and not rest[1].startswith("tnote_"):
+        version = rest[2] if len(rest) > 2 else None
+        return skills.decide(store, me, rest[0], rest[1], verb == "approve", version)
     if verb in ("approve", "reject"):
         return manage.decide(store, me, rest[0], rest[1], verb == "approve")
     return manage.audit(store, me, rest[0])
