@@ -130,6 +130,7 @@ def main() -> None:
         with serve(emulator.app(tick_seconds=3600)) as iris:
             runs = [("plain", "0 skills"), ("skilled", f"{installed} skills"),
                     ("teamed", "team notes"), ("mixed", "team skills")]
+            team_id = ""  # the team of the "teamed" run, which the "mixed" one joins
             for user, label in runs:
                 if user == "mixed":  # 150 own + 50 team skills, in the same full team
                     own = install_skills(emulator.runtime, "http:mixed", 150)

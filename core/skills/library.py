@@ -151,9 +151,7 @@ class SkillLibrary:
             if entry.bundled:
                 return self._bundled_snapshot(self.bundled()[name], entry)
             if entry.team_id is not None:
-                from core.skills.team_offers import snapshot
-
-                return snapshot(self, user_id, entry)
+                return self._team_snapshot(user_id, entry)
             return self._library_snapshot(user_id, entry, entry.version)
         head = self.catalog.get(user_id, name)
         if head is None:
@@ -334,6 +332,14 @@ class SkillLibrary:
             entry = replace(entry, version=version, provenance=manifest.provenance)
         return SkillSnapshot(entry=entry, shas=dict(shas), sizes=dict(manifest.sizes),
                              reader=read)
+
+    def _team_snapshot(self, user_id: str, entry: SkillEntry) -> SkillSnapshot:
+        from core.skills.team_offers import team_files
+
+        files = team_files(self.store, user_id, entry)
+        entry = replace(entry, files=tuple(sorted(p for p in files if p != SKILL_MD)))
+        return SkillSnapshot(entry=entry, shas=dict.fromkeys(files, ""),
+                             sizes={p: len(d) for p, d in files.items()}, reader=files.__getitem__)
 
     @staticmethod
     def _bundled_snapshot(skill: BundledSkill, entry: SkillEntry) -> SkillSnapshot:

@@ -53,20 +53,17 @@ def team_entries(store: Store, user_id: str, usage: Mapping[str, SkillUsage]) ->
     return list(seen.values())
 
 
-def snapshot(library: SkillLibrary, user_id: str, entry: SkillEntry) -> SkillSnapshot:
+def team_files(store: Store, user_id: str, entry: SkillEntry) -> dict[str, bytes]:
     """The team skill's files, read through the store's membership check."""
-    from dataclasses import replace
-
-    from core.skills.library import SkillSnapshot
+    from core.errors import NotFound
+    from core.store.teams import NotAMember
 
     assert entry.team_id is not None
-    found = library.store.team_skills.version(user_id, entry.team_id, entry.name, entry.version)
-    files = {path: text.encode("utf-8") for path, text in found.files.items()}
-    entry = replace(entry, files=tuple(sorted(p for p in files if p != SKILL_MD)))
-    return SkillSnapshot(
-        entry=entry, shas=dict.fromkeys(files, ""), sizes={p: len(d) for p, d in files.items()},
-        reader=files.__getitem__,
-    )  # fmt: skip
+    try:
+        found = store.team_skills.version(user_id, entry.team_id, entry.name, entry.version)
+    except NotAMember:  # left the team since the entry was listed
+        raise NotFound(f"no skill named {entry.name!r}") from None
+    return {path: text.encode("utf-8") for path, text in found.files.items()}
 
 
 def proposal(name: str, files: Mapping[str, bytes], note: str = "") -> Proposal:
