@@ -57,8 +57,9 @@ def test_the_team_block_stays_within_its_cap(store, teams):
         shown = block.count("\n- [")
         assert f"(+{live - shown} older notes: /team notes team-00)" in block
         assert block.index("note 10.") < block.index("note 11.")  # shown oldest first
-    if teams == 40:
-        assert "more teams: /team)" in block
+    if teams == 40:  # as many teams as have room for a note, the rest counted
+        assert "(+34 more teams: /team lists them" in block
+        assert "### team-05\n- [http:lead] team-05 note 11." in block
 
 
 def test_the_skill_index_gives_up_what_the_team_block_takes(store, settings):
