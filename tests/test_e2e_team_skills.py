@@ -141,7 +141,12 @@ def test_a_shared_skill_is_reviewed_offered_routed_and_lost_on_leaving(stack, sc
     assert "proposed as its version 2" in tool_results(requests)
     _, viewed = view(client, script, "carol", "pg-backup")
     assert "delete the scratch database" not in viewed
-    assert "pg-backup v2 by http:carol (proposed)" in say(client, "bob", "/team skills eng")
+    review = say(client, "bob", "/team skills eng")
+    assert "pg-backup v2 by http:carol (proposed)" in review
+    assert "-2. Restore into a scratch database to check it." in review  # the diff against v1
+    assert "+2. Restore into a scratch database to check it, then delete the scratch" in review
+    member_view = say(client, "carol", "/team skills eng")
+    assert "Skills eng offers: pg-backup v1" in member_view and "v2" not in member_view
     say(client, "bob", "/team approve eng pg-backup")
     _, viewed = view(client, script, "carol", "pg-backup")
     assert "delete the scratch database" in viewed and "shared by http:carol, v2" in viewed

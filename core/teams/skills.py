@@ -54,12 +54,21 @@ def _findings(version: TeamSkillVersion) -> list[FileFinding]:
 
 
 def review(store: Store, actor: str, team_ref: str) -> str:
-    """For admins: every proposed or quarantined version with its findings at file:line."""
+    """What the team offers; for admins also every proposed or quarantined version, with its
+    findings at file:line and how it differs from the version in use."""
     from core.skills.quarantine import line_text
 
     team = store.teams.find(actor, team_ref)
+    offered = [o for o in store.team_skills.offered(actor) if o.team_id == team.id]
+    lines = [
+        f"Skills {team.name} offers: "
+        + (", ".join(f"{o.name} v{o.version}" for o in offered) or "none yet")
+    ]
+    if store.teams.require(team.id, actor) == "member":
+        return "\n".join([*lines, "Team admins review what members share."])
     waiting = store.team_skills.proposals(actor, team.id)
-    lines = [f"Team skills waiting in {team.name}:"]
+    in_use = {o.name: o.version for o in offered}
+    lines.append(f"Waiting for an admin in {team.name}:" if waiting else "Nothing is waiting.")
     for v in waiting:
         state = f"quarantined: {summary(_findings(v))}" if v.findings else "proposed"
         lines.append(
@@ -71,12 +80,33 @@ def review(store: Store, actor: str, team_ref: str) -> str:
             shown = line_text(v.files.get(finding.path, "").encode("utf-8"), finding.line)
             if shown:
                 lines.append(f"      {shown}")
-    if not waiting:
-        lines.append("(none)")
-    offered = [o for o in store.team_skills.offered(actor) if o.team_id == team.id]
-    if offered:
-        lines.append("Offered to members: " + ", ".join(f"{o.name} v{o.version}" for o in offered))
+        if v.name in in_use:
+            current = store.team_skills.version(actor, team.id, v.name, in_use[v.name])
+            lines += [
+                f"    {line}" for line in diff(current.files, v.files, in_use[v.name], v.version)
+            ]
     return "\n".join(lines)
+
+
+def diff(
+    old: dict[str, str], new: dict[str, str], old_version: int, new_version: int, limit: int = 40
+) -> list[str]:
+    """A unified diff of every file between two versions, at most ``limit`` lines, each line
+    clipped and with secrets masked and invisible characters shown."""
+    import difflib
+
+    from core.security.findings import clip
+
+    out: list[str] = []
+    for path in sorted(set(old) | set(new)):
+        out += difflib.unified_diff(
+            old.get(path, "").splitlines(), new.get(path, "").splitlines(),
+            f"v{old_version}/{path}", f"v{new_version}/{path}", n=1, lineterm="",
+        )  # fmt: skip
+    shown = [clip(line, 0, 0, 160) for line in out[:limit]]
+    if len(out) > limit:
+        shown.append(f"… {len(out) - limit} more diff lines")
+    return shown or [f"(same files as v{old_version})"]
 
 
 def _number(version: str) -> int:
