@@ -7,7 +7,8 @@ server on loopback, which records the request body. Every tool is available (a f
 turns web_search on, a vision model vision_analyze). One user has no skills of their own; the
 other has 200 installed (the 113 of bench/data/skills/library, the rest generated), plus the
 bundled ones for both; then that user again, in a new session, as a member of a team whose notes
-block is full (docs/teams.md). Counts
+block is full (docs/teams.md); then a third user with 150 skills of their own and 50 approved team
+skills (200 in all) in that team. Counts
 are cl100k_base (tiktoken): the system message's text, the tool list as JSON (what litellm
 sends), and their sum; then the largest tool schemas, and the tools sent.
 """
@@ -61,6 +62,24 @@ def install_skills(runtime, account: str, count: int) -> int:  # type: ignore[no
     return len(library.entries(user))
 
 
+def share_team_skills(runtime, team_id: str, count: int) -> int:  # type: ignore[no-untyped-def]
+    """``count`` skills proposed to the team and approved (docs/teams.md, team skills)."""
+    from core.skills.team_offers import proposal
+
+    store = runtime.store
+    lead = store.users.for_account("http:team-lead")
+    topics = ["deploys", "incidents", "on-call", "code review", "dashboards"]
+    for i in range(count):
+        name, topic = f"shared-routine-{i:03d}", topics[i % len(topics)]
+        text = (f"---\nname: {name}\ndescription: The team's shared routine {i} for {topic}: "
+                f"the agreed steps, who to tell, and where results go. Use when someone asks "
+                f"for shared routine {i} or the {topic} checklist.\n---\n\n# Shared {i}\n\n"
+                "1. Check.\n2. Tell.\n3. File.\n")
+        store.team_skills.propose(lead, team_id, proposal(name, {"SKILL.md": text.encode()}))
+        store.team_skills.decide(lead, team_id, name, 1, True)
+    return len(store.team_skills.offered(lead))
+
+
 def fill_team_notes(runtime, account: str) -> int:  # type: ignore[no-untyped-def]
     """Make ``account`` a member of a team whose notes block is full (docs/teams.md)."""
     from core.teams.notes import NOTE_LIMIT, NOTES_LIMIT, write_note
@@ -69,6 +88,7 @@ def fill_team_notes(runtime, account: str) -> int:  # type: ignore[no-untyped-de
     lead = store.users.for_account("http:team-lead")
     team = store.teams.create(lead, "bench-team")
     store.teams.add(lead, team.id, store.users.for_account(account))
+    store.teams.add(lead, team.id, store.users.for_account("http:mixed"))
     note = ("Deploys go out on Tuesdays after the 10:00 stand-up; the staging database is on "
             "port 6543 and the on-call rota lives in the ops wiki under Rotations. ")
     for i in range(NOTES_LIMIT // len(note) + 1):
@@ -109,10 +129,17 @@ def main() -> None:
         loaded: tuple[int, int] | None = None
         with serve(emulator.app(tick_seconds=3600)) as iris:
             runs = [("plain", "0 skills"), ("skilled", f"{installed} skills"),
-                    ("teamed", "team notes")]
+                    ("teamed", "team notes"), ("mixed", "team skills")]
+            team_id = ""  # the team of the "teamed" run, which the "mixed" one joins
             for user, label in runs:
+                if user == "mixed":  # 150 own + 50 team skills, in the same full team
+                    own = install_skills(emulator.runtime, "http:mixed", 150)
+                    shared = share_team_skills(emulator.runtime, team_id, 50)
+                    label = f"{own} own + {shared} team skills + team notes"
                 if user == "teamed":  # the 200-skill user, new session, in a full team
                     chars = fill_team_notes(emulator.runtime, "http:skilled")
+                    lead = emulator.runtime.store.users.for_account("http:team-lead")
+                    team_id = emulator.runtime.store.teams.find(lead, "bench-team").id
                     user, label = "skilled", f"{installed} skills + {chars:,}-char team notes"
                     llm.reply("ok")
                     httpx.post(f"{iris.url}/v1/chat/completions", timeout=120,

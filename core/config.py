@@ -148,7 +148,8 @@ class Settings(BaseModel):
     owner_accounts: list[str] = Field(default_factory=list)  # may /approve; e.g. telegram:42
 
     skills_dir: Path | None = None  # bundled skills; default: the repository's skills/
-    skills_index_tokens: int = Field(default=1_500, ge=100)
+    skills_index_tokens: int = Field(default=1_400, ge=100)
+    team_notes_prompt_tokens: int = Field(default=400, ge=50)  # team block, out of the index's
     skill_review_min_tool_calls: int = Field(default=5, ge=0)  # 0: never after busy turns
     skills_stale_days: float = Field(default=30.0, gt=0)
     skills_archive_days: float = Field(default=90.0, gt=0)

@@ -40,10 +40,15 @@ def default_sections() -> list[PromptSection]:
     from core.context import base_section
     from core.memory.snapshot import memory_section
     from core.persona import persona_section
-    from core.skills.index import skills_section
-    from core.teams.prompt import team_notes_section
+    from core.teams.prompt import skills_after_team_notes, team_notes_section
 
-    return [base_section, persona_section, memory_section, team_notes_section, skills_section]
+    return [
+        base_section,
+        persona_section,
+        memory_section,
+        team_notes_section,
+        skills_after_team_notes,
+    ]
 
 
 def default_after_turn() -> list[AfterTurn]:

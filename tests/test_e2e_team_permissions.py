@@ -5,6 +5,8 @@ single wrong cell fails it."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from iris_testing.llm_server import ScriptedLLM
@@ -94,4 +96,158 @@ def test_permission_matrix(stack):
         "member": row(True, "held", False),
         "former": row(False, "refused", False),
         "stranger": row(False, "refused", False),
+    }
+
+
+# -- the team skill library, through the HTTP chat API and the Telegram webhook -----------------
+
+TG_IDS = {"owner": 101, "admin": 102, "member": 103, "former": 104, "stranger": 105}
+TG_SECRET = "team-skills-secret"
+MARK = "CHECKLIST-STEP-7Q"
+
+
+def skill_md(name: str, body: str) -> bytes:
+    return (
+        f"---\nname: {name}\ndescription: {name.replace('-', ' ')} for releases; use when "
+        f"someone asks about {name}.\n---\n\n# {name}\n\n1. {body}\n"
+    ).encode()
+
+
+@pytest.fixture(params=["http", "telegram"])
+def entry(request, monkeypatch):
+    """``(ask, account, runtime, requests)``: ``ask(role, text)`` says ``text`` as ``role``
+    through the entry point and returns Iris' reply; ``requests`` are the model's requests."""
+    import httpx
+
+    from iris_testing.server import serve
+    from iris_testing.telegram_api import FakeTelegram
+    from iris_testing.waiting import wait_until
+
+    llm, telegram = ScriptedLLM(), FakeTelegram()
+    requests: list[str] = []
+
+    def handler(body: dict) -> str:
+        if body["messages"][0]["content"].startswith("You are Iris"):
+            requests.append(json.dumps(body))
+        return "ok"
+
+    llm.handler = handler
+    with (
+        serve(telegram.app) as bot,
+        emulator_stack(
+            llm,
+            monkeypatch,
+            IRIS_SESSION_TITLES="false",
+            IRIS_MEMORY_REVIEW_EVERY="0",
+            IRIS_MEMORY_REVIEW_AT_SESSION_END="false",
+            IRIS_TELEGRAM_TOKEN="7000001:test-token",
+            IRIS_TELEGRAM_SECRET=TG_SECRET,
+            IRIS_TELEGRAM_API_BASE=bot.url,
+            IRIS_TELEGRAM_ACCESS="open",
+        ) as running,
+        httpx.Client(base_url=running.url, timeout=60) as http,
+    ):
+        if request.param == "http":
+
+            def ask(role: str, text: str) -> str:
+                return say(running.client, role, text)
+
+            def account(role: str) -> str:
+                return f"http:{role}"
+        else:
+
+            def ask(role: str, text: str) -> str:
+                chat = TG_IDS[role]
+                before = len(telegram.sent_messages(chat))
+                update = telegram.make_update(text, user_id=chat)
+                answer = http.post(
+                    "/telegram/webhook",
+                    json=update,
+                    headers={"X-Telegram-Bot-Api-Secret-Token": TG_SECRET},
+                )
+                assert answer.status_code == 200, answer.text
+                new = wait_until(
+                    lambda: telegram.sent_messages(chat)[before:], f"{role}'s answer to {text!r}"
+                )
+                return "\n".join(m["text"] for m in new)
+
+            def account(role: str) -> str:
+                return f"telegram:{TG_IDS[role]}"
+
+        yield ask, account, running.runtime, requests
+
+
+def test_skill_permission_matrix(entry):
+    from core.skills.library import Change, SkillLibrary
+    from core.store.team_skills import Proposal
+
+    ask, account, rt, requests = entry
+    store = rt.store
+    library = SkillLibrary(store, rt.settings)
+
+    def own_skill(role: str, name: str, body: str) -> None:
+        user = store.users.for_account(account(role))
+        library.apply(
+            user,
+            name,
+            lambda _: Change(
+                provenance="user", action="create", replace_all=True,
+                write={"SKILL.md": skill_md(name, body)},
+            ),
+        )  # fmt: skip
+
+    for role in ROLES:
+        own_skill(role, f"{role}-tip", f"{role}'s tip.")
+    own_skill("owner", "release-checklist", f"Freeze the branch ({MARK}).")
+    own_skill("owner", "owner-private-diary", "Write the owner's diary.")
+
+    assert "created" in ask("owner", "/team create eng")
+    assert "joined" in ask("owner", f"/team add eng {account('admin')} admin")
+    for role in ("member", "former"):
+        assert "joined" in ask("admin", f"/team add eng {account(role)}")
+    assert "proposed to eng" in ask("owner", "/skills share release-checklist eng")
+    assert "is now offered" in ask("owner", "/team approve eng release-checklist")
+    assert "was removed" in ask("admin", f"/team remove eng {account('former')}")
+    owner = store.users.resolve(account("owner"))
+    team = store.teams.find(owner, "eng")
+
+    actual: dict[str, dict[str, object]] = {}
+    for role in ROLES:
+        cells: dict[str, object] = {}
+        cells["propose"] = "proposed to eng" in ask(role, f"/skills share {role}-tip eng")
+        text = skill_md(f"for-{role}", "Approve me.").decode()
+        store.team_skills.propose(owner, team.id, Proposal(
+            name=f"for-{role}", description="x", tags=(), category=None, search_text="",
+            files={"SKILL.md": text}, findings=[],
+        ))  # fmt: skip
+        cells["approve"] = "is now offered" in ask(role, f"/team approve eng for-{role}")
+        ask(role, "/new")
+        listing = ask(role, "/skills")
+        seen = len(requests)
+        ask(role, "/release-checklist run it")  # not a command for whom it is no skill
+        cells["use"] = len(requests) == seen + 1 and MARK in requests[-1]
+        seen = len(requests)
+        ask(role, "What is left before the release freeze?")
+        assert len(requests) == seen + 1
+        cells["routed"] = "- release-checklist:" in requests[-1]
+        cells["sees private"] = role != "owner" and (
+            "owner-private-diary" in listing or "owner-private-diary" in requests[-1]
+        )
+        actual[role] = cells
+
+    def row(member: bool, admin: bool) -> dict[str, object]:
+        return {
+            "propose": member,
+            "approve": admin,
+            "use": member,
+            "routed": member,
+            "sees private": False,
+        }
+
+    assert actual == {
+        "owner": row(True, True),
+        "admin": row(True, True),
+        "member": row(True, False),
+        "former": row(False, False),
+        "stranger": row(False, False),
     }

@@ -22,12 +22,15 @@ def _library(ctx: CommandContext) -> SkillLibrary:
 
 
 @command("skills", "list your skills, or find some: /skills [words]; use one with /<name>; "
-         "/skills pending (held writes and quarantined imports), /skills review NAME")
+         "/skills pending (held writes and quarantined imports), /skills review NAME, "
+         "/skills share NAME [TEAM]")
 async def list_skills(ctx: CommandContext, args: str) -> CommandResult:
 
     from core.skills.index import matches
 
     verb, _, rest = args.strip().partition(" ")
+    if verb.lower() == "share":
+        return await share(ctx, rest.split())
     if verb.lower() in ("pending", "approve", "reject", "review"):
         from core.commands.held import held_writes
 
@@ -48,6 +51,22 @@ async def list_skills(ctx: CommandContext, args: str) -> CommandResult:
         lines.append(f"… and {len(entries) - LISTED} more: /skills WORDS finds one.")
     header = f"{len(entries)} skills (type /<name> and your request to use one):"
     return CommandResult(reply="\n".join([header, *lines]))
+
+
+async def share(ctx: CommandContext, words: list[str]) -> CommandResult:
+    """``/skills share NAME [TEAM]``: propose one of your own skills to a team."""
+    from core.errors import IrisUsageError
+    from core.teams.skills import share as share_skill
+
+    if not words or len(words) > 2:
+        return CommandResult(reply="Usage: /skills share NAME [TEAM]")
+    team = words[1] if len(words) > 1 else None
+    try:
+        reply = await blocking("skills", ctx.user_id, share_skill, _library(ctx), ctx.user_id,
+                               team, words[0], what="sharing a skill")
+    except IrisUsageError as exc:
+        return CommandResult(reply=f"Nothing shared: {exc}")
+    return CommandResult(reply=reply)
 
 
 def _usage(entry: SkillEntry) -> str:

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from core.commands import CommandContext, CommandResult, command
 from core.errors import IrisUsageError
-from core.teams import manage
+from core.teams import manage, skills
 
 USAGE = (
     "Usage: /team | /team create NAME | /team add TEAM ACCOUNT [member|admin|owner] | "
     "/team remove TEAM ACCOUNT | /team leave TEAM | /team role TEAM ACCOUNT ROLE | "
     "/team notes TEAM | /team pending TEAM | /team approve TEAM NOTE | /team reject TEAM NOTE "
-    "| /team audit TEAM | /team bind TEAM [workspace] | /team unbind TEAM [workspace]. "
-    "/remember team: TEXT adds a team note."
+    "| /team audit TEAM | /team bind TEAM [workspace] | /team unbind TEAM [workspace] "
+    "| /team skills TEAM | /team approve|reject TEAM SKILL [VERSION] | "
+    "/team rollback TEAM SKILL [VERSION]. /remember team: TEXT adds a team note; "
+    "/skills share NAME [TEAM] proposes one of your skills."
 )
 
 
@@ -34,6 +36,8 @@ def dispatch(ctx: CommandContext, words: list[str]) -> str:
         "audit": 1,
         "bind": 1,
         "unbind": 1,
+        "skills": 1,
+        "rollback": 2,
     }
     if verb not in arity or len(rest) < arity[verb]:
         return USAGE
@@ -56,6 +60,13 @@ def dispatch(ctx: CommandContext, words: list[str]) -> str:
 
         act = binding.bind if verb == "bind" else binding.unbind
         return act(store, me, ctx.account, rest[0], rest[1] if len(rest) > 1 else "")
+    if verb == "skills":
+        return skills.review(store, me, rest[0])
+    if verb == "rollback":
+        return skills.rollback(store, me, rest[0], rest[1], rest[2] if len(rest) > 2 else None)
+    if verb in ("approve", "reject") and not rest[1].startswith("tnote_"):
+        version = rest[2] if len(rest) > 2 else None
+        return skills.decide(store, me, rest[0], rest[1], verb == "approve", version)
     if verb in ("approve", "reject"):
         return manage.decide(store, me, rest[0], rest[1], verb == "approve")
     return manage.audit(store, me, rest[0])

@@ -99,12 +99,14 @@ def _summary(shown: int, total: int) -> str:
 
 
 def index_for(library: SkillLibrary, user_id: str, query: str, *,
-              semantic: bool | None = None) -> IndexView:
+              semantic: bool | None = None, budget: int | None = None) -> IndexView:
     """The index ``user_id`` gets for ``query``: words and meaning fused when the embedding
     model is installed (``semantic`` None), else, or with ``semantic=False``, words alone."""
     entries = [e for e in library.entries(user_id) if e.status != "archived"]
     cosines = skill_cosines(library, user_id, entries, query) if semantic is not False else None
-    return select(entries, query, library.settings.skills_index_tokens, cosines)
+    if budget is None:
+        budget = library.settings.skills_index_tokens
+    return select(entries, query, budget, cosines)
 
 
 def matches(library: SkillLibrary, user_id: str, query: str, *, limit: int,
@@ -141,12 +143,13 @@ def usage_line(usage: SkillUsage) -> str:
     return text + (" — keeps failing, ranked lower" if usage.failing else "")
 
 
-def skills_section(inputs: PromptInputs) -> str | None:
-    """The L0 prompt section; counts each listed skill as shown."""
+def skills_section(inputs: PromptInputs, budget: int | None = None) -> str | None:
+    """The L0 prompt section (within ``budget`` tokens, default ``skills_index_tokens``);
+    counts each listed skill as shown."""
     from core.skills.library import SkillLibrary
 
     library = SkillLibrary(inputs.store, inputs.settings)
-    view = index_for(library, inputs.user_id, inputs.first_message)
+    view = index_for(library, inputs.user_id, inputs.first_message, budget=budget)
     if not view.shown:
         return None
     library.record(inputs.user_id, [r.entry.name for r in view.shown], "shown")

@@ -108,20 +108,35 @@ class SkillLibrary:
 
     def entries(self, user_id: str, *, include_archived: bool = False) -> list[SkillEntry]:
         """Every skill this user has: their library, then bundled skills they have no copy of."""
+        from core.skills.team_offers import team_entries
+
         own = self.catalog.list(user_id, include_archived=include_archived)
         live = {e.name for e in own if e.status != "archived"}
         usage = self.catalog.usage(user_id)
+        team = [e for e in team_entries(self.store, user_id, usage) if e.name not in live]
+        live |= {e.name for e in team}
         bundled = [
             replace(skill.entry, usage=usage.get(name, SkillUsage()))
             for name, skill in self.bundled().items() if name not in live
         ]
-        return sorted([*own, *bundled], key=lambda e: (e.name, e.status == "archived"))
+        return sorted([*own, *team, *bundled], key=lambda e: (e.name, e.status == "archived"))
+
+    def team_entry(self, user_id: str, name: str) -> SkillEntry | None:
+        """The approved team skill ``name`` offered to ``user_id`` now, if any."""
+        from core.skills.team_offers import team_entries
+
+        usage = self.catalog.usage(user_id)
+        return next((e for e in team_entries(self.store, user_id, usage) if e.name == name),
+                    None)
 
     def find(self, user_id: str, name: str) -> SkillEntry | None:
         """The skill the agent sees under ``name``: the user's own, else the bundled one."""
         own = self.catalog.get(user_id, name)
         if own is not None and own.status != "archived":
             return own
+        team = self.team_entry(user_id, name)
+        if team is not None:
+            return team
         bundled = self.bundled().get(name)
         if bundled is not None:
             return replace(bundled.entry, usage=self.catalog.usage_of(user_id, name))
@@ -135,6 +150,8 @@ class SkillLibrary:
                 raise NotFound(f"no skill named {name!r}")
             if entry.bundled:
                 return self._bundled_snapshot(self.bundled()[name], entry)
+            if entry.team_id is not None:
+                return self._team_snapshot(user_id, entry)
             return self._library_snapshot(user_id, entry, entry.version)
         head = self.catalog.get(user_id, name)
         if head is None:
@@ -315,6 +332,14 @@ class SkillLibrary:
             entry = replace(entry, version=version, provenance=manifest.provenance)
         return SkillSnapshot(entry=entry, shas=dict(shas), sizes=dict(manifest.sizes),
                              reader=read)
+
+    def _team_snapshot(self, user_id: str, entry: SkillEntry) -> SkillSnapshot:
+        from core.skills.team_offers import team_files
+
+        files = team_files(self.store, user_id, entry)
+        entry = replace(entry, files=tuple(sorted(p for p in files if p != SKILL_MD)))
+        return SkillSnapshot(entry=entry, shas=dict.fromkeys(files, ""),
+                             sizes={p: len(d) for p, d in files.items()}, reader=files.__getitem__)
 
     @staticmethod
     def _bundled_snapshot(skill: BundledSkill, entry: SkillEntry) -> SkillSnapshot:

@@ -175,6 +175,9 @@ class SkillEditor:
         current = self._visible(name)
         if current.entry.bundled:
             raise SkillRefused(f"{name!r} is a bundled skill; it cannot be deleted")
+        if current.entry.team_id is not None:
+            raise SkillRefused(f"{name!r} is a team skill ({current.entry.kind}); a team admin "
+                               "removes it (/team rollback, /team reject)")
         if current.entry.origin == "imported" and self.provenance == "agent":
             raise SkillRefused(f"{name!r} was imported by its owner; only they can remove it")
 
@@ -228,7 +231,10 @@ class SkillEditor:
                 detail: str = "") -> Outcome:
         """Apply ``make`` (new file contents computed from the head, recomputed if the head
         moves meanwhile) and ``remove`` as one new version."""
-        copying = self._visible(name).entry.bundled
+        visible = self._visible(name)
+        if visible.entry.team_id is not None:
+            return self._propose_to_team(visible, action, make, remove, detail)
+        copying = visible.entry.bundled
 
         def build(current: SkillSnapshot | None) -> Change:
             if current is None or current.entry.status == "archived":
@@ -252,6 +258,26 @@ class SkillEditor:
         if copying:
             prefix += " as your own copy of the bundled skill"
         return self._outcome(written, prefix, warnings or [])
+
+    def _propose_to_team(self, current: SkillSnapshot, action: str,
+                         make: Callable[[SkillSnapshot], dict[str, bytes]] | None,
+                         remove: frozenset[str], detail: str) -> Outcome:
+        """A change to a team skill is never made in place: it becomes the team skill's next
+        proposed version, for an admin to approve; the approved one stays in use."""
+        from core.skills.team_offers import propose_files
+
+        if remove - set(current.shas):
+            raise NotFound(f"skill {current.entry.name!r} has no file {sorted(remove)[0]!r}")
+        write = make(current) if make else {}
+        note = self.note or f"{action}{detail} by {self.provenance}"
+        proposed = propose_files(self.library, self.user_id, current, write, remove, note)
+        held = " (quarantined: the scan found something)" if proposed.findings else ""
+        return Outcome(
+            Written(entry=current.entry, version=None),
+            f"{current.entry.name!r} is a team skill ({current.entry.kind}): your change is "
+            f"proposed as its version {proposed.version}{held}; a team admin decides, and "
+            f"until then version {current.entry.version} stays in use.",
+        )
 
     @staticmethod
     def _outcome(written: Written, prefix: str, warnings: list[str]) -> Outcome:

@@ -41,6 +41,7 @@ from core.store.skill_vectors import SkillVectors
 from core.store.skills import SkillCatalog
 from core.store.team_bindings import TeamBindings
 from core.store.team_notes import TeamNotes
+from core.store.team_skills import TeamSkills
 from core.store.teams import Teams
 from core.store.todos import SessionTodos
 from core.store.transcripts import Transcripts
@@ -100,6 +101,7 @@ class Store:
         self.teams = Teams(db)
         self.team_notes = TeamNotes(db, self.teams)
         self.team_bindings = TeamBindings(db, self.teams)
+        self.team_skills = TeamSkills(db, self.teams)
         self._objects_args = (objects_url, s3_endpoint_url, s3_region, s3_timeout, s3_checksums)
         self._objects: ObjectStore | None = None
 

@@ -53,6 +53,7 @@ class SkillEntry:
     stale_at: float | None = None
     archived_at: float | None = None
     usage: SkillUsage = field(default_factory=SkillUsage)
+    team_id: str | None = None  # a team skill (origin "team"): the team that offers it
 
     @property
     def bundled(self) -> bool:
@@ -63,6 +64,8 @@ class SkillEntry:
         """How a person would name where it came from."""
         if self.bundled:
             return "bundled"
+        if self.team_id is not None:
+            return self.source or "team"
         if self.origin == "bundled":
             return "your copy of a bundled skill"
         if self.origin == "imported":

@@ -18,7 +18,7 @@ AS_OPTION = click.option(
 
 @click.group("team")
 def team_group() -> None:
-    """Teams: shared notes among people whose own memory stays private.
+    """Teams: shared notes and skills among people whose own memory stays private.
 
     \b
     Examples:
@@ -27,6 +27,9 @@ def team_group() -> None:
       iris team role eng slack:T1/U9 member --as telegram:42
       iris team remove eng ada@example.com --as telegram:42
       iris team list --as telegram:42
+      iris team skills eng --as telegram:42
+      iris team approve eng pg-backup --as telegram:42
+      iris team rollback eng pg-backup 1 --as telegram:42
     """
 
 
@@ -109,6 +112,59 @@ def team_list(actor: str | None) -> None:
 
     with opened() as (_settings, store):
         click.echo(manage.listing(store, resolve_user(store, actor)))
+
+
+@team_group.command("skills")
+@click.argument("team")
+@AS_OPTION
+@friendly
+def team_skills(team: str, actor: str | None) -> None:
+    """TEAM's skills waiting for an admin, each finding at file:line (admins only).
+
+    Example: iris team skills eng --as telegram:42
+    """
+    from core.teams import skills
+
+    with opened() as (_settings, store):
+        click.echo(skills.review(store, resolve_user(store, actor), team))
+
+
+@team_group.command("approve")
+@click.argument("team")
+@click.argument("skill")
+@click.argument("version", required=False)
+@click.option("--reject", is_flag=True, help="Reject the version instead.")
+@AS_OPTION
+@friendly
+def team_approve(
+    team: str, skill: str, version: str | None, reject: bool, actor: str | None
+) -> None:
+    """Offer SKILL (its waiting VERSION, default the newest) to every member of TEAM.
+
+    Example: iris team approve eng pg-backup 2 --as telegram:42
+    """
+    from core.teams import skills
+
+    with opened() as (_settings, store):
+        me = resolve_user(store, actor)
+        click.echo(skills.decide(store, me, team, skill, not reject, version))
+
+
+@team_group.command("rollback")
+@click.argument("team")
+@click.argument("skill")
+@click.argument("version", required=False)
+@AS_OPTION
+@friendly
+def team_rollback(team: str, skill: str, version: str | None, actor: str | None) -> None:
+    """Offer an earlier approved VERSION of SKILL again (default: the one before).
+
+    Example: iris team rollback eng pg-backup 1 --as telegram:42
+    """
+    from core.teams import skills
+
+    with opened() as (_settings, store):
+        click.echo(skills.rollback(store, resolve_user(store, actor), team, skill, version))
 
 
 commands = [team_group]
