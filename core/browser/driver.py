@@ -367,6 +367,24 @@ def act(b, cmd, state):
         after_action(b, state, before)
 
 
+def screenshot(b, cmd):
+    """The viewport as a JPEG no larger than ``screenshot_max`` (lower quality until it fits)."""
+    for quality in (80, 60, 40, 25):
+        shot = b.call(
+            "Page.captureScreenshot",
+            session=True,
+            format="jpeg",
+            quality=quality,
+            captureBeyondViewport=False,
+        )
+        data = base64.b64decode(shot["data"])
+        if len(data) <= cmd["screenshot_max"]:
+            with open(cmd["screenshot"], "wb") as f:
+                f.write(data)
+            return
+    raise Refused("the screenshot is too large even at low quality")
+
+
 def main():
     cmd = json.loads(sys.stdin.read())
     state_path = cmd["state"]
@@ -389,9 +407,7 @@ def main():
                     "[i.currentSrc || i.src, i.alt || ''])"
                 )
             if cmd["action"] == "screenshot":
-                shot = b.call("Page.captureScreenshot", session=True, format="png")
-                with open(cmd["screenshot"], "wb") as f:
-                    f.write(base64.b64decode(shot["data"]))
+                screenshot(b, cmd)
     except (Refused, TimeoutError, RuntimeError) as exc:
         out = {"ok": False, "error": str(exc)}
     finally:

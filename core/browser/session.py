@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 DIR = ".iris/browser"
 PROFILE = f"{DIR}/profile"
+SCREENSHOT_MAX_BYTES = 2_000_000  # a viewport JPEG is ~50-300 kB; the driver lowers quality
 _locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
 
@@ -45,7 +46,8 @@ def command_for(settings: Settings, action: str, args: dict[str, Any]) -> dict[s
         "args": args,
         "state": f"{DIR}/state.json",
         "profile": PROFILE,
-        "screenshot": f"{DIR}/screenshot.png",
+        "screenshot": f"{DIR}/screenshot.jpg",
+        "screenshot_max": SCREENSHOT_MAX_BYTES,
         "allow": [h.lower() for h in settings.web_allow_hosts],
         "timeout": settings.browser_action_timeout,
         "chromium": settings.browser_chromium,
@@ -66,20 +68,32 @@ async def drive(
     )
 
 
-async def run_action(ctx: ToolContext, action: str, args: dict[str, Any]) -> dict[str, Any]:
-    """The driver's answer to ``action``; ``ToolRetry`` when it failed or was refused."""
+async def run_action(
+    ctx: ToolContext, action: str, args: dict[str, Any], *, read_back: str | None = None
+) -> dict[str, Any]:
+    """The driver's answer to ``action``; ``ToolRetry`` when it failed or was refused. With
+    ``read_back`` (a key of the command naming a file the driver wrote), that file's bytes, read
+    from the same sandbox under the same lock, are the answer's ``file``."""
     s = ctx.settings
+    command = command_for(s, action, args)
     with sandbox_errors():
         async with (
             _lock(ctx.user_id),
             workspaces(ctx).use(ctx.user_id) as box,
             watch_for_stop(ctx, f"browser_{action}") as stop,
         ):
-            result = await drive(box, command_for(s, action, args), stop)
+            result = await drive(box, command, stop)
+            answer = _answer(result, s.browser_action_timeout)
+            if read_back is not None:
+                answer["file"] = await box.read_file(command[read_back], SCREENSHOT_MAX_BYTES)
+    return answer
+
+
+def _answer(result: ExecResult, timeout: float) -> dict[str, Any]:
     if result.stopped:
         raise ToolRetry("stopped: the user sent /stop; the browser action was ended")
     if result.timed_out:
-        raise ToolRetry(f"the browser action took longer than {s.browser_action_timeout:g} s")
+        raise ToolRetry(f"the browser action took longer than {timeout:g} s")
     return checked(answer_of(result))
 
 
