@@ -3,25 +3,29 @@ user's workspace and runs INSIDE the user's sandbox, one browser action per run.
 
 It starts headless Chromium with the profile kept in the workspace (cookies and storage survive
 to the next action, turn and hibernation), talks the DevTools protocol over
-``--remote-debugging-pipe`` (no port is opened), reopens the page of the last action, replays the
+``--remote-debugging-pipe`` (no debugging port), reopens the page of the last action, replays the
 values typed there since it loaded, performs the action and prints one JSON object. Chromium ends
 with the run. Every request the page makes (navigation, redirect hop, subresource) is paused and
-its host resolved and checked first: only public addresses, or hosts in ``allow``; WebSockets are
-refused outright. Input: one JSON object on stdin (see ``Iris`` side: ``core.browser.session``).
+its scheme and name checked; every connection Chromium opens (WebSockets included) goes through
+``netguard.Guard``, a proxy on loopback for this run, which resolves the host once and connects
+only to an address it checked: public, or a host in ``allow``. Input: one JSON object on stdin
+(see ``core.browser.session``).
 """
 
 import base64
 import contextlib
-import ipaddress
 import json
 import os
 import queue
-import socket
 import subprocess
 import sys
 import threading
 import time
-from urllib.parse import urlsplit
+
+if __package__:  # imported as Iris' module (tests, benchmarks)
+    from core.browser.netguard import Guard, Refused, check_url
+else:  # run as a script in the sandbox, beside netguard.py
+    from netguard import Guard, Refused, check_url
 
 SNAPSHOT_JS = r"""
 (() => {
@@ -65,40 +69,7 @@ SNAPSHOT_JS = r"""
   return JSON.stringify({title: document.title, lines: out});
 })()
 """
-METADATA = {"169.254.169.254", "169.254.170.2", "100.100.100.200", "fd00:ec2::254"}
-BAD_SUFFIXES = (".localhost", ".internal", ".local")
 DEBIAN_BINARY = "/usr/lib/chromium/chromium"
-LOCAL_SCHEMES = {"data", "blob", "about"}
-
-
-class Refused(Exception):
-    pass
-
-
-def check_url(url, allow, resolve=socket.getaddrinfo):
-    """Raise ``Refused`` unless ``url`` may be requested."""
-    parts = urlsplit(url)
-    if parts.scheme in LOCAL_SCHEMES:
-        return
-    if parts.scheme not in ("http", "https"):
-        raise Refused(f"the scheme {parts.scheme!r} is not allowed")
-    if parts.username or parts.password:
-        raise Refused("URLs with a user name or password are not allowed")
-    host = (parts.hostname or "").rstrip(".").lower()
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    if host in allow or f"{host}:{port}" in allow:
-        return
-    if not host or host == "localhost" or host.endswith(BAD_SUFFIXES):
-        raise Refused(f"{host or 'an empty host'} is a local name")
-    try:
-        infos = resolve(host, port, type=socket.SOCK_STREAM)
-    except OSError as exc:
-        raise Refused(f"{host} does not resolve ({exc})") from None
-    for info in infos:
-        addr = ipaddress.ip_address(info[4][0].split("%")[0])
-        mapped = getattr(addr, "ipv4_mapped", None) or addr
-        if str(mapped) in METADATA or not mapped.is_global:
-            raise Refused(f"{host} resolves to {mapped}, which is not a public address")
 
 
 def chromium(named):
@@ -119,6 +90,7 @@ class Browser:
         self.refused, self.console = [], []
         self.inflight = set()
         self.loaded = False
+        self.guard = Guard(cmd["allow"], self.refused, timeout=min(10.0, cmd["timeout"]))
         to_child, self.write_end = os.pipe()
         self.read_end, from_child = os.pipe()
         os.set_inheritable(to_child, True)
@@ -139,6 +111,8 @@ class Browser:
             "--no-default-browser-check",
             f"--js-flags=--max-old-space-size={cmd.get('heap_mb', 512)}",
             "--window-size=1280,900",
+            f"--proxy-server=http://127.0.0.1:{self.guard.port}",
+            "--proxy-bypass-list=<-loopback>",
             "about:blank",
         ]
 
@@ -164,7 +138,6 @@ class Browser:
         )["sessionId"]
         for method in ("Page.enable", "Runtime.enable", "Network.enable"):
             self.call(method, session=True)
-        self.call("Network.setBlockedURLs", session=True, urls=["ws://*", "wss://*"])
         self.call("Fetch.enable", session=True, patterns=[{"urlPattern": "*"}])
 
     def _read(self):
@@ -212,7 +185,7 @@ class Browser:
         if method == "Fetch.requestPaused":
             url = p["request"]["url"]
             try:
-                check_url(url, self.cmd["allow"])
+                check_url(url, self.cmd["allow"], resolve=False)
             except Refused as exc:
                 self.refused.append(f"{url[:200]}: {exc}")
                 self.send_async(
@@ -283,6 +256,7 @@ class Browser:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        self.guard.close()
 
 
 def find(b, ref):
@@ -386,7 +360,11 @@ def screenshot(b, cmd):
 
 
 def main():
-    cmd = json.loads(sys.stdin.read())
+    print(json.dumps(run(json.loads(sys.stdin.read()))))
+
+
+def run(cmd):
+    """Perform ``cmd`` (the state, profile and output files are relative to the workspace)."""
     state_path = cmd["state"]
     try:
         with open(state_path) as f:
@@ -418,7 +396,7 @@ def main():
     state["history"] = state["history"][-20:]
     with open(state_path, "w") as f:
         json.dump(state, f)
-    print(json.dumps(out))
+    return out
 
 
 if __name__ == "__main__":

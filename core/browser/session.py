@@ -26,9 +26,12 @@ SCREENSHOT_MAX_BYTES = 2_000_000  # a viewport JPEG is ~50-300 kB; the driver lo
 _locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
 
+DRIVER_FILES = ("driver.py", "netguard.py")  # the script and what it imports, side by side
+
+
 @cache
-def driver_source() -> bytes:
-    return (Path(__file__).parent / "driver.py").read_bytes()
+def driver_source(name: str = "driver.py") -> bytes:
+    return (Path(__file__).parent / name).read_bytes()
 
 
 def _lock(user_id: str) -> asyncio.Lock:
@@ -59,7 +62,8 @@ async def drive(
     box: Sandbox, command: dict[str, Any], stop: asyncio.Event | None = None
 ) -> ExecResult:
     """Run the driver once in ``box`` (any backend: the same script everywhere)."""
-    await box.write_file(f"{DIR}/driver.py", driver_source())
+    for name in DRIVER_FILES:
+        await box.write_file(f"{DIR}/{name}", driver_source(name))
     await box.write_file(f"{DIR}/command.json", json.dumps(command).encode())
     return await box.exec(
         f"python3 {DIR}/driver.py < {DIR}/command.json",
