@@ -106,6 +106,16 @@ class BrowserSite:
         async def socket_page(to: str) -> Response:
             return HTMLResponse(SOCKET_PAGE.replace("TARGET", json.dumps(to)))
 
+        @app.get("/file")
+        async def download(size: int = 100, name: str = "report.csv") -> Response:
+            body = bytes(i % 251 for i in range(min(size, 10_000_000)))
+            disposition = f'attachment; filename="{name[:200]}"'
+            return Response(
+                body,
+                media_type="application/octet-stream",
+                headers={"Content-Disposition": disposition},
+            )
+
         @app.get("/slow")
         async def slow() -> Response:
             await asyncio.to_thread(self.released.wait)

@@ -23,8 +23,10 @@ import threading
 import time
 
 if __package__:  # imported as Iris' module (tests, benchmarks)
+    from core.browser.downloads import DownloadRefused, Downloads
     from core.browser.netguard import Guard, Refused, check_url
-else:  # run as a script in the sandbox, beside netguard.py
+else:  # run as a script in the sandbox, beside netguard.py and downloads.py
+    from downloads import DownloadRefused, Downloads
     from netguard import Guard, Refused, check_url
 
 SNAPSHOT_JS = r"""
@@ -139,6 +141,19 @@ class Browser:
         for method in ("Page.enable", "Runtime.enable", "Network.enable"):
             self.call(method, session=True)
         self.call("Fetch.enable", session=True, patterns=[{"urlPattern": "*"}])
+        self.downloads = Downloads(
+            cmd["downloads"],
+            cmd["download_max_bytes"],
+            cmd["downloads_max"],
+            lambda guid: self.send_async("Browser.cancelDownload", session=False, guid=guid),
+            self.refused,
+        )
+        self.call(
+            "Browser.setDownloadBehavior",
+            behavior="allowAndName",
+            downloadPath=self.downloads.incoming,
+            eventsEnabled=True,
+        )
 
     def _read(self):
         buf = b""
@@ -197,6 +212,10 @@ class Browser:
             self.inflight.add(p["requestId"])
         elif method in ("Network.loadingFinished", "Network.loadingFailed"):
             self.inflight.discard(p["requestId"])
+        elif method == "Browser.downloadWillBegin":
+            self.downloads.on_begin(p)
+        elif method == "Browser.downloadProgress":
+            self.downloads.on_progress(p)
         elif method == "Page.loadEventFired":
             self.loaded = True
         elif method == "Runtime.consoleAPICalled":
@@ -207,9 +226,11 @@ class Browser:
             text = d.get("exception", {}).get("description", d["text"])
             self.console.append(f"exception: {text[:300]}")
 
-    def send_async(self, method, **params):
+    def send_async(self, method, session=True, **params):
         self.next_id += 1
-        msg = {"id": self.next_id, "method": method, "params": params, "sessionId": self.session}
+        msg = {"id": self.next_id, "method": method, "params": params}
+        if session:
+            msg["sessionId"] = self.session
         os.write(self.write_end, json.dumps(msg).encode() + b"\0")
 
     def settle(self, quiet=0.4, cap=10.0):
@@ -229,9 +250,18 @@ class Browser:
         self.loaded = False
         result = self.call("Page.navigate", session=True, url=url)
         if result.get("errorText"):
-            self.settle(quiet=0.1, cap=1.0)
+            self.settle(quiet=0.3, cap=1.0)
+            if self.downloads.seen:  # the address was a file to download, not a page
+                return
             raise Refused(f"{url} could not be opened ({result['errorText']})")
         self.settle()
+
+    def finish_downloads(self):
+        """Wait for running downloads (until a second before the deadline); cancel the rest."""
+        end = self.deadline - 1.0
+        while self.downloads.active and time.monotonic() < end:
+            self.pump(wait=0.05)
+        self.downloads.stop_unfinished()
 
     def js(self, expression):
         r = self.call(
@@ -295,7 +325,10 @@ def act(b, cmd, state):
             state["history"].append(state["url"])
         state["fills"] = []
         b.goto(a["url"])
-        state["url"] = b.url()
+        now = b.url()
+        if b.downloads.seen and now == "about:blank" and state["history"]:
+            now = state["history"].pop()  # a download: the open page stays the same
+        state["url"] = now
         return
     if not state.get("url"):
         raise Refused("no page is open; call browser_navigate first")
@@ -376,6 +409,8 @@ def run(cmd):
     try:
         b = Browser(cmd)
         act(b, cmd, state)
+        b.finish_downloads()
+        out["downloads"] = b.downloads.kept
         if state.get("url"):
             info = json.loads(b.js(SNAPSHOT_JS))
             out.update(url=b.url(), title=info["title"], lines=info["lines"])
@@ -386,7 +421,7 @@ def run(cmd):
                 )
             if cmd["action"] == "screenshot":
                 screenshot(b, cmd)
-    except (Refused, TimeoutError, RuntimeError) as exc:
+    except (Refused, DownloadRefused, TimeoutError, RuntimeError) as exc:
         out = {"ok": False, "error": str(exc)}
     finally:
         if b is not None:

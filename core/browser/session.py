@@ -22,11 +22,16 @@ if TYPE_CHECKING:
 
 DIR = ".iris/browser"
 PROFILE = f"{DIR}/profile"
+DOWNLOADS = "downloads"  # in the workspace: where the page's downloads land
 SCREENSHOT_MAX_BYTES = 2_000_000  # a viewport JPEG is ~50-300 kB; the driver lowers quality
 _locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
 
-DRIVER_FILES = ("driver.py", "netguard.py")  # the script and what it imports, side by side
+DRIVER_FILES = (
+    "driver.py",
+    "netguard.py",
+    "downloads.py",
+)  # the script and what it imports, side by side
 
 
 @cache
@@ -51,6 +56,9 @@ def command_for(settings: Settings, action: str, args: dict[str, Any]) -> dict[s
         "profile": PROFILE,
         "screenshot": f"{DIR}/screenshot.jpg",
         "screenshot_max": SCREENSHOT_MAX_BYTES,
+        "downloads": DOWNLOADS,
+        "download_max_bytes": settings.browser_download_max_bytes,
+        "downloads_max": settings.browser_downloads_max,
         "allow": [h.lower() for h in settings.web_allow_hosts],
         "timeout": settings.browser_action_timeout,
         "chromium": settings.browser_chromium,
@@ -142,4 +150,12 @@ def page_view(answer: dict[str, Any], cap: int, page: int = 1) -> str:
     if len(windows) > 1:
         head += f"\n(snapshot part {page} of {len(windows)}; browser_snapshot(page=N) for more)"
     body = "\n".join(windows[page - 1]) or "(nothing visible on the page)"
-    return f"{head}\n\n{body}{_refused(answer)}"
+    return f"{head}\n\n{body}{_downloaded(answer)}{_refused(answer)}"
+
+
+def _downloaded(answer: dict[str, Any]) -> str:
+    kept = answer.get("downloads") or []
+    if not kept:
+        return ""
+    shown = "\n".join(f"- {DOWNLOADS}/{d['name']} ({d['bytes']} bytes)" for d in kept)
+    return f"\n\nDownloaded into the workspace:\n{shown}"
