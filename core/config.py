@@ -239,6 +239,9 @@ class Settings(BaseModel):
     browser_pages_per_turn: int = Field(default=20, ge=1, le=500)  # browser actions per turn
     browser_download_max_bytes: int = Field(default=25_000_000, ge=1024)  # one download
     browser_downloads_max: int = Field(default=50, ge=1, le=10_000)  # files kept in downloads/
+    # A hosted browser's DevTools endpoint (ws://, wss:// or http:// of --remote-debugging-port),
+    # used instead of Chromium in the sandbox; it may carry a key, so it is a secret.
+    browser_cdp_url: SecretStr | None = None
     # Parsers of strangers' documents (docs/security.md): one child process per document
     parse_cpu_seconds: int = Field(default=20, ge=1, le=600)  # CPU time per document
     parse_wall_seconds: float = Field(default=30.0, gt=0, le=900)  # wall time per document

@@ -17,16 +17,18 @@ import contextlib
 import json
 import os
 import queue
-import subprocess
 import sys
 import threading
 import time
+from typing import TYPE_CHECKING
 
-if __package__:  # imported as Iris' module (tests, benchmarks)
+if TYPE_CHECKING or __package__:  # imported as Iris' module (tests, benchmarks)
     from core.browser.downloads import DownloadRefused, Downloads
+    from core.browser.links import HostedLink, PipeLink
     from core.browser.netguard import Guard, Refused, check_url
-else:  # run as a script in the sandbox, beside netguard.py and downloads.py
+else:  # run as a script, beside the modules in session.DRIVER_FILES
     from downloads import DownloadRefused, Downloads
+    from links import HostedLink, PipeLink
     from netguard import Guard, Refused, check_url
 
 SNAPSHOT_JS = r"""
@@ -71,15 +73,8 @@ SNAPSHOT_JS = r"""
   return JSON.stringify({title: document.title, lines: out});
 })()
 """
-DEBIAN_BINARY = "/usr/lib/chromium/chromium"
-
-
-def chromium(named):
-    """Debian's ``chromium`` is a shell wrapper that reads /etc/chromium.d, which a sandbox
-    need not have; its real binary needs nothing of /etc."""
-    if named == "chromium" and os.access(DEBIAN_BINARY, os.X_OK):
-        return DEBIAN_BINARY
-    return named
+COOKIE_FIELDS = ("name", "value", "domain", "path", "secure", "httpOnly", "sameSite", "expires")
+MAX_COOKIES = 500
 
 
 class Browser:
@@ -92,55 +87,6 @@ class Browser:
         self.refused, self.console = [], []
         self.inflight = set()
         self.loaded = False
-        self.guard = Guard(cmd["allow"], self.refused, timeout=min(10.0, cmd["timeout"]))
-        to_child, self.write_end = os.pipe()
-        self.read_end, from_child = os.pipe()
-        os.set_inheritable(to_child, True)
-        os.set_inheritable(from_child, True)
-        argv = [
-            chromium(cmd["chromium"]),
-            "--headless=new",
-            "--no-sandbox",
-            "--remote-debugging-pipe",
-            f"--user-data-dir={cmd['profile']}",
-            "--no-first-run",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--disable-extensions",
-            "--mute-audio",
-            "--disable-background-networking",
-            "--disable-sync",
-            "--no-default-browser-check",
-            f"--js-flags=--max-old-space-size={cmd.get('heap_mb', 512)}",
-            "--window-size=1280,900",
-            f"--proxy-server=http://127.0.0.1:{self.guard.port}",
-            "--proxy-bypass-list=<-loopback>",
-            "about:blank",
-        ]
-
-        def fds():
-            os.dup2(to_child, 3)
-            os.dup2(from_child, 4)
-
-        self.proc = subprocess.Popen(
-            argv,
-            preexec_fn=fds,
-            close_fds=False,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        os.close(to_child)
-        os.close(from_child)
-        threading.Thread(target=self._read, daemon=True).start()
-        target = next(
-            t for t in self.call("Target.getTargets")["targetInfos"] if t["type"] == "page"
-        )
-        self.session = self.call(
-            "Target.attachToTarget", targetId=target["targetId"], flatten=True
-        )["sessionId"]
-        for method in ("Page.enable", "Runtime.enable", "Network.enable"):
-            self.call(method, session=True)
-        self.call("Fetch.enable", session=True, patterns=[{"urlPattern": "*"}])
         self.downloads = Downloads(
             cmd["downloads"],
             cmd["download_max_bytes"],
@@ -148,31 +94,58 @@ class Browser:
             lambda guid: self.send_async("Browser.cancelDownload", session=False, guid=guid),
             self.refused,
         )
-        self.call(
-            "Browser.setDownloadBehavior",
-            behavior="allowAndName",
-            downloadPath=self.downloads.incoming,
-            eventsEnabled=True,
-        )
+        self.hosted = bool(cmd.get("hosted"))
+        self.context = None
+        if self.hosted:
+            self.guard = None
+            self.link = HostedLink(os.environ["IRIS_BROWSER_CDP_URL"], min(15.0, cmd["timeout"]))
+        else:
+            self.guard = Guard(cmd["allow"], self.refused, timeout=min(10.0, cmd["timeout"]))
+            self.link = PipeLink(cmd, self.guard.port)
+        threading.Thread(target=self._read, daemon=True).start()
+        try:
+            self._attach()
+        except BaseException:
+            self.close()  # never leave a Chromium behind
+            raise
+
+    def _attach(self):
+        if self.hosted:  # a context of its own: nothing shared with other users of the endpoint
+            self.context = self.call("Target.createBrowserContext", disposeOnDetach=True)[
+                "browserContextId"
+            ]
+            target_id = self.call(
+                "Target.createTarget", url="about:blank", browserContextId=self.context
+            )["targetId"]
+        else:
+            pages = self.call("Target.getTargets")["targetInfos"]
+            target_id = next(t["targetId"] for t in pages if t["type"] == "page")
+        self.session = self.call("Target.attachToTarget", targetId=target_id, flatten=True)[
+            "sessionId"
+        ]
+        for method in ("Page.enable", "Runtime.enable", "Network.enable"):
+            self.call(method, session=True)
+        self.call("Fetch.enable", session=True, patterns=[{"urlPattern": "*"}])
+        if self.hosted:  # its downloads would land on the provider's machine
+            self.call("Browser.setDownloadBehavior", behavior="deny", browserContextId=self.context)
+        else:
+            self.call(
+                "Browser.setDownloadBehavior",
+                behavior="allowAndName",
+                downloadPath=self.downloads.incoming,
+                eventsEnabled=True,
+            )
 
     def _read(self):
-        buf = b""
-        while True:
-            chunk = os.read(self.read_end, 65536)
-            if not chunk:
-                self.events.put(None)
-                return
-            buf += chunk
-            while b"\0" in buf:
-                raw, buf = buf.split(b"\0", 1)
-                self.events.put(json.loads(raw))
+        for text in self.link.messages():
+            self.events.put(None if text is None else json.loads(text))
 
     def call(self, method, session=False, **params):
         self.next_id += 1
         msg = {"id": self.next_id, "method": method, "params": params}
         if session:
             msg["sessionId"] = self.session
-        os.write(self.write_end, json.dumps(msg).encode() + b"\0")
+        self.link.send(json.dumps(msg))
         wanted = self.next_id
         while wanted not in self.replies:
             self.pump()
@@ -200,7 +173,7 @@ class Browser:
         if method == "Fetch.requestPaused":
             url = p["request"]["url"]
             try:
-                check_url(url, self.cmd["allow"], resolve=False)
+                check_url(url, self.cmd["allow"], resolve=self.guard is None)
             except Refused as exc:
                 self.refused.append(f"{url[:200]}: {exc}")
                 self.send_async(
@@ -231,7 +204,7 @@ class Browser:
         msg = {"id": self.next_id, "method": method, "params": params}
         if session:
             msg["sessionId"] = self.session
-        os.write(self.write_end, json.dumps(msg).encode() + b"\0")
+        self.link.send(json.dumps(msg))
 
     def settle(self, quiet=0.4, cap=10.0):
         """Wait for the load event and then until no request has been in flight for ``quiet``."""
@@ -278,15 +251,27 @@ class Browser:
     def url(self):
         return self.js("location.href")
 
+    def cookies(self):
+        """The hosted context's cookies, to keep in the workspace's state until next time."""
+        got = self.call("Storage.getCookies", browserContextId=self.context)["cookies"]
+        return [
+            {k: c[k] for k in COOKIE_FIELDS if k in c and not (k == "expires" and c["session"])}
+            for c in got[:MAX_COOKIES]
+        ]
+
+    def set_cookies(self, cookies):
+        if cookies:
+            self.call("Storage.setCookies", cookies=cookies, browserContextId=self.context)
+
     def close(self):
         with contextlib.suppress(Exception):
-            self.call("Browser.close")
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.guard.close()
+            if self.hosted:
+                self.call("Target.disposeBrowserContext", browserContextId=self.context)
+            else:
+                self.call("Browser.close")
+        self.link.close()
+        if self.guard is not None:
+            self.guard.close()
 
 
 def find(b, ref):
@@ -408,6 +393,8 @@ def run(cmd):
     b = None
     try:
         b = Browser(cmd)
+        if b.hosted:
+            b.set_cookies(state.get("cookies"))
         act(b, cmd, state)
         b.finish_downloads()
         out["downloads"] = b.downloads.kept
@@ -421,6 +408,8 @@ def run(cmd):
                 )
             if cmd["action"] == "screenshot":
                 screenshot(b, cmd)
+        if b.hosted:
+            state["cookies"] = b.cookies()
     except (Refused, DownloadRefused, TimeoutError, RuntimeError) as exc:
         out = {"ok": False, "error": str(exc)}
     finally:

@@ -1,6 +1,8 @@
 """Running one browser action in the user's sandbox: the driver (``core.browser.driver``) is
 written into the workspace, given its command as a file, and run there with the same exec,
-walls, timeout and ``/stop`` as ``terminal``. Its JSON answer becomes the model's text."""
+walls, timeout and ``/stop`` as ``terminal``. Its JSON answer becomes the model's text. With a
+hosted browser (``IRIS_BROWSER_CDP_URL``) the driver runs on Iris' side instead
+(``core.browser.hosted``)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.acting.stopping import watch_for_stop
 from core.acting.tooling import sandbox_errors, workspaces
+from core.browser.hosted import drive_hosted
 from core.errors import ToolRetry
 from core.toolkit import ToolContext
 
@@ -27,11 +30,8 @@ SCREENSHOT_MAX_BYTES = 2_000_000  # a viewport JPEG is ~50-300 kB; the driver lo
 _locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
 
-DRIVER_FILES = (
-    "driver.py",
-    "netguard.py",
-    "downloads.py",
-)  # the script and what it imports, side by side
+# The driver script and the modules it imports, copied side by side into the workspace.
+DRIVER_FILES = ("driver.py", "netguard.py", "downloads.py", "links.py", "cdp_socket.py")
 
 
 @cache
@@ -63,13 +63,20 @@ def command_for(settings: Settings, action: str, args: dict[str, Any]) -> dict[s
         "timeout": settings.browser_action_timeout,
         "chromium": settings.browser_chromium,
         "heap_mb": settings.browser_heap_mb,
+        "hosted": settings.browser_cdp_url is not None,
     }
 
 
 async def drive(
-    box: Sandbox, command: dict[str, Any], stop: asyncio.Event | None = None
+    box: Sandbox,
+    command: dict[str, Any],
+    stop: asyncio.Event | None = None,
+    cdp_url: str | None = None,
 ) -> ExecResult:
-    """Run the driver once in ``box`` (any backend: the same script everywhere)."""
+    """Run the driver once in ``box`` (any backend: the same script everywhere), or, with a
+    hosted browser's ``cdp_url``, on Iris' side with ``box``'s state (``core.browser.hosted``)."""
+    if cdp_url is not None:
+        return await drive_hosted(box, command, cdp_url, stop)
     for name in DRIVER_FILES:
         await box.write_file(f"{DIR}/{name}", driver_source(name))
     await box.write_file(f"{DIR}/command.json", json.dumps(command).encode())
@@ -94,7 +101,7 @@ async def run_action(
             workspaces(ctx).use(ctx.user_id) as box,
             watch_for_stop(ctx, f"browser_{action}") as stop,
         ):
-            result = await drive(box, command, stop)
+            result = await drive(box, command, stop, s.secret("browser_cdp_url"))
             answer = _answer(result, s.browser_action_timeout)
             if read_back is not None:
                 answer["file"] = await box.read_file(command[read_back], SCREENSHOT_MAX_BYTES)

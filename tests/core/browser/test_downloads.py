@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from core.browser import driver
@@ -95,3 +97,18 @@ def test_a_downloads_link_out_of_the_workspace_is_refused(s, workspace, tmp_path
     out = fetch(s, f"{s.url}/file?size=10&name=a.txt")
     assert not out["ok"] and "not a folder of the workspace" in out["error"], out
     assert files(outside) == []
+    assert browsers_in(workspace) == []
+
+
+def browsers_in(workspace):
+    """Chromium processes the driver started in ``workspace`` (none may outlive its run)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            here = (proc / "cwd").resolve()
+            cmdline = (proc / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if here == workspace.resolve() and b"--remote-debugging-pipe" in cmdline:
+            found.append(proc.name)
+    return found
