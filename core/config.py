@@ -167,8 +167,9 @@ class Settings(BaseModel):
     whatsapp_api_base: str = "https://graph.facebook.com/v23.0"
     # name:language of an approved template with one body parameter, sent to reopen a closed
     # 24-hour window (docs/platforms.md); unset: deliveries outside the window are undeliverable
-    whatsapp_template: str | None = Field(default=None,
-                                          pattern=r"^[a-z0-9_]{1,512}:[A-Za-z]{2,3}(_[A-Za-z]{2,4})?$")
+    whatsapp_template: str | None = Field(
+        default=None, pattern=r"^[a-z0-9_]{1,512}:[A-Za-z]{2,3}(_[A-Za-z]{2,4})?$"
+    )
     discord_public_key: str | None = Field(default=None, pattern=r"^[0-9a-fA-F]{64}$")
     discord_bot_token: SecretStr | None = None
     discord_application_id: str | None = Field(default=None, pattern=r"^\d{1,32}$")
@@ -206,8 +207,9 @@ class Settings(BaseModel):
     email_attachment_days: float = Field(default=30.0, gt=0, le=3650)  # then the sweep deletes
     # the authserv-id of the service that receives Iris' mail: only its Authentication-Results
     # count; unset: only the topmost one does (docs/platforms.md)
-    email_authserv_id: str | None = Field(default=None,
-                                          pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$")
+    email_authserv_id: str | None = Field(
+        default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$"
+    )
     group_reply_mode: Literal["mention", "all"] = "mention"
     transcription_model: str | None = None
     transcription_api_base: str | None = None
@@ -237,6 +239,11 @@ class Settings(BaseModel):
     browser_heap_mb: int = Field(default=512, ge=64, le=8_192)  # the page's JavaScript heap
     browser_snapshot_chars: int = Field(default=6_000, ge=500)  # one window of a snapshot
     browser_pages_per_turn: int = Field(default=20, ge=1, le=500)  # browser actions per turn
+    browser_download_max_bytes: int = Field(default=25_000_000, ge=1024)  # one download
+    browser_downloads_max: int = Field(default=50, ge=1, le=10_000)  # files kept in downloads/
+    # A hosted browser's DevTools endpoint (ws://, wss:// or http:// of --remote-debugging-port),
+    # used instead of Chromium in the sandbox; it may carry a key, so it is a secret.
+    browser_cdp_url: SecretStr | None = None
     # Parsers of strangers' documents (docs/security.md): one child process per document
     parse_cpu_seconds: int = Field(default=20, ge=1, le=600)  # CPU time per document
     parse_wall_seconds: float = Field(default=30.0, gt=0, le=900)  # wall time per document
@@ -259,8 +266,7 @@ class Settings(BaseModel):
     def _vision(cls, value: Any) -> Any:
         return None if isinstance(value, str) and value.strip().lower() in ("", "auto") else value
 
-    @field_validator("model", "cheap_model", "transcription_model", "vision_model",
-                     "tts_model")
+    @field_validator("model", "cheap_model", "transcription_model", "vision_model", "tts_model")
     @classmethod
     def _model_string(cls, value: str | None) -> str | None:
         if value is None or value == "":
@@ -269,13 +275,27 @@ class Settings(BaseModel):
             raise ValueError("a litellm model string has no spaces, e.g. 'openai/gpt-4o-mini'")
         return value
 
-    @field_validator("model_api_base", "public_url", "s3_endpoint_url", "telegram_api_base",
-                     "slack_api_base", "transcription_api_base", "tts_api_base", "web_search_url",
-                     "whatsapp_api_base", "discord_api_base",
-                     "teams_openid_url", "teams_token_url", "teams_service_url",
-                     "googlechat_certs_url", "googlechat_api_base",
-                     "line_api_base", "line_data_api_base", "twilio_api_base",
-                     "matrix_homeserver_url")
+    @field_validator(
+        "model_api_base",
+        "public_url",
+        "s3_endpoint_url",
+        "telegram_api_base",
+        "slack_api_base",
+        "transcription_api_base",
+        "tts_api_base",
+        "web_search_url",
+        "whatsapp_api_base",
+        "discord_api_base",
+        "teams_openid_url",
+        "teams_token_url",
+        "teams_service_url",
+        "googlechat_certs_url",
+        "googlechat_api_base",
+        "line_api_base",
+        "line_data_api_base",
+        "twilio_api_base",
+        "matrix_homeserver_url",
+    )
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         if value is None or value == "":
@@ -310,14 +330,28 @@ class Settings(BaseModel):
     def _model_list(cls, value: list[str]) -> list[str]:
         for index, name in enumerate(value):
             if not name or any(ch.isspace() for ch in name) or "/" not in name:
-                raise ValueError(f"item {index} ({name!r}) is not a provider/model string, "
-                                 "e.g. 'openai/gpt-4o-mini'")
+                raise ValueError(
+                    f"item {index} ({name!r}) is not a provider/model string, "
+                    "e.g. 'openai/gpt-4o-mini'"
+                )
         return value
 
-    @field_validator("telegram_allow", "slack_allow", "whatsapp_allow", "discord_allow",
-                     "teams_allow", "googlechat_allow",
-                     "email_allow", "owner_accounts", "allowed_models", "web_allow_hosts",
-                     "line_allow", "sms_allow", "matrix_allow", mode="before")
+    @field_validator(
+        "telegram_allow",
+        "slack_allow",
+        "whatsapp_allow",
+        "discord_allow",
+        "teams_allow",
+        "googlechat_allow",
+        "email_allow",
+        "owner_accounts",
+        "allowed_models",
+        "web_allow_hosts",
+        "line_allow",
+        "sms_allow",
+        "matrix_allow",
+        mode="before",
+    )
     @classmethod
     def _account_list(cls, value: Any) -> Any:
         if isinstance(value, str):
@@ -408,7 +442,8 @@ def _mask_mcp_servers(servers: dict[str, Any]) -> dict[str, Any]:
         if isinstance(server, dict):
             server = {
                 key: {k: "*** (set)" for k in value}
-                if key in ("headers", "env") and isinstance(value, dict) else value
+                if key in ("headers", "env") and isinstance(value, dict)
+                else value
                 for key, value in server.items()
             }
         masked[name] = server

@@ -5,6 +5,7 @@ page that does not answer until the test lets it. ``hits`` records (path, cookie
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +31,13 @@ LOGIN_PAGE = """<!doctype html><html><head><title>Sign in</title></head><body>
 <form action="/login" method="post">
 <input name="user" aria-label="User name"><input type="password" name="pw" aria-label="Password">
 <button type="submit">Sign in</button></form></body></html>"""
+
+SOCKET_PAGE = """<!doctype html><html><head><title>Socket</title></head><body>
+<p id="out">socket waiting</p><script>
+const ws = new WebSocket(TARGET), out = document.getElementById('out');
+ws.onmessage = e => { out.textContent = 'socket said ' + e.data; };
+ws.onerror = () => { out.textContent = 'socket failed'; };
+</script></body></html>"""
 
 
 @dataclass
@@ -92,6 +100,20 @@ class BrowserSite:
             return HTMLResponse(
                 f"<title>Embeds</title><p>Pictures</p>"
                 f'<img src="{self.elsewhere}pixel.png" alt="pixel">'
+            )
+
+        @app.get("/socket")
+        async def socket_page(to: str) -> Response:
+            return HTMLResponse(SOCKET_PAGE.replace("TARGET", json.dumps(to)))
+
+        @app.get("/file")
+        async def download(size: int = 100, name: str = "report.csv") -> Response:
+            body = bytes(i % 251 for i in range(min(size, 10_000_000)))
+            disposition = f'attachment; filename="{name[:200]}"'
+            return Response(
+                body,
+                media_type="application/octet-stream",
+                headers={"Content-Disposition": disposition},
             )
 
         @app.get("/slow")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     from core.config import Settings
@@ -16,7 +17,17 @@ def check_browser(report: Report, settings: Settings) -> None:
         f"{settings.browser_pages_per_turn} actions per turn"
     )
     backend = settings.sandbox_backend
-    if backend == "modal":
+    cdp_url = settings.secret("browser_cdp_url")
+    if cdp_url:
+        parts = urlsplit(cdp_url)
+        where = f"{parts.scheme}://{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+        report.add(
+            "ok",
+            "browser",
+            f"a hosted browser at {where} (IRIS_BROWSER_CDP_URL), not Chromium in the "
+            f"{backend} sandbox; {limits}",
+        )
+    elif backend == "modal":
         report.add("ok", "browser", f"Chromium from the Modal sandbox image; {limits}")
     elif backend == "daytona":
         where = settings.daytona_snapshot or "Daytona's default snapshot"

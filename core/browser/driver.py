@@ -3,25 +3,33 @@ user's workspace and runs INSIDE the user's sandbox, one browser action per run.
 
 It starts headless Chromium with the profile kept in the workspace (cookies and storage survive
 to the next action, turn and hibernation), talks the DevTools protocol over
-``--remote-debugging-pipe`` (no port is opened), reopens the page of the last action, replays the
+``--remote-debugging-pipe`` (no debugging port), reopens the page of the last action, replays the
 values typed there since it loaded, performs the action and prints one JSON object. Chromium ends
 with the run. Every request the page makes (navigation, redirect hop, subresource) is paused and
-its host resolved and checked first: only public addresses, or hosts in ``allow``; WebSockets are
-refused outright. Input: one JSON object on stdin (see ``Iris`` side: ``core.browser.session``).
+its scheme and name checked; every connection Chromium opens (WebSockets included) goes through
+``netguard.Guard``, a proxy on loopback for this run, which resolves the host once and connects
+only to an address it checked: public, or a host in ``allow``. Input: one JSON object on stdin
+(see ``core.browser.session``).
 """
 
 import base64
 import contextlib
-import ipaddress
 import json
 import os
 import queue
-import socket
-import subprocess
 import sys
 import threading
 import time
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING or __package__:  # imported as Iris' module (tests, benchmarks)
+    from core.browser.downloads import DownloadRefused, Downloads
+    from core.browser.links import HostedLink, PipeLink
+    from core.browser.netguard import Guard, Refused, check_url
+else:  # run as a script, beside the modules in session.DRIVER_FILES
+    from downloads import DownloadRefused, Downloads
+    from links import HostedLink, PipeLink
+    from netguard import Guard, Refused, check_url
 
 SNAPSHOT_JS = r"""
 (() => {
@@ -65,48 +73,8 @@ SNAPSHOT_JS = r"""
   return JSON.stringify({title: document.title, lines: out});
 })()
 """
-METADATA = {"169.254.169.254", "169.254.170.2", "100.100.100.200", "fd00:ec2::254"}
-BAD_SUFFIXES = (".localhost", ".internal", ".local")
-DEBIAN_BINARY = "/usr/lib/chromium/chromium"
-LOCAL_SCHEMES = {"data", "blob", "about"}
-
-
-class Refused(Exception):
-    pass
-
-
-def check_url(url, allow, resolve=socket.getaddrinfo):
-    """Raise ``Refused`` unless ``url`` may be requested."""
-    parts = urlsplit(url)
-    if parts.scheme in LOCAL_SCHEMES:
-        return
-    if parts.scheme not in ("http", "https"):
-        raise Refused(f"the scheme {parts.scheme!r} is not allowed")
-    if parts.username or parts.password:
-        raise Refused("URLs with a user name or password are not allowed")
-    host = (parts.hostname or "").rstrip(".").lower()
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    if host in allow or f"{host}:{port}" in allow:
-        return
-    if not host or host == "localhost" or host.endswith(BAD_SUFFIXES):
-        raise Refused(f"{host or 'an empty host'} is a local name")
-    try:
-        infos = resolve(host, port, type=socket.SOCK_STREAM)
-    except OSError as exc:
-        raise Refused(f"{host} does not resolve ({exc})") from None
-    for info in infos:
-        addr = ipaddress.ip_address(info[4][0].split("%")[0])
-        mapped = getattr(addr, "ipv4_mapped", None) or addr
-        if str(mapped) in METADATA or not mapped.is_global:
-            raise Refused(f"{host} resolves to {mapped}, which is not a public address")
-
-
-def chromium(named):
-    """Debian's ``chromium`` is a shell wrapper that reads /etc/chromium.d, which a sandbox
-    need not have; its real binary needs nothing of /etc."""
-    if named == "chromium" and os.access(DEBIAN_BINARY, os.X_OK):
-        return DEBIAN_BINARY
-    return named
+COOKIE_FIELDS = ("name", "value", "domain", "path", "secure", "httpOnly", "sameSite", "expires")
+MAX_COOKIES = 500
 
 
 class Browser:
@@ -119,72 +87,65 @@ class Browser:
         self.refused, self.console = [], []
         self.inflight = set()
         self.loaded = False
-        to_child, self.write_end = os.pipe()
-        self.read_end, from_child = os.pipe()
-        os.set_inheritable(to_child, True)
-        os.set_inheritable(from_child, True)
-        argv = [
-            chromium(cmd["chromium"]),
-            "--headless=new",
-            "--no-sandbox",
-            "--remote-debugging-pipe",
-            f"--user-data-dir={cmd['profile']}",
-            "--no-first-run",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--disable-extensions",
-            "--mute-audio",
-            "--disable-background-networking",
-            "--disable-sync",
-            "--no-default-browser-check",
-            f"--js-flags=--max-old-space-size={cmd.get('heap_mb', 512)}",
-            "--window-size=1280,900",
-            "about:blank",
-        ]
-
-        def fds():
-            os.dup2(to_child, 3)
-            os.dup2(from_child, 4)
-
-        self.proc = subprocess.Popen(
-            argv,
-            preexec_fn=fds,
-            close_fds=False,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+        self.downloads = Downloads(
+            cmd["downloads"],
+            cmd["download_max_bytes"],
+            cmd["downloads_max"],
+            lambda guid: self.send_async("Browser.cancelDownload", session=False, guid=guid),
+            self.refused,
         )
-        os.close(to_child)
-        os.close(from_child)
+        self.hosted = bool(cmd.get("hosted"))
+        self.context = None
+        if self.hosted:
+            self.guard = None
+            self.link = HostedLink(os.environ["IRIS_BROWSER_CDP_URL"], min(15.0, cmd["timeout"]))
+        else:
+            self.guard = Guard(cmd["allow"], self.refused, timeout=min(10.0, cmd["timeout"]))
+            self.link = PipeLink(cmd, self.guard.port)
         threading.Thread(target=self._read, daemon=True).start()
-        target = next(
-            t for t in self.call("Target.getTargets")["targetInfos"] if t["type"] == "page"
-        )
-        self.session = self.call(
-            "Target.attachToTarget", targetId=target["targetId"], flatten=True
-        )["sessionId"]
+        try:
+            self._attach()
+        except BaseException:
+            self.close()  # never leave a Chromium behind
+            raise
+
+    def _attach(self):
+        if self.hosted:  # a context of its own: nothing shared with other users of the endpoint
+            self.context = self.call("Target.createBrowserContext", disposeOnDetach=True)[
+                "browserContextId"
+            ]
+            target_id = self.call(
+                "Target.createTarget", url="about:blank", browserContextId=self.context
+            )["targetId"]
+        else:
+            pages = self.call("Target.getTargets")["targetInfos"]
+            target_id = next(t["targetId"] for t in pages if t["type"] == "page")
+        self.session = self.call("Target.attachToTarget", targetId=target_id, flatten=True)[
+            "sessionId"
+        ]
         for method in ("Page.enable", "Runtime.enable", "Network.enable"):
             self.call(method, session=True)
-        self.call("Network.setBlockedURLs", session=True, urls=["ws://*", "wss://*"])
         self.call("Fetch.enable", session=True, patterns=[{"urlPattern": "*"}])
+        if self.hosted:  # its downloads would land on the provider's machine
+            self.call("Browser.setDownloadBehavior", behavior="deny", browserContextId=self.context)
+        else:
+            self.call(
+                "Browser.setDownloadBehavior",
+                behavior="allowAndName",
+                downloadPath=self.downloads.incoming,
+                eventsEnabled=True,
+            )
 
     def _read(self):
-        buf = b""
-        while True:
-            chunk = os.read(self.read_end, 65536)
-            if not chunk:
-                self.events.put(None)
-                return
-            buf += chunk
-            while b"\0" in buf:
-                raw, buf = buf.split(b"\0", 1)
-                self.events.put(json.loads(raw))
+        for text in self.link.messages():
+            self.events.put(None if text is None else json.loads(text))
 
     def call(self, method, session=False, **params):
         self.next_id += 1
         msg = {"id": self.next_id, "method": method, "params": params}
         if session:
             msg["sessionId"] = self.session
-        os.write(self.write_end, json.dumps(msg).encode() + b"\0")
+        self.link.send(json.dumps(msg))
         wanted = self.next_id
         while wanted not in self.replies:
             self.pump()
@@ -212,7 +173,7 @@ class Browser:
         if method == "Fetch.requestPaused":
             url = p["request"]["url"]
             try:
-                check_url(url, self.cmd["allow"])
+                check_url(url, self.cmd["allow"], resolve=self.guard is None)
             except Refused as exc:
                 self.refused.append(f"{url[:200]}: {exc}")
                 self.send_async(
@@ -224,6 +185,10 @@ class Browser:
             self.inflight.add(p["requestId"])
         elif method in ("Network.loadingFinished", "Network.loadingFailed"):
             self.inflight.discard(p["requestId"])
+        elif method == "Browser.downloadWillBegin":
+            self.downloads.on_begin(p)
+        elif method == "Browser.downloadProgress":
+            self.downloads.on_progress(p)
         elif method == "Page.loadEventFired":
             self.loaded = True
         elif method == "Runtime.consoleAPICalled":
@@ -234,10 +199,12 @@ class Browser:
             text = d.get("exception", {}).get("description", d["text"])
             self.console.append(f"exception: {text[:300]}")
 
-    def send_async(self, method, **params):
+    def send_async(self, method, session=True, **params):
         self.next_id += 1
-        msg = {"id": self.next_id, "method": method, "params": params, "sessionId": self.session}
-        os.write(self.write_end, json.dumps(msg).encode() + b"\0")
+        msg = {"id": self.next_id, "method": method, "params": params}
+        if session:
+            msg["sessionId"] = self.session
+        self.link.send(json.dumps(msg))
 
     def settle(self, quiet=0.4, cap=10.0):
         """Wait for the load event and then until no request has been in flight for ``quiet``."""
@@ -256,9 +223,18 @@ class Browser:
         self.loaded = False
         result = self.call("Page.navigate", session=True, url=url)
         if result.get("errorText"):
-            self.settle(quiet=0.1, cap=1.0)
+            self.settle(quiet=0.3, cap=1.0)
+            if self.downloads.seen:  # the address was a file to download, not a page
+                return
             raise Refused(f"{url} could not be opened ({result['errorText']})")
         self.settle()
+
+    def finish_downloads(self):
+        """Wait for running downloads (until a second before the deadline); cancel the rest."""
+        end = self.deadline - 1.0
+        while self.downloads.active and time.monotonic() < end:
+            self.pump(wait=0.05)
+        self.downloads.stop_unfinished()
 
     def js(self, expression):
         r = self.call(
@@ -275,14 +251,27 @@ class Browser:
     def url(self):
         return self.js("location.href")
 
+    def cookies(self):
+        """The hosted context's cookies, to keep in the workspace's state until next time."""
+        got = self.call("Storage.getCookies", browserContextId=self.context)["cookies"]
+        return [
+            {k: c[k] for k in COOKIE_FIELDS if k in c and not (k == "expires" and c["session"])}
+            for c in got[:MAX_COOKIES]
+        ]
+
+    def set_cookies(self, cookies):
+        if cookies:
+            self.call("Storage.setCookies", cookies=cookies, browserContextId=self.context)
+
     def close(self):
         with contextlib.suppress(Exception):
-            self.call("Browser.close")
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+            if self.hosted:
+                self.call("Target.disposeBrowserContext", browserContextId=self.context)
+            else:
+                self.call("Browser.close")
+        self.link.close()
+        if self.guard is not None:
+            self.guard.close()
 
 
 def find(b, ref):
@@ -321,7 +310,10 @@ def act(b, cmd, state):
             state["history"].append(state["url"])
         state["fills"] = []
         b.goto(a["url"])
-        state["url"] = b.url()
+        now = b.url()
+        if b.downloads.seen and now == "about:blank" and state["history"]:
+            now = state["history"].pop()  # a download: the open page stays the same
+        state["url"] = now
         return
     if not state.get("url"):
         raise Refused("no page is open; call browser_navigate first")
@@ -367,8 +359,30 @@ def act(b, cmd, state):
         after_action(b, state, before)
 
 
+def screenshot(b, cmd):
+    """The viewport as a JPEG no larger than ``screenshot_max`` (lower quality until it fits)."""
+    for quality in (80, 60, 40, 25):
+        shot = b.call(
+            "Page.captureScreenshot",
+            session=True,
+            format="jpeg",
+            quality=quality,
+            captureBeyondViewport=False,
+        )
+        data = base64.b64decode(shot["data"])
+        if len(data) <= cmd["screenshot_max"]:
+            with open(cmd["screenshot"], "wb") as f:
+                f.write(data)
+            return
+    raise Refused("the screenshot is too large even at low quality")
+
+
 def main():
-    cmd = json.loads(sys.stdin.read())
+    print(json.dumps(run(json.loads(sys.stdin.read()))))
+
+
+def run(cmd):
+    """Perform ``cmd`` (the state, profile and output files are relative to the workspace)."""
     state_path = cmd["state"]
     try:
         with open(state_path) as f:
@@ -379,7 +393,11 @@ def main():
     b = None
     try:
         b = Browser(cmd)
+        if b.hosted:
+            b.set_cookies(state.get("cookies"))
         act(b, cmd, state)
+        b.finish_downloads()
+        out["downloads"] = b.downloads.kept
         if state.get("url"):
             info = json.loads(b.js(SNAPSHOT_JS))
             out.update(url=b.url(), title=info["title"], lines=info["lines"])
@@ -389,10 +407,10 @@ def main():
                     "[i.currentSrc || i.src, i.alt || ''])"
                 )
             if cmd["action"] == "screenshot":
-                shot = b.call("Page.captureScreenshot", session=True, format="png")
-                with open(cmd["screenshot"], "wb") as f:
-                    f.write(base64.b64decode(shot["data"]))
-    except (Refused, TimeoutError, RuntimeError) as exc:
+                screenshot(b, cmd)
+        if b.hosted:
+            state["cookies"] = b.cookies()
+    except (Refused, DownloadRefused, TimeoutError, RuntimeError) as exc:
         out = {"ok": False, "error": str(exc)}
     finally:
         if b is not None:
@@ -402,7 +420,7 @@ def main():
     state["history"] = state["history"][-20:]
     with open(state_path, "w") as f:
         json.dump(state, f)
-    print(json.dumps(out))
+    return out
 
 
 if __name__ == "__main__":

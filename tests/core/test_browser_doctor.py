@@ -23,3 +23,14 @@ def test_remote_backends_say_where_chromium_comes_from(tmp_path):
     assert "Modal sandbox image" in line(Settings(home=tmp_path, sandbox_backend="modal")).message
     daytona = line(Settings(home=tmp_path, sandbox_backend="daytona"))
     assert daytona.level == "warning" and "need Chromium" in daytona.fix
+
+
+def test_a_hosted_browser_is_named_without_its_key(tmp_path):
+    hosted = line(
+        Settings(home=tmp_path, browser_cdp_url="wss://connect.example.com:443?apiKey=sk-secret")
+    )
+    assert hosted.level == "ok"
+    assert (
+        "hosted browser at wss://connect.example.com:443 (IRIS_BROWSER_CDP_URL)" in hosted.message
+    )
+    assert "sk-secret" not in hosted.message and "local sandbox" in hosted.message

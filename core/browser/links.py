@@ -1,0 +1,107 @@
+"""How the driver reaches its browser (standard library only; copied beside ``driver.py``).
+``PipeLink`` starts headless Chromium in the sandbox and speaks DevTools over
+``--remote-debugging-pipe`` (NUL-separated JSON on fds 3 and 4; no debugging port), all its
+traffic through the checking proxy at ``proxy_port``. ``HostedLink`` reaches a hosted browser
+(``IRIS_BROWSER_CDP_URL``) over WebSocket. Both: ``send(text)``, ``messages()`` (texts, then
+None when the browser is gone), ``close()``."""
+
+import os
+import subprocess
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING or __package__:
+    from core.browser.cdp_socket import CdpSocket
+else:
+    from cdp_socket import CdpSocket
+
+DEBIAN_BINARY = "/usr/lib/chromium/chromium"
+
+
+def chromium(named):
+    """Debian's ``chromium`` is a shell wrapper that reads /etc/chromium.d, which a sandbox
+    need not have; its real binary needs nothing of /etc."""
+    if named == "chromium" and os.access(DEBIAN_BINARY, os.X_OK):
+        return DEBIAN_BINARY
+    return named
+
+
+class PipeLink:
+    def __init__(self, cmd, proxy_port):
+        to_child, self.write_end = os.pipe()
+        self.read_end, from_child = os.pipe()
+        os.set_inheritable(to_child, True)
+        os.set_inheritable(from_child, True)
+        argv = [
+            chromium(cmd["chromium"]),
+            "--headless=new",
+            "--no-sandbox",
+            "--remote-debugging-pipe",
+            f"--user-data-dir={cmd['profile']}",
+            "--no-first-run",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-extensions",
+            "--mute-audio",
+            "--disable-background-networking",
+            "--disable-sync",
+            "--no-default-browser-check",
+            f"--js-flags=--max-old-space-size={cmd.get('heap_mb', 512)}",
+            "--window-size=1280,900",
+            f"--proxy-server=http://127.0.0.1:{proxy_port}",
+            "--proxy-bypass-list=<-loopback>",
+            "about:blank",
+        ]
+
+        def fds():
+            os.dup2(to_child, 3)
+            os.dup2(from_child, 4)
+
+        self.proc = subprocess.Popen(
+            argv,
+            preexec_fn=fds,
+            close_fds=False,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        os.close(to_child)
+        os.close(from_child)
+
+    def send(self, text):
+        os.write(self.write_end, text.encode() + b"\0")
+
+    def messages(self):
+        buf = b""
+        while True:
+            chunk = os.read(self.read_end, 65536)
+            if not chunk:
+                yield None
+                return
+            buf += chunk
+            while b"\0" in buf:
+                raw, buf = buf.split(b"\0", 1)
+                yield raw.decode()
+
+    def close(self):
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class HostedLink:
+    def __init__(self, url, timeout):
+        self.ws = CdpSocket(url, timeout)
+
+    def send(self, text):
+        self.ws.send(text)
+
+    def messages(self):
+        while True:
+            text = self.ws.recv()
+            yield text
+            if text is None:
+                return
+
+    def close(self):
+        self.ws.close()

@@ -1,0 +1,107 @@
+"""A hosted browser (``IRIS_BROWSER_CDP_URL``) end to end over real HTTP: a real Chromium started
+with ``--remote-debugging-port`` plays the provider's endpoint. The browser tools drive it
+instead of a Chromium in the sandbox; each action gets its own browser context, so a sign-in
+lasts for its user (cookies kept in their workspace) and for no one else; the endpoint's
+address never enters a workspace."""
+
+import subprocess
+
+import pytest
+
+from iris_testing.browser import chromium_path
+from iris_testing.browser_site import BrowserSite
+from iris_testing.llm_server import ScriptedLLM
+from iris_testing.server import serve
+from iris_testing.waiting import wait_until
+from tests.fakes.stack import emulator_stack
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.process,
+    pytest.mark.skipif(chromium_path() is None, reason="no Chromium executable"),
+]
+
+
+@pytest.fixture
+def hosted(tmp_path):
+    """A Chromium listening for DevTools on a loopback port; its browser WebSocket URL."""
+    profile = tmp_path / "provider-profile"
+    proc = subprocess.Popen(
+        [
+            chromium_path(),
+            "--headless=new",
+            "--no-sandbox",
+            "--remote-debugging-port=0",
+            f"--user-data-dir={profile}",
+            "--no-first-run",
+            "--disable-gpu",
+            "about:blank",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    active = profile / "DevToolsActivePort"
+    try:
+        wait_until(
+            lambda: active.exists() and len(active.read_text().splitlines()) >= 2,
+            "the hosted browser listens",
+        )
+        port, path = active.read_text().splitlines()[:2]
+        yield f"ws://127.0.0.1:{port}{path}"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def ask(client, text, user="alice"):
+    answer = client.chat.completions.create(
+        model="iris", messages=[{"role": "user", "content": text}], user=user
+    )
+    return answer.choices[0].message.content
+
+
+def last_tool_result(llm):
+    return [m["content"] for m in llm.requests[-1]["messages"] if m["role"] == "tool"][-1]
+
+
+def test_a_hosted_browser_is_used_and_keeps_each_users_sign_in_apart(hosted, monkeypatch):
+    llm, site = ScriptedLLM(), BrowserSite()
+    with (
+        serve(site.app) as s,
+        emulator_stack(
+            llm,
+            monkeypatch,
+            IRIS_WEB_ALLOW_HOSTS=f"127.0.0.1:{s.port}",
+            IRIS_BROWSER_CDP_URL=hosted,
+            IRIS_BROWSER_CHROMIUM="no-chromium-in-this-sandbox",
+        ) as stack,
+    ):
+        (
+            llm.tool_call("browser_navigate", {"url": f"{s.url}/signin"})
+            .tool_call("browser_type", {"ref": "e1", "text": "alice"})
+            .tool_call("browser_type", {"ref": "e2", "text": "hunter2"})
+            .tool_call("browser_click", {"ref": "e3"})
+            .reply("Signed in.")
+        )
+        assert ask(stack.client, "Sign in as alice, my password is hunter2") == "Signed in."
+        assert "Signed in as alice" in last_tool_result(llm)
+
+        llm.tool_call("browser_navigate", {"url": f"{s.url}/account"}).reply("Still in.")
+        assert ask(stack.client, "Am I still signed in?") == "Still in."
+        assert "Signed in as alice" in last_tool_result(llm)
+
+        llm.tool_call("browser_navigate", {"url": f"{s.url}/account"}).reply("Bob is out.")
+        assert ask(stack.client, "Am I signed in?", user="bob") == "Bob is out."
+        assert "Not signed in" in last_tool_result(llm)
+
+        llm.tool_call("browser_navigate", {"url": "http://169.254.169.254/latest/"}).reply("No.")
+        ask(stack.client, "Open the metadata page")
+        assert "not a public address" in last_tool_result(llm)
+
+        cookies = [cookie for path, cookie in site.hits if path == "/account"]
+        assert cookies == ["session=user-alice", "session=user-alice", ""]
+        spaces = stack.runtime.settings.home / "workspaces"
+        files = [p for p in spaces.rglob("*") if p.is_file()]
+        assert files and not any(hosted.encode() in p.read_bytes() for p in files)
+        assert not list(spaces.rglob("profile"))  # no Chromium ran in a sandbox
+        site.released.set()
