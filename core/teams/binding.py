@@ -23,10 +23,10 @@ def _place(store: Store, chat_user: str, account: str, what: str) -> tuple[str, 
     if what:
         raise IrisUsageError("usage: /team bind TEAM (in the group), or /team bind TEAM "
                              "workspace (on Slack)")
-    if store.users.get(chat_user).kind != "group":
+    group = store.users.get(chat_user)
+    if group.kind != "group":
         raise IrisUsageError("send /team bind TEAM in the group chat to bind (or, on Slack, "
                              "/team bind TEAM workspace)")
-    group = store.users.get(chat_user)
     return chat_user, f"group {group.display_name or chat_user}"
 
 
