@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +15,12 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 # collected (a cycle: often minutes in a long run). Set at import, as module-scoped stacks are
 # built before the autouse ``iris_home``. tests/core/search/test_indexer*.py run the child.
 os.environ["IRIS_SEARCH_INDEXER"] = "inline"
+# The embedding model (88 MB extracted) is extracted once per machine for the whole suite,
+# not into each test's IRIS_HOME: per home, a run wrote ~20 GB (every `iris dev` child and
+# test process its own copy) and CI's disk filled at 91% of the first pass. Extraction is safe
+# across processes (core.search.encoder.model_dir: private directory, then one rename).
+EMBED_CACHE = str(Path(tempfile.gettempdir()) / f"iris-tests-{os.getuid()}" / "models")
+os.environ["IRIS_EMBED_CACHE"] = EMBED_CACHE
 
 pytest_plugins = ["tests.fakes.s3", "tests.fakes.hrana_fixtures", "tests.markers"]
 
@@ -30,6 +38,7 @@ def iris_home(tmp_path, monkeypatch):
     for name in list(os.environ):
         if name.startswith("IRIS_"):
             monkeypatch.delenv(name)
+    monkeypatch.setenv("IRIS_EMBED_CACHE", EMBED_CACHE)
     home = tmp_path / "iris-home"
     home.mkdir(mode=0o700)  # as Iris makes it (core.private)
     monkeypatch.setenv("IRIS_HOME", str(home))
