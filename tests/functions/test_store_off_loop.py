@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 
 import httpx
+import pytest
 
 from iris_testing.llm_server import ScriptedLLM
 from iris_testing.waiting import wait_until
@@ -18,6 +19,7 @@ STUCK = "stuck-9f2c"  # in the stuck user's message: the inbox insert carries it
 HANG_SECONDS = 600.0  # far longer than the test: only an answer that did not wait can come
 
 
+@pytest.mark.e2e  # the emulator over a fresh remote database: ~15 s, most of it its migrations
 def test_healthz_and_another_user_answered_while_a_database_call_hangs(hrana, monkeypatch):
     llm = ScriptedLLM()
     llm.reply("answer for bob")
