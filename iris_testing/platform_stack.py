@@ -22,6 +22,7 @@ from core.config import load_settings
 from core.llm import ModelResponse, ToolSpec
 from core.messages import Message, Usage
 from core.store import open_store
+from core.tls import tls
 from functions.app import create_app
 from functions.dispatch import LocalDispatcher
 from functions.runtime import Runtime, compose
@@ -339,7 +340,7 @@ def platform_stack(home: Path, *, model: Any = None, clock: Clock = SYSTEM_CLOCK
         app = create_app(rt)
         iris = start_server(app if sweep_seconds is None else _Sweeping(app, rt, sweep_seconds))
         servers.append(iris)
-        with httpx.Client(timeout=30) as http:
+        with httpx.Client(timeout=30, verify=tls()) as http:  # the shared context: no CA load
             yield Stack(rt, model, telegram, slack, iris.url, http, variables, whatsapp=whatsapp,
                         discord=discord, mail=mail, teams=teams, googlechat=googlechat,
                         line=line, twilio=twilio, matrix=matrix)

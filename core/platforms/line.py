@@ -118,12 +118,14 @@ class LineSender:
         refused (expired or used) and ``refused_token_ok``."""
         import httpx
 
+        from core.tls import tls
+
         headers = self._headers()
         if retry_key is not None:
             headers["X-Line-Retry-Key"] = retry_key
         url = f"{self.api_base}/v2/bot/message/{kind}"
         try:
-            async with httpx.AsyncClient(timeout=15.0) as http:
+            async with httpx.AsyncClient(verify=tls(), timeout=15.0) as http:
                 response = await http.post(url, json=body, headers=headers)
         except httpx.HTTPError as exc:
             raise DeliveryFailed(f"LINE unreachable: {type(exc).__name__}: {exc}") from exc
@@ -155,10 +157,11 @@ class LineSender:
         import httpx
 
         from core.platforms.media import fetch_capped
+        from core.tls import tls
 
         if not re.fullmatch(r"[A-Za-z0-9._-]{1,64}", message_id):
             raise DeliveryFailed(f"not a LINE message id: {message_id!r}", retryable=False)
-        async with httpx.AsyncClient(timeout=30.0) as http:
+        async with httpx.AsyncClient(verify=tls(), timeout=30.0) as http:
             body, _ = await fetch_capped(
                 http,
                 f"{self.data_api_base}/v2/bot/message/{message_id}/content",

@@ -97,13 +97,14 @@ class SlackSender:
 
         from core.documents import DocumentRefused
         from core.platforms.media import fetch_capped
+        from core.tls import tls
 
         host = (urlsplit(url).hostname or "").lower()
         if urlsplit(url).scheme not in ("https", "http") or not (
                 host == "slack.com" or host.endswith(".slack.com")
                 or host == urlsplit(self.api_base).hostname):
             raise DocumentRefused("the file is not on Slack's file servers")
-        async with httpx.AsyncClient(timeout=30.0, follow_redirects=True,
+        async with httpx.AsyncClient(verify=tls(), timeout=30.0, follow_redirects=True,
                                      max_redirects=3) as http:
             data, content_type = await fetch_capped(
                 http, url, headers={"Authorization": f"Bearer {self.token}"},

@@ -88,6 +88,7 @@ class TeamsSender:
         import httpx
 
         from core.platforms.media import fetch_capped
+        from core.tls import tls
 
         how, _, url = ref.partition(":")
         if how not in ("file", "connector"):
@@ -95,16 +96,18 @@ class TeamsSender:
         url = safe_service_url(url)
         headers = {"Authorization": f"Bearer {await self.token()}"} if how == "connector" \
             else None
-        async with httpx.AsyncClient(timeout=30.0) as http:
+        async with httpx.AsyncClient(verify=tls(), timeout=30.0) as http:
             body, _ = await fetch_capped(http, url, headers=headers, what="the Teams file")
         return body
 
     async def _post(self, url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         import httpx
 
+        from core.tls import tls
+
         headers = {"Authorization": f"Bearer {await self.token()}"}
         try:
-            async with httpx.AsyncClient(timeout=15.0) as http:
+            async with httpx.AsyncClient(verify=tls(), timeout=15.0) as http:
                 response = await http.post(url, json=body, headers=headers)
         except httpx.HTTPError as exc:
             raise DeliveryFailed(f"Teams unreachable: {type(exc).__name__}: {exc}") from exc

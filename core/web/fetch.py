@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import httpx
 
 from core.lanes import blocking
+from core.tls import tls
 from core.web.addresses import (
     AddressRefused,
     IPAddress,
@@ -160,7 +161,7 @@ async def fetch(text: str, policy: FetchPolicy, *, resolver: Resolver = system_r
     url = parse_url(text)
     try:
         async with asyncio.timeout(policy.timeout), httpx.AsyncClient(
-            trust_env=False, follow_redirects=False, timeout=policy.timeout,
+            trust_env=False, follow_redirects=False, timeout=policy.timeout, verify=tls(),
             # no reuse: a TLS connection is verified for one name, a redirect may name another
             limits=httpx.Limits(max_keepalive_connections=0),
             headers={"User-Agent": USER_AGENT, "Accept": "text/html, text/*, application/pdf"},

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 import httpx
 
+from core.tls import tls
 from core.web.fetch import (
     FetchFailed,
     FetchPolicy,
@@ -42,7 +43,7 @@ async def post(text: str, body: bytes, headers: Mapping[str, str], policy: Fetch
     extensions = {"sni_hostname": target.sni} if target.sni else {}
     try:
         async with asyncio.timeout(policy.timeout), httpx.AsyncClient(
-            trust_env=False, follow_redirects=False, timeout=policy.timeout,
+            trust_env=False, follow_redirects=False, timeout=policy.timeout, verify=tls(),
             limits=httpx.Limits(max_keepalive_connections=0),
             headers={"User-Agent": USER_AGENT},
         ) as client, client.stream(
