@@ -43,6 +43,9 @@ class Downloads:
         self.max_bytes, self.max_files = max_bytes, max_files
         self.cancel, self.refused = cancel, refused
         self.active = {}  # guid -> suggested name
+        # Refused or cancelled: Chromium may still write (or finish) its file after we
+        # removed it, so a later event for one removes it again, as does the action's end.
+        self.dropped = set()
         self.kept = []
         self.seen = 0
 
@@ -59,6 +62,9 @@ class Downloads:
 
     def on_progress(self, p):
         guid = p["guid"]
+        if guid in self.dropped:
+            self._remove(guid)
+            return
         if guid not in self.active:
             return
         size = max(p.get("totalBytes") or 0, p.get("receivedBytes") or 0)
@@ -87,6 +93,7 @@ class Downloads:
         self.kept.append({"name": final, "bytes": size})
 
     def _drop(self, guid, why):
+        self.dropped.add(guid)
         self.refused.append(f"download {why}")
         self.cancel(guid)
         self._remove(guid)
@@ -100,3 +107,5 @@ class Downloads:
         for guid, name in list(self.active.items()):
             self._drop(guid, f"{name}: not finished within the action's time; removed")
         self.active.clear()
+        for guid in self.dropped:
+            self._remove(guid)
