@@ -43,8 +43,9 @@ class Downloads:
         self.max_bytes, self.max_files = max_bytes, max_files
         self.cancel, self.refused = cancel, refused
         self.active = {}  # guid -> suggested name
-        # Refused or cancelled: Chromium may still write (or finish) its file after we
-        # removed it, so a later event for one removes it again, as does the action's end.
+        # Every download whose file was removed (refused, cancelled, over the cap): Chromium
+        # may still write or finish it after, so a later event for one removes it again, as
+        # does the action's end.
         self.dropped = set()
         self.kept = []
         self.seen = 0
@@ -93,12 +94,12 @@ class Downloads:
         self.kept.append({"name": final, "bytes": size})
 
     def _drop(self, guid, why):
-        self.dropped.add(guid)
         self.refused.append(f"download {why}")
         self.cancel(guid)
         self._remove(guid)
 
     def _remove(self, guid):
+        self.dropped.add(guid)
         with contextlib.suppress(OSError):
             os.unlink(os.path.join(self.incoming, guid))
 
