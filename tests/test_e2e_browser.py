@@ -4,7 +4,9 @@ installed) and reaches a test site on loopback that ``IRIS_WEB_ALLOW_HOSTS`` all
 nothing else local."""
 
 import base64
+import os
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -52,17 +54,29 @@ def tool_results(llm):
     return [m["content"] for m in llm.requests[-1]["messages"] if m["role"] == "tool"]
 
 
-def browsers_running():
-    """Chromium processes started by the driver (its profile lives under .iris/browser)."""
-    from pathlib import Path
-
+def browsers_running(home: Path):
+    """Chromium processes started by this test's driver: their profile (``--user-data-dir``,
+    relative to the workspace they run in) is a profile directory under ``home``. Other tests
+    run browsers at the same time (xdist), so the flag alone is not enough; the profile is
+    compared by device and inode through ``/proc/PID/cwd``, which also holds inside bubblewrap,
+    where the workspace has another path."""
+    profiles = {
+        (st.st_dev, st.st_ino)
+        for d in home.rglob("profile")
+        if d.parent.name == "browser" and d.parent.parent.name == ".iris"
+        for st in [d.stat()]
+    }
     found = []
     for proc in Path("/proc").iterdir():
         try:
             cmdline = (proc / "cmdline").read_bytes()
-        except OSError:
+            if b"--remote-debugging-pipe" not in cmdline:
+                continue
+            flag = next(a for a in cmdline.split(b"\0") if a.startswith(b"--user-data-dir="))
+            st = os.stat(proc / "cwd" / os.fsdecode(flag.split(b"=", 1)[1]))
+        except (OSError, StopIteration):
             continue
-        if b"--remote-debugging-pipe" in cmdline and b".iris/browser/profile" in cmdline:
+        if (st.st_dev, st.st_ino) in profiles:
             found.append(proc.name)
     return found
 
@@ -78,7 +92,9 @@ def stack_for(llm, monkeypatch, s, **env):
     )
 
 
-def test_a_page_drawn_by_javascript_is_read_and_the_browser_is_gone(llm, sites, monkeypatch):
+def test_a_page_drawn_by_javascript_is_read_and_the_browser_is_gone(
+    llm, sites, monkeypatch, iris_home
+):
     site, s, _ = sites
     with stack_for(llm, monkeypatch, s) as stack:
         llm.tool_call("browser_navigate", {"url": f"{s.url}/js"}).reply("High water 07:12.")
@@ -87,7 +103,7 @@ def test_a_page_drawn_by_javascript_is_read_and_the_browser_is_gone(llm, sites, 
         assert page.startswith('<untrusted source="browser_navigate">')
         assert "High water at 07:12 at Wash Point" in page
         assert ("/data.json", "") in site.hits  # fetched by the page's script
-        assert browsers_running() == []
+        assert browsers_running(iris_home) == []
 
 
 def test_a_form_filled_by_ref_and_submitted(llm, sites, monkeypatch):
@@ -162,7 +178,7 @@ def test_local_and_metadata_addresses_are_refused(llm, sites, monkeypatch, path)
             assert "Pictures" in first  # the page itself loads; its local image does not
 
 
-def test_stop_ends_the_browser_mid_navigation(llm, sites, monkeypatch):
+def test_stop_ends_the_browser_mid_navigation(llm, sites, monkeypatch, iris_home):
     site, s, _ = sites
     with stack_for(llm, monkeypatch, s) as stack:
         client, rt = stack.client, stack.runtime
@@ -173,11 +189,11 @@ def test_stop_ends_the_browser_mid_navigation(llm, sites, monkeypatch):
         )
         running.start()
         wait_until(lambda: any(p == "/slow" for p, _ in site.hits), "the page was asked for")
-        assert browsers_running()
+        assert browsers_running(iris_home)
         assert ask(client, "/stop").startswith("Stopping:")
         running.join(60)
         assert not running.is_alive()
-        wait_until(lambda: browsers_running() == [], "the browser ended")
+        wait_until(lambda: browsers_running(iris_home) == [], "the browser ended")
         assert len(llm.requests) == 1
         assert rt is not None
 
