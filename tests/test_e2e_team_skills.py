@@ -147,10 +147,12 @@ def test_a_shared_skill_is_reviewed_offered_routed_and_lost_on_leaving(stack, sc
     assert "+2. Restore into a scratch database to check it, then delete the scratch" in review
     member_view = say(client, "carol", "/team skills eng")
     assert "Skills eng offers: pg-backup v1" in member_view and "v2" not in member_view
-    say(client, "bob", "/team approve eng pg-backup")
+    assert "pg-backup v2 is now offered" in say(client, "bob", "/team approve pg-backup 2")
     _, viewed = view(client, script, "carol", "pg-backup")
     assert "delete the scratch database" in viewed and "shared by http:carol, v2" in viewed
-    assert "offers pg-backup v1 again" in say(client, "bob", "/team rollback eng pg-backup")
+    assert "offers pg-backup v1 again" in say(
+        client, "bob", "/team rollback pg-backup"
+    )  # his only team
 
     # An injected instruction: quarantined in Ada's own import, approved by her, then shared:
     # the team's copy is scanned again, quarantined, and can never be offered.

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 from core.commands import CommandContext, CommandResult, command
 from core.errors import IrisUsageError
 from core.teams import manage, skills
@@ -13,9 +15,26 @@ USAGE = (
     "/team notes TEAM | /team pending TEAM | /team approve TEAM NOTE | /team reject TEAM NOTE "
     "| /team audit TEAM | /team bind TEAM [workspace] | /team unbind TEAM [workspace] "
     "| /team skills TEAM | /team approve|reject TEAM SKILL [VERSION] | "
-    "/team rollback TEAM SKILL [VERSION]. /remember team: TEXT adds a team note; "
+    "/team rollback TEAM SKILL [VERSION] (TEAM may be left out when you are in one team). "
+    "/remember team: TEXT adds a team note; "
     "/skills share NAME [TEAM] proposes one of your skills."
 )
+
+
+TEAM_OPTIONAL = ("skills", "approve", "reject", "rollback")
+VERSION = re.compile(r"[vV]?\d+")
+
+
+def with_team(ctx: CommandContext, verb: str, rest: list[str]) -> list[str]:
+    """``rest`` with the team named first. A person in exactly one team may leave it out:
+    ``/team skills``, ``/team approve pg-backup [2]``, ``/team rollback pg-backup [1]``."""
+    mine = [team.name for team, _ in ctx.store.teams.of_user(ctx.user_id)]
+    if len(mine) != 1 or (rest and rest[0].lower() in mine):
+        return rest
+    versioned = len(rest) == 2 and VERSION.fullmatch(rest[1]) is not None
+    if (verb == "skills" and not rest) or (verb != "skills" and (len(rest) == 1 or versioned)):
+        return [mine[0], *rest]
+    return rest
 
 
 def dispatch(ctx: CommandContext, words: list[str]) -> str:
@@ -39,6 +58,8 @@ def dispatch(ctx: CommandContext, words: list[str]) -> str:
         "skills": 1,
         "rollback": 2,
     }
+    if verb in TEAM_OPTIONAL:
+        rest = with_team(ctx, verb, rest)
     if verb not in arity or len(rest) < arity[verb]:
         return USAGE
     if verb == "create":
