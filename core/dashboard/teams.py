@@ -1,6 +1,7 @@
 """What the dashboard's Team page shows: the viewer's teams, each with its members, live notes
-(with their writers), the notes held for an admin (admins only), the places bound to it, what
-its group chats used in the last 30 days, and the audit log. Every read
+(with their writers), the notes held for an admin (admins only), its skill library
+(``core.dashboard.team_skills``), the places bound to it, what its group chats used in the last
+30 days, and the audit log. Every read
 goes through the store's membership checks as the viewer, so the page can show nothing the
 same person could not read with ``/team`` in a chat."""
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, TypeVar
 
+from core.dashboard.team_skills import TeamSkillsView, team_skills_view
 from core.store.teams import RANK, AuditEntry, Member, Role, Team
 from core.store.usage import UsageTotals
 from core.teams.manage import label
@@ -40,6 +42,7 @@ class TeamView:
     audit: list[Named[AuditEntry]]
     usage: UsageTotals
     places: list[str]
+    skills: TeamSkillsView
 
     @property
     def is_admin(self) -> bool:
@@ -69,5 +72,6 @@ def team_views(store: Store, viewer: str) -> list[TeamView]:
                    for a in store.teams.audit(viewer, team.id, AUDIT_SHOWN)],
             usage=store.team_bindings.usage(viewer, team.id, since=since),
             places=[b.label for b in store.team_bindings.of_team(viewer, team.id)],
+            skills=team_skills_view(store, viewer, team.id, admin, who),
         ))
     return views

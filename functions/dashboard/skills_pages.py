@@ -1,5 +1,5 @@
 """Skills: the list with usage counts, a skill's files, its version history with diffs, and
-rollback; skill writes waiting for confirmation."""
+rollback; skill writes waiting for confirmation; sharing one's own skill with a team."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from core.dashboard.diffs import file_diff, text_of
-from core.errors import NotFound
+from core.errors import IrisUsageError, NotFound
 from core.skills import quarantine
 from core.skills.library import SkillLibrary
 from functions.dashboard.guard import back, form_checked, notice, own, runtime
@@ -51,9 +51,13 @@ def skill_page(request: Request, form: FormData | None) -> Response:
         for newer, older in itertools.pairwise(versions):
             diffs[newer.version] = _diff(library, seen.user_id, name, older.version,
                                          newer.version)
+    entry = snapshot.entry
+    own_skill = not entry.bundled and entry.team_id is None and entry.status != "archived"
+    teams = [t.name for t, _ in library.store.teams.of_user(seen.user_id)] if own_skill else []
     return render(request, "skill.html", viewer=seen, notice=notice(request, seen),
-                  skill=snapshot.entry, paths=snapshot.paths, chosen=chosen, shown=shown,
-                  versions=versions, diffs=diffs, head=versions[0].version if versions else None)
+                  skill=entry, paths=snapshot.paths, chosen=chosen, shown=shown,
+                  versions=versions, diffs=diffs, head=versions[0].version if versions else None,
+                  teams=teams)
 
 
 def _diff(library: SkillLibrary, user_id: str, name: str, old: int,
@@ -83,9 +87,30 @@ def rollback(request: Request, form: FormData | None) -> Response:
                 f"Rolled back: {name} is now version {written.entry.version}.")
 
 
+def share(request: Request, form: FormData | None) -> Response:
+    """Propose the viewer's own skill to one of their teams (``/skills share NAME TEAM``)."""
+    from core.teams import skills as team_skills
+
+    seen = own(request)
+    form_checked(request, seen, form)
+    assert form is not None
+    name = request.path_params["name"]
+    library = _library(request)
+    where = f"/u/{seen.user_id}/skills/{name}"
+    team = str(form.get("team") or "").strip()[:200] or None
+    try:
+        message = team_skills.share(library, seen.user_id, team, name)
+    except IrisUsageError as exc:
+        if library.find(seen.user_id, name) is None:  # no page to go back to
+            where = f"/u/{seen.user_id}/skills"
+        return back(request, seen, where, f"Not shared: {exc}")
+    return back(request, seen, where, message)
+
+
 def routes() -> list[Route]:
     return [
         Route("/u/{user}/skills", page(skills_page), methods=["GET"]),
         Route("/u/{user}/skills/{name}", page(skill_page), methods=["GET"]),
         Route("/u/{user}/skills/{name}/rollback", page(rollback), methods=["POST"]),
+        Route("/u/{user}/skills/{name}/share", page(share), methods=["POST"]),
     ]

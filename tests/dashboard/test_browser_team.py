@@ -1,6 +1,7 @@
 """The Team page in a real headless Chromium: an admin approves a member's held note with a
 click and it reaches another member's next prompt; a member who leaves with the page's button
-loses the team's notes from their very next prompt."""
+loses the team's notes from their very next prompt; a member shares a skill from its page and
+an admin approves it from the Team page's diff, after which another member is offered it."""
 
 from __future__ import annotations
 
@@ -56,3 +57,53 @@ def test_an_admin_approves_with_a_click_and_a_member_leaves_with_one(dash, new_p
     dash.llm.reply("No idea.")  # the same session: leaving takes effect at once
     assert dash.ask("Where is the on-call phone?", "carol") == "No idea."
     assert NOTE not in system_prompt(dash.llm)
+
+
+PG = ("---\nname: pg-backup\ndescription: Backs up a PostgreSQL database with pg_dump. Use when "
+      "asked to back up Postgres.\n---\n\n# Postgres backup\n\n1. Run pg_dump -Fc (STEP-ONE).\n")
+
+
+def test_a_member_shares_a_skill_with_a_click_and_an_admin_approves_it_from_its_diff(
+    dash, new_page, shots
+):
+    from core.skills.library import SkillLibrary
+    from core.skills.manage import SkillEditor
+
+    store = dash.runtime.store
+    for name in ("carol", "bob", "ada"):
+        dash.ask("/help", name)
+    ada, _bob, carol = (store.users.for_account(f"http:{n}") for n in ("ada", "bob", "carol"))
+    manage.create(store, ada, "ops")
+    manage.add(store, ada, "ops", "http:bob", "admin")
+    manage.add(store, ada, "ops", "http:carol")
+    SkillEditor(SkillLibrary(store, dash.runtime.settings), carol).create("pg-backup", PG)
+
+    member = new_page()
+    sign_in(member, dash.link_for("carol"))
+    member.get_by_role("link", name="Skills").click()
+    member.get_by_role("link", name="pg-backup").first.click()
+    member.get_by_role("button", name="Share pg-backup").click()
+    expect(member.locator(".notice, [role=status]").first).to_contain_text(
+        "pg-backup v1 proposed to ops")
+
+    dash.llm.reply("Noted.")  # not offered before an admin approves
+    dash.ask("Please back up the Postgres database.", "ada")
+    assert "pg-backup" not in system_prompt(dash.llm)
+
+    admin = new_page()
+    sign_in(admin, dash.link_for("bob"))
+    admin.get_by_role("link", name="Team").click()
+    waiting = admin.locator('[data-waiting-skill="pg-backup"]')
+    expect(waiting).to_contain_text("by http:carol")
+    expect(waiting.locator(".diff .add").filter(has_text="STEP-ONE")).to_be_visible()
+    shots.take(admin, "team-skill-waiting")
+    waiting.get_by_role("button", name="Approve pg-backup v1").click()
+    expect(admin.locator(".notice, [role=status]").first).to_contain_text(
+        "now offered to every member of ops")
+    offered = admin.locator('[data-team-skill="pg-backup"]')
+    expect(offered).to_contain_text("proposed by http:carol")
+
+    dash.ask("/new", "ada")  # a session's system prompt is fixed; the next one has it
+    dash.llm.reply("Backing up.")
+    dash.ask("Please back up the Postgres database.", "ada")
+    assert "- pg-backup:" in system_prompt(dash.llm)  # offered to another member

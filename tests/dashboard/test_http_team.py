@@ -19,6 +19,10 @@ from tests.dashboard.test_http_new_forms import refused
 
 @pytest.fixture
 def people(dash):
+    return make_eng(dash)
+
+
+def make_eng(dash):
     """eng: ada owns it, bob is an admin, carol a member; dan is in no team. Carol's note
     waits for an admin; one note by ada is live."""
     store = dash.runtime.store
