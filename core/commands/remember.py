@@ -7,6 +7,7 @@ import re
 
 from core.commands import CommandContext, CommandResult, command
 from core.confirm import hold_memory, session_sources
+from core.lanes import blocking
 from core.memory.book import Limits, MemoryBook, MemoryBusy
 from core.memory.models import TARGETS, MemoryEntry, MemoryOperation, Target, clip, summary
 from core.memory.ops import Author, MemoryRefused, check_content
@@ -60,12 +61,16 @@ def _team_note(ctx: CommandContext, name: str | None, text: str) -> str:
 
     if not text.strip():
         return "Usage: /remember team: TEXT (or /remember team NAME: TEXT when in several teams)"
+    from core.teams.acting import actor
+
     sources = session_sources(ctx.store, ctx.user_id, ctx.session.id)
     try:
-        team_id = pick_team(ctx.store, ctx.user_id, name)
-        result = write_note(ctx.store, ctx.user_id, team_id, text,
+        who = actor(ctx.store, ctx.user_id, ctx.account)  # in a group: the sender
+        here = who.bound_here(ctx.store)
+        team_id = pick_team(ctx.store, who.user_id, name or (here[0] if len(here) == 1 else None))
+        result = write_note(ctx.store, who.user_id, team_id, text,
                             tainted_by=", ".join(sorted(sources)) or None)
-        return written(result, ctx.store.teams.find(ctx.user_id, team_id).name)
+        return written(result, ctx.store.teams.find(who.user_id, team_id).name)
     except IrisUsageError as exc:
         return f"Nothing changed: {exc}"
 
@@ -75,7 +80,9 @@ def _team_note(ctx: CommandContext, name: str | None, text: str) -> str:
 async def remember(ctx: CommandContext, args: str) -> CommandResult:
     text = args.strip()
     if team_note := TEAM_RE.match(text):
-        return CommandResult(reply=_team_note(ctx, team_note["name"], text[team_note.end():]))
+        reply = await blocking("store", ctx.user_id, _team_note, ctx, team_note["name"],
+                               text[team_note.end():], what="a team note")
+        return CommandResult(reply=reply)
     target: Target = "user"
     if text.lower().startswith(NOTE_PREFIX):
         text, target = text[len(NOTE_PREFIX):].strip(), "memory"

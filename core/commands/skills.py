@@ -60,9 +60,14 @@ async def share(ctx: CommandContext, words: list[str]) -> CommandResult:
 
     if not words or len(words) > 2:
         return CommandResult(reply="Usage: /skills share NAME [TEAM]")
+    from core.teams.acting import actor
+
     team = words[1] if len(words) > 1 else None
     try:
-        reply = await blocking("skills", ctx.user_id, share_skill, _library(ctx), ctx.user_id,
+        # in a group the sender shares one of their own skills (never the group's)
+        who = await blocking("store", ctx.user_id, actor, ctx.store, ctx.user_id, ctx.account,
+                             what="who is sharing")
+        reply = await blocking("skills", ctx.user_id, share_skill, _library(ctx), who.user_id,
                                team, words[0], what="sharing a skill")
     except IrisUsageError as exc:
         return CommandResult(reply=f"Nothing shared: {exc}")

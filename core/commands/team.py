@@ -1,5 +1,6 @@
 """``/team``: teams from chat. Anyone may create one (and owns it); admins invite by account
-(``telegram:42``, ``slack:T1/U9``, an email address); members read the notes and leave."""
+(``telegram:42``, ``slack:T1/U9``, an email address); members read the notes and leave. In a
+group chat the sender acts, and only what the group may see is shown (``core.teams.acting``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import re
 
 from core.commands import CommandContext, CommandResult, command
 from core.errors import IrisUsageError
+from core.lanes import blocking
 from core.teams import manage, skills
+from core.teams.acting import Actor, actor, check_shown_here
 
 USAGE = (
     "Usage: /team | /team create NAME | /team add TEAM ACCOUNT [member|admin|owner] | "
@@ -25,10 +28,12 @@ TEAM_OPTIONAL = ("skills", "approve", "reject", "rollback")
 VERSION = re.compile(r"[vV]?\d+")
 
 
-def with_team(ctx: CommandContext, verb: str, rest: list[str]) -> list[str]:
-    """``rest`` with the team named first. A person in exactly one team may leave it out:
-    ``/team skills``, ``/team approve pg-backup [2]``, ``/team rollback pg-backup [1]``."""
-    mine = [team.name for team, _ in ctx.store.teams.of_user(ctx.user_id)]
+def with_team(ctx: CommandContext, who: Actor, verb: str, rest: list[str]) -> list[str]:
+    """``rest`` with the team named first. A person in exactly one team (or, in a group, one
+    of the teams bound there) may leave it out: ``/team skills``, ``/team approve pg-backup
+    [2]``, ``/team rollback pg-backup [1]``."""
+    mine = who.bound_here(ctx.store) or [team.name for team, _ in ctx.store.teams.of_user(
+        who.user_id)]
     if len(mine) != 1 or (rest and rest[0].lower() in mine):
         return rest
     versioned = len(rest) == 2 and VERSION.fullmatch(rest[1]) is not None
@@ -38,7 +43,14 @@ def with_team(ctx: CommandContext, verb: str, rest: list[str]) -> list[str]:
 
 
 def dispatch(ctx: CommandContext, words: list[str]) -> str:
-    store, me = ctx.store, ctx.user_id
+    store = ctx.store
+    who = actor(store, ctx.user_id, ctx.account)
+    me = who.user_id
+    if not words and who.group is not None:
+        here = who.bound_here(store)
+        return (f"Teams bound to this group that you are in: {', '.join(here)}." if here else
+                "No team you are in is bound to this group. /team in a direct chat lists "
+                "yours; an admin binds a team here with /team bind TEAM.")
     if not words:
         return manage.listing(store, me)
     verb, rest = words[0].lower(), words[1:]
@@ -59,9 +71,11 @@ def dispatch(ctx: CommandContext, words: list[str]) -> str:
         "rollback": 2,
     }
     if verb in TEAM_OPTIONAL:
-        rest = with_team(ctx, verb, rest)
+        rest = with_team(ctx, who, verb, rest)
     if verb not in arity or len(rest) < arity[verb]:
         return USAGE
+    if verb in ("notes", "pending", "audit", "skills"):
+        check_shown_here(store, who, verb, rest[0])
     if verb == "create":
         return manage.create(store, me, rest[0])
     if verb == "add":
@@ -80,7 +94,7 @@ def dispatch(ctx: CommandContext, words: list[str]) -> str:
         from core.teams import binding
 
         act = binding.bind if verb == "bind" else binding.unbind
-        return act(store, me, ctx.account, rest[0], rest[1] if len(rest) > 1 else "")
+        return act(store, ctx.user_id, ctx.account, rest[0], rest[1] if len(rest) > 1 else "")
     if verb == "skills":
         return skills.review(store, me, rest[0])
     if verb == "rollback":
@@ -100,6 +114,8 @@ def dispatch(ctx: CommandContext, words: list[str]) -> str:
 )
 async def team(ctx: CommandContext, args: str) -> CommandResult:
     try:
-        return CommandResult(reply=dispatch(ctx, args.split()))
+        reply = await blocking("store", ctx.user_id, dispatch, ctx, args.split(),
+                               what="a team command")
+        return CommandResult(reply=reply)
     except IrisUsageError as exc:
         return CommandResult(reply=f"Nothing changed: {exc}")

@@ -84,6 +84,17 @@ class TeamBindings:
         assert row is not None
         return UsageTotals(row["calls"], row["p"], row["c"], row["cr"], row["cw"], row["cost"])
 
+    def bound_at(self, user_id: str, place: str) -> list[str]:
+        """The names of the teams bound at ``place`` that ``user_id`` is a member of now (what
+        a person may read about in that group chat), oldest binding first."""
+        rows = self.db.query(
+            "SELECT t.name FROM team_bindings b JOIN teams t ON t.id = b.team_id"
+            " JOIN team_members m ON m.team_id = b.team_id AND m.user_id = ?"
+            " WHERE b.place = ? ORDER BY b.bound_at, t.name",
+            (user_id, place),
+        )
+        return [r["name"] for r in rows]
+
     def join_from(self, user_id: str, places: list[str]) -> list[str]:
         """``user_id`` wrote in ``places``: the names of the teams bound there that they joined
         now (none when no place is bound, they are members already, or they left or were

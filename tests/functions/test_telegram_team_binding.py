@@ -101,6 +101,42 @@ def test_writing_in_a_bound_group_joins_the_team(stack):
     assert "bind" in audit and "unbind" in audit and "join" in audit
 
 
+def test_in_a_group_the_sender_acts_and_the_group_sees_only_what_it_may(stack):
+    """Team commands in a group act as the person who sent them (the group's own user is in
+    no team); notes are shown only for a team bound to that group, and what only admins may
+    read is answered in a direct chat only."""
+    store = stack.rt.store
+    direct(stack, OWNER, "/team create eng")
+    direct(stack, OWNER, f"/team add eng telegram:{ADMIN} admin")
+    direct(stack, OWNER, f"/team add eng telegram:{MEMBER}")
+    direct(stack, OWNER, "/team create ops")  # not bound to the group
+    assert "bound to eng" in in_group(stack, ADMIN, "/team bind eng")
+    person = {u: store.users.resolve(f"telegram:{u}") for u in (OWNER, ADMIN, MEMBER)}
+    group = store.users.resolve(f"telegram:group:{GROUP}")
+    team = store.teams.find(person[OWNER], "eng")
+
+    assert in_group(stack, MEMBER, "/team") == "Teams bound to this group that you are in: eng."
+    held = in_group(stack, MEMBER, "/remember team: Deploys are frozen on Fridays.")
+    assert "held for a eng admin's approval" in held
+    (note,) = store.team_notes.pending(person[OWNER], team.id)
+    assert note.author == person[MEMBER]  # the sender's note, not the group's
+    refused = in_group(stack, ADMIN, "/team pending eng")
+    assert "direct chat" in refused and "Fridays" not in refused
+    assert "direct chat" in in_group(stack, ADMIN, "/team audit eng")
+    assert "Fridays" in direct(stack, ADMIN, "/team pending eng")
+
+    assert "is now one of eng" in in_group(stack, ADMIN, f"/team approve eng {note.id}")
+    newest = store.teams.audit(person[OWNER], team.id)[0]
+    assert (newest.actor, newest.action) == (person[ADMIN], "note.approve")
+    assert "Fridays" in in_group(stack, MEMBER, "/team notes eng")  # bound: its own chat
+    assert "not bound to ops" in in_group(stack, OWNER, "/team notes ops")
+
+    assert "created" in in_group(stack, NEWCOMER, "/team create side")
+    newcomer = store.users.resolve(f"telegram:{NEWCOMER}")
+    assert [t.name for t, r in store.teams.of_user(newcomer) if r == "owner"] == ["side"]
+    assert store.teams.of_user(group) == []
+
+
 def test_a_members_job_delivers_to_the_teams_bound_group(iris_home):
     clock = ManualClock(NOW)
     allowed = ",".join(str(user) for user in (OWNER, MEMBER, LATE))
