@@ -1,15 +1,16 @@
 """Webhook reliability under load, and under crashes.
 
-1. 1,000 webhook deliveries over 70 chats (10 each on Telegram, Slack, WhatsApp, Discord,
-   email, Microsoft Teams and Google Chat), 20% of them delivered a second time later, chats
-   interleaved at random, 16 requests in flight: Iris on uvicorn with the emulator's in-process
-   worker, an in-process model that answers at once, replies sent by Iris' real senders to the
-   fake platform APIs and the SMTP server. Counts what the platforms received:
-   lost / doubled / out-of-order replies (all must be 0) and turns per second.
+1. 1,000 webhook deliveries over 70 chats (7 each on the ten platforms: Telegram, Slack,
+   WhatsApp, Discord, email, LINE, SMS, Matrix, Microsoft Teams and Google Chat), 20% of them
+   delivered a second time later, chats interleaved at random, 16 requests in flight: Iris on
+   uvicorn with the emulator's in-process worker, an in-process model that answers at once,
+   replies sent by Iris' real senders to the fake platform APIs and the SMTP server. Counts
+   what the platforms received: lost / doubled / out-of-order replies (all must be 0) and
+   turns per second.
 2. ``--crash``: a worker process killed at each step of a turn (after lease, after the model
    call, after the tool, before commit, before delivery, after delivery), for each platform;
    after the lease expires the sweeper finishes the message: it must be done once and its reply
-   received exactly once.
+   received exactly once. All ten platforms × six steps.
 
 3. ``--remote-db``: the load run again with the database behind the Hrana test server
    (tests/fakes/hrana_server.py, a child process on loopback: libSQL's remote protocol, as Iris
@@ -92,13 +93,13 @@ def remote(messages: int, chats: int, repeat_share: float, concurrency: int,
 def crashes() -> bool:
     from iris_testing.crash_platform_worker import STEPS, crash_and_recover
     from iris_testing.platform_stack import platform_stack
+    from iris_testing.webhook_load import JWT_PLATFORMS, PLATFORMS
 
     ok = True
-    from iris_testing.webhook_load import PLATFORMS
-
-    for platform in PLATFORMS:
+    for platform in PLATFORMS + JWT_PLATFORMS:
         for step in STEPS:
-            with platform_stack(Path(tempfile.mkdtemp(prefix="iris-bench-"))) as stack:
+            with platform_stack(Path(tempfile.mkdtemp(prefix="iris-bench-")),
+                                jwt_platforms=platform in JWT_PLATFORMS) as stack:
                 result = crash_and_recover(stack, step, platform)
             once = result.status == "done" and len(result.sent) == 1 and result.deliveries == 1
             ok = ok and once
