@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from core.errors import IrisUsageError
-from core.lanes import blocking
+from core.lanes import Lane, blocking
 from core.memory.models import MemoryOperation, clip
 
 if TYPE_CHECKING:
@@ -177,7 +177,8 @@ async def decide_quarantined(store: Store, settings: Settings, user_id: str, ver
                                      name, by=by, what=f"approving {name}")
             return (f"Approved {name}: it is one of your skills now (version "
                     f"{written.version or written.entry.version}).")
-        quarantine.reject(library, user_id, name)
+        await blocking("skills", user_id, quarantine.reject, library, user_id, name,
+                       what=f"rejecting {name}")
     except (NotFound, IrisUsageError) as exc:
         return str(exc)
     return f"Rejected {name}: the quarantined import and its files are gone."
@@ -195,8 +196,16 @@ def reject(store: Store, user_id: str, kind: str, number: int, *, by: str) -> st
 
 async def approve(store: Store, settings: Settings, user_id: str, kind: str, number: int, *,
                   by: str) -> str:
-    """Carry out held write ``number``; the reply says what happened."""
+    """Carry out held write ``number``; the reply says what happened. All of it runs off the
+    event loop: a skill's files are scanned before they are stored (the ``skills`` lane), a
+    memory write is store work (the ``store`` lane)."""
+    lane: Lane = "skills" if kind == "skill" else "store"
+    return await blocking(lane, user_id, approve_now, store, settings, user_id, kind, number,
+                          by=by, what=f"approving #{number}")
 
+
+def approve_now(store: Store, settings: Settings, user_id: str, kind: str, number: int, *,
+                by: str) -> str:
     held = _pending(store, user_id, kind, number)
     if isinstance(held, str):
         return held
@@ -205,9 +214,8 @@ async def approve(store: Store, settings: Settings, user_id: str, kind: str, num
     try:
         if held.kind == "memory":
             message = _apply_memory(store, settings, held, by)
-        else:  # skill files are scanned before they are stored: off the event loop
-            message = await blocking("skills", user_id, _apply_skill, store, settings, held,
-                                     what="saving the skill")
+        else:
+            message = _apply_skill(store, settings, held)
     except IrisUsageError as exc:
         store.held_writes.decide(user_id, number, status="failed", outcome=str(exc))
         return f"#{number} could not be saved: {exc}"

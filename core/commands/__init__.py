@@ -3,12 +3,14 @@ asks the turn to continue (``CommandResult.continue_with``)."""
 
 from __future__ import annotations
 
+import functools
 import importlib
+import inspect
 import pkgutil
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     from core.config import Settings
@@ -61,10 +63,30 @@ REGISTRY: dict[str, Command] = {}
 FALLBACKS: list[Callable[[CommandContext, str, str], Awaitable[CommandResult | None]]] = []
 
 
-def command(name: str, summary: str, *, owner_only: bool = False) -> Callable[[Handler], Handler]:
-    def register(handler: Handler) -> Handler:
-        REGISTRY[name] = Command(name, summary, handler, owner_only)
-        return handler
+SyncHandler = Callable[[CommandContext, str], CommandResult]
+
+
+def command(
+    name: str, summary: str, *, owner_only: bool = False
+) -> Callable[[Handler | SyncHandler], Handler]:
+    """Register a command. A plain (not ``async``) handler is one whose work is store reads and
+    writes: it runs in the ``store`` lane as the user's work, off the event loop, so a slow
+    remote database holds up no one else's turn."""
+
+    def register(handler: Handler | SyncHandler) -> Handler:
+        if inspect.iscoroutinefunction(handler):
+            found: Handler = handler
+        else:
+            plain = cast("SyncHandler", handler)
+
+            @functools.wraps(plain)
+            async def found(ctx: CommandContext, args: str) -> CommandResult:
+                from core.lanes import blocking
+
+                return await blocking("store", ctx.user_id, plain, ctx, args, what=f"/{name}")
+
+        REGISTRY[name] = Command(name, summary, found, owner_only)
+        return found
 
     return register
 

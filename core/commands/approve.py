@@ -27,14 +27,18 @@ def approve_pairing(ctx: CommandContext, code: str) -> CommandResult:
 
 @command("approve", "approve a pairing code (owner): /approve CODE; or a held command: /approve N")
 async def approve(ctx: CommandContext, args: str) -> CommandResult:
+    from core.lanes import blocking
+
     arg = args.strip()
-    if arg and Pairing(ctx.store).is_pending_code(arg):
-        return approve_pairing(ctx, arg)
+    pairing: bool = bool(arg) and await blocking(
+        "store", ctx.user_id, Pairing(ctx.store).is_pending_code, arg, what="/approve")
+    if pairing:
+        return await blocking("store", ctx.user_id, approve_pairing, ctx, arg, what="/approve")
     result = await approve_pending(ctx, arg)
     if result is not None:
         return result
     if arg and looks_like_code(arg) and is_owner(ctx):
-        return approve_pairing(ctx, arg)
+        return await blocking("store", ctx.user_id, approve_pairing, ctx, arg, what="/approve")
     if not arg:
         return CommandResult(reply="Nothing is waiting for approval.")
     return CommandResult(

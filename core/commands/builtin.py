@@ -9,7 +9,7 @@ from core.model_choice import allowed_models, check_choice
 
 
 @command("new", "start a new session (the old one stays searchable)")
-async def new_session(ctx: CommandContext, args: str) -> CommandResult:
+def new_session(ctx: CommandContext, args: str) -> CommandResult:
     session = ctx.store.sessions.start(ctx.user_id, ctx.chat_key, ctx.surface or ctx.platform)
     return CommandResult(reply="Started a new session.", session=session)
 
@@ -25,7 +25,7 @@ KIND_LABELS = {"vision": "image questions (vision)", "speech": "spoken replies (
 
 
 @command("usage", "tokens and cost of this session and in total")
-async def usage(ctx: CommandContext, args: str) -> CommandResult:
+def usage(ctx: CommandContext, args: str) -> CommandResult:
     session = ctx.store.usage.totals(ctx.user_id, session_id=ctx.session.id)
     total = ctx.store.usage.totals(ctx.user_id)
 
@@ -56,7 +56,7 @@ async def usage(ctx: CommandContext, args: str) -> CommandResult:
 
 
 @command("model", "show or switch your main model: /model [litellm-model-string | default]")
-async def model(ctx: CommandContext, args: str) -> CommandResult:
+def model(ctx: CommandContext, args: str) -> CommandResult:
     user = ctx.store.users.get(ctx.user_id)
     if not args:
         current = user.model or ctx.settings.model or "(none configured)"

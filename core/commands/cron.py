@@ -51,6 +51,26 @@ def _jobs(store: Store) -> CronJobs:
 
 
 async def _handle(ctx: CommandContext, verb: str, rest: str) -> str:
+    from core.lanes import blocking
+    from core.scheduler import manage
+    from core.scheduler.render import job_detail
+
+    if verb == "add":
+        schedule, sep, prompt = rest.partition("|")
+        if not sep or not schedule.strip() or not prompt.strip():
+            return USAGE
+        actor = await blocking("store", ctx.user_id, _actor, ctx, what="/cron add")
+        job = await manage.create_job(ctx.store, ctx.settings, actor, prompt=prompt,
+                                      schedule=schedule)
+        return f"Scheduled:\n{job_detail(job)}"
+    if verb == "run" and rest:
+        return await _run_now(ctx, rest)
+    return await blocking("store", ctx.user_id, _read_or_change, ctx, verb, rest,
+                          what=f"/cron {verb}")
+
+
+def _read_or_change(ctx: CommandContext, verb: str, rest: str) -> str:
+    """The store-only verbs: list, show, runs, pause, resume, remove (in the ``store`` lane)."""
     from core.scheduler import manage
     from core.scheduler.render import job_detail, job_line, run_line
 
@@ -61,14 +81,7 @@ async def _handle(ctx: CommandContext, verb: str, rest: str) -> str:
             return no_jobs(ctx)
         last = _jobs(store).last_runs(user_id)
         return "\n".join(job_line(job, last.get(job.id)) for job in jobs)
-    if verb == "add":
-        schedule, sep, prompt = rest.partition("|")
-        if not sep or not schedule.strip() or not prompt.strip():
-            return USAGE
-        job = await manage.create_job(store, ctx.settings, _actor(ctx), prompt=prompt,
-                                      schedule=schedule)
-        return f"Scheduled:\n{job_detail(job)}"
-    if verb not in ("show", "runs", "pause", "resume", "remove", "run") or not rest:
+    if verb not in ("show", "runs", "pause", "resume", "remove") or not rest:
         return USAGE
     if verb == "show":
         return job_detail(_jobs(store).get(user_id, rest, include_removed=True))
@@ -82,10 +95,8 @@ async def _handle(ctx: CommandContext, verb: str, rest: str) -> str:
         return f"Paused: {job_line(manage.pause_job(store, user_id, rest))}"
     if verb == "resume":
         return f"Resumed: {job_line(manage.resume_job(store, user_id, rest))}"
-    if verb == "remove":
-        job = manage.remove_job(store, user_id, rest)
-        return f"Removed {job.id} “{job.name}”; its run history is kept."
-    return await _run_now(ctx, rest)
+    job = manage.remove_job(store, user_id, rest)
+    return f"Removed {job.id} “{job.name}”; its run history is kept."
 
 
 def _actor(ctx: CommandContext) -> Actor:
@@ -100,12 +111,15 @@ def _actor(ctx: CommandContext) -> Actor:
 async def _run_now(ctx: CommandContext, ref: str) -> str:
     from core.dispatch import ChatRef
     from core.ids import new_id
+    from core.lanes import blocking
     from core.scheduler.runs import claim_manual
 
     if PLATFORMS[ctx.platform].unattended:
         return "A scheduled run cannot start other runs."
-    claimed = claim_manual(ctx.store, ctx.settings, ctx.user_id, ref, owner=new_id("cmd"))
+    claimed = await blocking("store", ctx.user_id, claim_manual, ctx.store, ctx.settings,
+                             ctx.user_id, ref, owner=new_id("cmd"), what="/cron run")
     await ctx.services.dispatcher.drain(ChatRef(ctx.user_id, claimed.chat_key))
-    job = _jobs(ctx.store).get(ctx.user_id, claimed.job_id)
+    job = await blocking("store", ctx.user_id, _jobs(ctx.store).get, ctx.user_id,
+                         claimed.job_id, what="/cron run")
     return f"Running {job.id} “{job.name}” now ({claimed.run_id}); the answer goes to " \
         f"{job.target.label}."

@@ -10,7 +10,7 @@ from core.identity.accounts import clock
 
 
 @command("dashboard", "a one-time sign-in link to your web dashboard; /dashboard logout")
-async def dashboard(ctx: CommandContext, args: str) -> CommandResult:
+def dashboard(ctx: CommandContext, args: str) -> CommandResult:
     verb = args.strip().lower()
     if verb == "logout":
         count = revoke_all(ctx.store, ctx.user_id)

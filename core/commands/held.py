@@ -39,6 +39,15 @@ async def approve_pending(ctx: CommandContext, arg: str) -> CommandResult | None
     Returns None when this is not about held commands (an argument of another shape, or a
     bare ``/approve`` while nothing is held), so the caller can try pairing codes instead.
     """
+    decided = await blocking("store", ctx.user_id, _decide, ctx, arg, what="/approve")
+    if isinstance(decided, int):
+        return await _run(ctx, ctx.store.held, decided)
+    return decided
+
+
+def _decide(ctx: CommandContext, arg: str) -> CommandResult | int | None:
+    """``approve_pending``'s store work, in the ``store`` lane: a reply, None (not about held
+    commands), or the number of the held command to run."""
     words = arg.strip().split()
     held = ctx.store.held
     pending = held.pending(ctx.user_id)
@@ -49,7 +58,7 @@ async def approve_pending(ctx: CommandContext, arg: str) -> CommandResult | None
             return CommandResult(reply=_listing(pending, ctx.store.clock.now()))
         if not may_decide(ctx, pending[0].requested_by):
             return _not_yours(pending[0].number)
-        return await _run(ctx, held, pending[0].number)
+        return pending[0].number
     if words == ["list"]:
         if not pending:
             return CommandResult(reply="No commands are waiting for your approval.")
@@ -66,7 +75,7 @@ async def approve_pending(ctx: CommandContext, arg: str) -> CommandResult | None
         if held.deny(ctx.user_id, number):
             return CommandResult(reply=f"Dropped held command #{number}; it will not run.")
         return CommandResult(reply=_not_pending(held, ctx.user_id, number))
-    return await _run(ctx, held, number)
+    return number
 
 
 def may_decide(ctx: CommandContext, requested_by: str | None) -> bool:
@@ -104,10 +113,16 @@ async def _run(ctx: CommandContext, held: HeldCommands, number: int) -> CommandR
             reply="Held commands can only be approved by a person in a chat, not from "
             f"{ctx.platform}."
         )
-    if not held.claim(ctx.user_id, number):
-        return CommandResult(reply=_not_pending(held, ctx.user_id, number))
-    command = held.get(ctx.user_id, number)
-    assert command is not None
+    def claim() -> HeldCommand | str:
+        if not held.claim(ctx.user_id, number):
+            return _not_pending(held, ctx.user_id, number)
+        found = held.get(ctx.user_id, number)
+        assert found is not None
+        return found
+
+    command = await blocking("store", ctx.user_id, claim, what="/approve")
+    if isinstance(command, str):
+        return CommandResult(reply=command)
     workspaces = ctx.services.workspaces
     timeout = min(command.timeout or ctx.settings.sandbox_timeout, ctx.settings.sandbox_max_timeout)
     from core.acting.stopping import noted_if_stopped, watch_for_stop
@@ -127,7 +142,8 @@ async def _run(ctx: CommandContext, held: HeldCommands, number: int) -> CommandR
         output = format_exec(noted_if_stopped(result, "command"),
                              ctx.settings.max_tool_output_chars)
         exit_code = result.exit_code
-    held.finish(ctx.user_id, number, exit_code=exit_code, output=output[:RESULT_CHARS])
+    await blocking("store", ctx.user_id, held.finish, ctx.user_id, number, exit_code=exit_code,
+                   output=output[:RESULT_CHARS], what="/approve")
     from core.security.untrusted import wrap_untrusted
 
     ran = "was started, then ended by the user's /stop" if stopped else "has now run once"
@@ -143,38 +159,63 @@ async def held_writes(ctx: CommandContext, kind: str, verb: str, arg: str) -> Co
     """``/memory|/skills pending``, ``… approve N|all`` and ``… reject N|all``: writes held
     for the user's confirmation (``core.confirm``); for skills also ``review NAME`` and
     ``approve|reject NAME`` for imports in quarantine. In a group, each held write is its
-    asker's (or an owner's) to decide, and a quarantined import an owner's."""
+    asker's (or an owner's) to decide, and a quarantined import an owner's. The store work
+    runs in the ``store`` lane, approvals in theirs (``core.confirm.approve``)."""
+    from core import confirm
+
+    if verb == "review":
+        return CommandResult(reply=await _review(ctx, arg))
+    plan = await blocking("store", ctx.user_id, _plan, ctx, kind, verb, arg,
+                          what=f"{kind} {verb}")
+    if isinstance(plan, str):
+        return CommandResult(reply=plan)
+    replies = []
+    for step in plan:
+        if isinstance(step, str):
+            replies.append(step)
+        elif isinstance(step, int):
+            replies.append(await confirm.approve(ctx.store, ctx.settings, ctx.user_id, kind,
+                                                 step, by=ctx.account))
+        else:
+            replies.append(await confirm.decide_quarantined(
+                ctx.store, ctx.settings, ctx.user_id, verb, step[0], by=ctx.account))
+    return CommandResult(reply="\n".join(replies))
+
+
+Step = str | int | tuple[str]
+
+
+def _plan(ctx: CommandContext, kind: str, verb: str, arg: str) -> str | list[Step]:
+    """What ``held_writes`` does, decided in the ``store`` lane: a whole reply, or in order
+    a reply line (refusals, rejections done here), a held write number to approve, or a
+    quarantined import's ``(name,)`` to decide."""
     from core import confirm
     from core.errors import IrisUsageError
 
     if verb == "pending":
-        return CommandResult(reply=confirm.listing(ctx.store, ctx.user_id, kind))
-    if verb == "review":
-        return CommandResult(reply=await _review(ctx, arg))
+        return confirm.listing(ctx.store, ctx.user_id, kind)
     try:
         chosen, names = confirm.choices(ctx.store, ctx.user_id, kind, arg)
     except IrisUsageError as exc:
-        return CommandResult(reply=str(exc))
+        return str(exc)
     if not chosen and not names:
-        return CommandResult(reply=confirm.listing(ctx.store, ctx.user_id, kind))
-    replies = []
+        return confirm.listing(ctx.store, ctx.user_id, kind)
+    steps: list[Step] = []
     for number in chosen:
         found = ctx.store.held_writes.get(ctx.user_id, number)
         if found is not None and not may_decide(ctx, found.requested_by):
-            replies.append(f"#{number} was asked for by another member of this group: only "
-                           "they or an owner can decide it.")
+            steps.append(f"#{number} was asked for by another member of this group: only "
+                         "they or an owner can decide it.")
         elif verb == "approve":
-            replies.append(await confirm.approve(ctx.store, ctx.settings, ctx.user_id, kind,
-                                                 number, by=ctx.account))
+            steps.append(number)
         else:
-            replies.append(confirm.reject(ctx.store, ctx.user_id, kind, number, by=ctx.account))
+            steps.append(confirm.reject(ctx.store, ctx.user_id, kind, number, by=ctx.account))
     for name in names:
         if not may_decide(ctx, IMPORTED):
-            replies.append(f"{name}: only an owner can decide a quarantined import in a group.")
+            steps.append(f"{name}: only an owner can decide a quarantined import in a group.")
         else:
-            replies.append(await confirm.decide_quarantined(
-                ctx.store, ctx.settings, ctx.user_id, verb, name, by=ctx.account))
-    return CommandResult(reply="\n".join(replies))
+            steps.append((name,))
+    return steps
 
 
 IMPORTED = "import"  # who "asked" for a quarantined skill: an import, so nobody in the chat

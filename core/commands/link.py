@@ -9,7 +9,7 @@ from core.identity.linking import Links
 
 
 @command("link", "link your accounts across apps: /link, then /link CODE from the other one")
-async def link(ctx: CommandContext, args: str) -> CommandResult:
+def link(ctx: CommandContext, args: str) -> CommandResult:
     links = Links(ctx.store)
     code = args.strip()
     try:

@@ -44,11 +44,22 @@ def archive_lines(found: list[ArchivedEntry]) -> str:
 @command("memory", "show your memory; /memory archive [words]; /memory restore ID; "
          "/memory pending")
 async def memory(ctx: CommandContext, args: str) -> CommandResult:
-    repo, limits = ctx.store.memory, Limits.from_settings(ctx.settings)
-    book = MemoryBook(ctx.store)
+    from core.lanes import blocking
+
     words = args.split(maxsplit=1)
     verb = words[0].lower() if words else ""
     rest = words[1].strip() if len(words) > 1 else ""
+    if verb in ("pending", "approve", "reject"):
+        from core.commands.held import held_writes
+
+        return await held_writes(ctx, "memory", verb, rest)
+    return await blocking("store", ctx.user_id, _memory, ctx, verb, rest, what="/memory")
+
+
+def _memory(ctx: CommandContext, verb: str, rest: str) -> CommandResult:
+    """Showing, searching and restoring memory: store work, in the ``store`` lane."""
+    repo, limits = ctx.store.memory, Limits.from_settings(ctx.settings)
+    book = MemoryBook(ctx.store)
     if not verb:
         usage, stores = book.usage(ctx.user_id, limits), repo.snapshot(ctx.user_id)
         parts = [numbered_store(usage, stores, t) for t in TARGETS]
@@ -59,10 +70,6 @@ async def memory(ctx: CommandContext, args: str) -> CommandResult:
             parts.append(f"{len(held)} write(s) waiting for your confirmation: /memory pending")
         parts.append(hint(ctx))
         return CommandResult(reply="\n\n".join(parts))
-    if verb in ("pending", "approve", "reject"):
-        from core.commands.held import held_writes
-
-        return await held_writes(ctx, "memory", verb, rest)
     if verb == "archive":
         found = (
             repo.search_archive(ctx.user_id, rest, limit=10) if rest

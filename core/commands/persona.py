@@ -14,7 +14,7 @@ def _own_scope(ctx: CommandContext) -> bool:
 
 
 @command("persona", "show how Iris is with you; /persona set TEXT; /persona clear")
-async def persona(ctx: CommandContext, args: str) -> CommandResult:
+def persona(ctx: CommandContext, args: str) -> CommandResult:
     words = args.strip().split(maxsplit=1)
     verb = words[0].lower() if words else ""
     rest = words[1].strip() if len(words) > 1 else ""

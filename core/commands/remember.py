@@ -89,11 +89,12 @@ async def remember(ctx: CommandContext, args: str) -> CommandResult:
     if not text:
         return CommandResult(reply=REMEMBER_USAGE)
     operation = MemoryOperation(action="add", target=target, content=text)
-    return CommandResult(reply=_write(ctx, [operation]))
+    reply = await blocking("store", ctx.user_id, _write, ctx, [operation], what="/remember")
+    return CommandResult(reply=reply)
 
 
 @command("forget", "remove a memory entry: /forget TEXT or /forget N (as numbered by /memory)")
-async def forget(ctx: CommandContext, args: str) -> CommandResult:
+def forget(ctx: CommandContext, args: str) -> CommandResult:
     needle = args.strip().lstrip("#") if args.strip().lstrip("#").isdigit() else args.strip()
     if not needle:
         return CommandResult(reply=FORGET_USAGE)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from core.commands import CommandContext, CommandResult, command
 from core.errors import ConfigError
+from core.lanes import blocking
 from core.messages import Message
 
 
@@ -12,7 +13,8 @@ async def compress(ctx: CommandContext, args: str) -> CommandResult:
     from core.sessions.compression import fit_context
 
     router = ctx.services.router
-    user = ctx.store.users.get(ctx.user_id)
+    user = await blocking("store", ctx.user_id, ctx.store.users.get, ctx.user_id,
+                          what="/compress")
     try:
         model = router.main(user.model)
     except ConfigError as exc:
@@ -22,8 +24,11 @@ async def compress(ctx: CommandContext, args: str) -> CommandResult:
         ctx.store, ctx.settings, router, model, ctx.user_id, ctx.session.id, system, None,
         force=True,
     )
-    for usage in outcome.usage:
-        ctx.store.usage.record(ctx.user_id, usage, session_id=ctx.session.id, inbox_id=None)
+    def record() -> None:
+        for usage in outcome.usage:
+            ctx.store.usage.record(ctx.user_id, usage, session_id=ctx.session.id, inbox_id=None)
+
+    await blocking("store", ctx.user_id, record, what="/compress")
     if outcome.error:
         return CommandResult(reply=f"Compression failed; the conversation is unchanged "
                                    f"({outcome.error}).")
@@ -37,7 +42,7 @@ async def compress(ctx: CommandContext, args: str) -> CommandResult:
 
 
 @command("title", "show or set this session's title: /title [new title]")
-async def title(ctx: CommandContext, args: str) -> CommandResult:
+def title(ctx: CommandContext, args: str) -> CommandResult:
     text = " ".join(args.split())[:80]
     if not text:
         current = ctx.store.sessions.get(ctx.user_id, ctx.session.id).title

@@ -10,7 +10,7 @@ USAGE = "Usage: /voice | /voice on | /voice off | /voice default"
 
 
 @command("voice", "spoken replies to your voice notes: /voice on|off|default")
-async def voice(ctx: CommandContext, args: str) -> CommandResult:
+def voice(ctx: CommandContext, args: str) -> CommandResult:
     verb = args.strip().lower()
     try:
         person = ctx.store.users.resolve(ctx.account)

@@ -60,28 +60,41 @@ async def create_job(
     name: str | None = None, repeat: int | None = None, deliver: str | None = None,
     skills: list[str] | None = None, model: str | None = None, timezone: str | None = None,
 ) -> Job:
+    """A new job. Its store reads and the write run in the ``store`` lane; only reading the
+    schedule (which may ask a side model) waits on the event loop."""
+    from core.lanes import blocking
+
     if not schedule or not schedule.strip():
         raise IrisUsageError("a job needs a schedule, e.g. \"every 15m\" or \"daily at 09:00\"")
-    text = _prompt(settings, prompt)
-    if CronJobs(store).count(actor.user_id) >= MAX_JOBS_PER_USER:
-        raise IrisUsageError(f"you have {MAX_JOBS_PER_USER} jobs, the most allowed; remove one "
-                             "first")
-    title = _name(name, text)
-    _unique_name(store, actor.user_id, title)
-    zone = _zone(timezone) if timezone else default_timezone(
-        store, settings, actor.user_id)
-    now = store.clock.utcnow()
+
+    def check() -> tuple[str, str, str, datetime]:
+        text = _prompt(settings, prompt)
+        if CronJobs(store).count(actor.user_id) >= MAX_JOBS_PER_USER:
+            raise IrisUsageError(f"you have {MAX_JOBS_PER_USER} jobs, the most allowed; remove "
+                                 "one first")
+        title = _name(name, text)
+        _unique_name(store, actor.user_id, title)
+        zone = _zone(timezone) if timezone else default_timezone(
+            store, settings, actor.user_id)
+        return text, title, zone, store.clock.utcnow()
+
+    text, title, zone, now = await blocking("store", actor.user_id, check,
+                                            what="checking a new job")
     parsed = await _schedule(schedule, zone, actor, now)
-    target = resolve_deliver(store, actor.user_id, deliver, origin=actor.origin,
-                             privileged=actor.privileged)
-    first = _first_run(parsed, now)
-    return CronJobs(store).create(
-        actor.user_id, name=title, prompt=text, schedule=parsed,
-        schedule_text=" ".join(schedule.split()), target=target,
-        skills=_skills(store, settings, actor.user_id, skills),
-        model=_model(settings, actor, model),
-        repeat=_repeat(repeat), next_run_at=first, created_by=actor.account,
-    )
+
+    def write() -> Job:
+        target = resolve_deliver(store, actor.user_id, deliver, origin=actor.origin,
+                                 privileged=actor.privileged)
+        first = _first_run(parsed, now)
+        return CronJobs(store).create(
+            actor.user_id, name=title, prompt=text, schedule=parsed,
+            schedule_text=" ".join(schedule.split()), target=target,
+            skills=_skills(store, settings, actor.user_id, skills),
+            model=_model(settings, actor, model),
+            repeat=_repeat(repeat), next_run_at=first, created_by=actor.account,
+        )
+
+    return await blocking("store", actor.user_id, write, what="storing a new job")
 
 
 async def update_job(
@@ -90,26 +103,32 @@ async def update_job(
     deliver: str | None = None, skills: list[str] | None = None, model: str | None = None,
     timezone: str | None = None,
 ) -> Job:
-    """Change what is given; a new schedule or repeat count restarts the job's run plan."""
-    job = CronJobs(store).get(actor.user_id, ref)
-    changes: dict[str, object] = {}
-    if prompt is not None:
-        changes["prompt"] = _prompt(settings, prompt)
-    if name is not None:
-        new_name = changes["name"] = _name(name, job.prompt)
-        if new_name.lower() != job.name.lower():
-            _unique_name(store, actor.user_id, new_name)
-    if deliver is not None:
-        changes["target"] = resolve_deliver(store, actor.user_id, deliver, origin=actor.origin,
-                                            privileged=actor.privileged)
-    if skills is not None:
-        changes["skills"] = _skills(store, settings, actor.user_id, skills)
-    if model is not None:
-        changes["model"] = (None if model.strip().lower() in ("", "default")
-                            else _model(settings, actor, model))
+    """Change what is given; a new schedule or repeat count restarts the job's run plan. The
+    store work runs in the ``store`` lane, as in ``create_job``."""
+    from core.lanes import blocking
+
+    def check() -> tuple[Job, dict[str, object], datetime]:
+        job = CronJobs(store).get(actor.user_id, ref)
+        changes: dict[str, object] = {}
+        if prompt is not None:
+            changes["prompt"] = _prompt(settings, prompt)
+        if name is not None:
+            new_name = changes["name"] = _name(name, job.prompt)
+            if new_name.lower() != job.name.lower():
+                _unique_name(store, actor.user_id, new_name)
+        if deliver is not None:
+            changes["target"] = resolve_deliver(store, actor.user_id, deliver,
+                                                origin=actor.origin, privileged=actor.privileged)
+        if skills is not None:
+            changes["skills"] = _skills(store, settings, actor.user_id, skills)
+        if model is not None:
+            changes["model"] = (None if model.strip().lower() in ("", "default")
+                                else _model(settings, actor, model))
+        return job, changes, store.clock.utcnow()
+
+    job, changes, now = await blocking("store", actor.user_id, check, what="checking a job")
     if schedule is not None or timezone is not None or repeat is not None:
         zone = _zone(timezone) if timezone else job.timezone
-        now = store.clock.utcnow()
         parsed = await _schedule(schedule, zone, actor, now) if schedule is not None else (
             dataclasses.replace(job.schedule, timezone=zone))
         changes.update(schedule=parsed, runs_done=0, repeat=_repeat(repeat, job.repeat),
@@ -119,7 +138,9 @@ async def update_job(
     if not changes:
         raise IrisUsageError("nothing to change: give prompt, schedule, name, repeat, deliver, "
                              "skills, model or timezone")
-    return CronJobs(store).update(actor.user_id, job.id, **changes)
+    return await blocking("store", actor.user_id,
+                          lambda: CronJobs(store).update(actor.user_id, job.id, **changes),
+                          what="changing a job")
 
 
 def pause_job(store: Store, user_id: str, ref: str) -> Job:

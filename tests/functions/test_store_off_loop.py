@@ -98,3 +98,21 @@ def test_a_turn_its_after_turn_work_a_command_and_a_tick_make_no_database_call_o
         assert [e.content for e in stack.runtime.store.memory.entries(user)] == \
             ["Alice likes tea."]
         assert db.loop_calls == 0
+
+
+@pytest.mark.parametrize("command", [
+    "/new", "/usage", "/model", "/title Tea talk", "/voice", "/persona", "/forget tea",
+    "/link", "/dashboard", "/team", "/team create tea-club", "/remember team: Tea at four.",
+    "/skills share nothing", "/memory", "/cron", "/approve", "/compress", "/remember I like tea",
+    "/skills pending",
+])
+def test_a_command_makes_no_database_call_on_the_loop(monkeypatch, command):
+    """Each command's store reads and writes run in the ``store`` lane: a plain handler is run
+    there whole (``core.commands.command``), an async one awaits ``blocking``."""
+    llm = ScriptedLLM()
+    with emulator_stack(llm, monkeypatch) as stack:
+        db = stack.runtime.store.db
+        stack.client.chat.completions.create(
+            model="iris", messages=[{"role": "user", "content": command}], user="alice"
+        )
+        assert db.loop_calls == 0, command
