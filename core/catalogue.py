@@ -76,5 +76,7 @@ class SessionToolset:
     async def call_all(self, calls: Sequence[ToolCall]) -> list[Message]:
         direct = [c.name for c in calls if c.name in self.catalogue]
         if direct:
-            record_loaded(self.ctx, direct)
+            from core.lanes import in_store_lane
+
+            await in_store_lane(self.ctx.user_id, record_loaded, self.ctx, direct)
         return await self.callable.call_all(self.ctx, calls)

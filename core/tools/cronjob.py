@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.dispatch import ChatRef
 from core.errors import IrisError, ToolRetry
 from core.identity.access import is_owner_account
+from core.lanes import in_store_lane
 from core.platforms.registry import PLATFORMS
 from core.toolkit import Tool, ToolContext
 
@@ -112,19 +113,16 @@ class Cronjob(Tool):
 
         store, user_id = ctx.store, ctx.user_id
         if args.action == "list":
-            jobs = _jobs(store).list(user_id)
-            if not jobs:
-                return "No scheduled jobs."
-            last = _jobs(store).last_runs(user_id)
-            return "\n".join(job_line(job, last.get(job.id)) for job in jobs)
+            return await in_store_lane(user_id, _listing, store, user_id)
         in_run = PLATFORMS[ctx.platform].unattended
         if args.action == "create":
             if in_run:
                 raise ToolRetry("a scheduled run cannot create jobs")
             if not args.prompt or not args.schedule:
                 raise ToolRetry("create needs 'prompt' and 'schedule'")
+            actor = await in_store_lane(user_id, actor_for, ctx)
             job = await create_job(
-                store, ctx.settings, actor_for(ctx), prompt=args.prompt, schedule=args.schedule,
+                store, ctx.settings, actor, prompt=args.prompt, schedule=args.schedule,
                 name=args.name, repeat=args.repeat, deliver=args.deliver, skills=args.skills,
                 model=args.model, timezone=args.timezone,
             )
@@ -132,23 +130,36 @@ class Cronjob(Tool):
         if not args.job_id:
             raise ToolRetry(f"{args.action} needs 'job_id' (see action=list)")
         if args.action == "update":
+            actor = await in_store_lane(user_id, actor_for, ctx)
             job = await update_job(
-                store, ctx.settings, actor_for(ctx), args.job_id, prompt=args.prompt,
+                store, ctx.settings, actor, args.job_id, prompt=args.prompt,
                 schedule=args.schedule, name=args.name, repeat=args.repeat,
                 deliver=args.deliver, skills=args.skills, model=args.model,
                 timezone=args.timezone,
             )
             return f"Updated:\n{job_detail(job)}"
         if args.action == "pause":
-            return f"Paused: {job_line(pause_job(store, user_id, args.job_id))}"
+            job = await in_store_lane(user_id, pause_job, store, user_id, args.job_id)
+            return f"Paused: {job_line(job)}"
         if args.action == "resume":
-            return f"Resumed: {job_line(resume_job(store, user_id, args.job_id))}"
+            job = await in_store_lane(user_id, resume_job, store, user_id, args.job_id)
+            return f"Resumed: {job_line(job)}"
         if args.action == "remove":
-            job = remove_job(store, user_id, args.job_id)
+            job = await in_store_lane(user_id, remove_job, store, user_id, args.job_id)
             return f"Removed {job.id} “{job.name}”; its run history is kept."
         if in_run:
             raise ToolRetry("a scheduled run cannot start other runs")
         return await start_run(ctx, args.job_id)
+
+
+def _listing(store: Store, user_id: str) -> str:
+    from core.scheduler.render import job_line
+
+    jobs = _jobs(store).list(user_id)
+    if not jobs:
+        return "No scheduled jobs."
+    last = _jobs(store).last_runs(user_id)
+    return "\n".join(job_line(job, last.get(job.id)) for job in jobs)
 
 
 async def start_run(ctx: ToolContext, ref: str) -> str:
@@ -157,8 +168,13 @@ async def start_run(ctx: ToolContext, ref: str) -> str:
     from core.scheduler.render import run_line
     from core.scheduler.runs import claim_manual
 
-    claimed = claim_manual(ctx.store, ctx.settings, ctx.user_id, ref, owner=new_id("tool"))
+    claimed = await in_store_lane(ctx.user_id, claim_manual, ctx.store, ctx.settings,
+                                  ctx.user_id, ref, owner=new_id("tool"))
     await ctx.services.dispatcher.drain(ChatRef(ctx.user_id, claimed.chat_key))
-    job = _jobs(ctx.store).get(ctx.user_id, claimed.job_id)
-    run = _jobs(ctx.store).run(ctx.user_id, claimed.run_id)
+
+    def started() -> tuple[Any, Any]:
+        jobs = _jobs(ctx.store)
+        return jobs.get(ctx.user_id, claimed.job_id), jobs.run(ctx.user_id, claimed.run_id)
+
+    job, run = await in_store_lane(ctx.user_id, started)
     return f"Started {run_line(run, job.timezone)}; the answer goes to {job.target.label}."

@@ -42,7 +42,9 @@ class LoadTools(Tool):
                             f"the catalogue has {', '.join(self.catalogue)}")
         wanted = [tool for name in args.names
                   for tool in (self.catalogue[name].tools if name in self.catalogue else (name,))]
-        fresh = record_loaded(ctx, wanted)
+        from core.lanes import in_store_lane
+
+        fresh = await in_store_lane(ctx.user_id, record_loaded, ctx, wanted)
         already = [n for n in dict.fromkeys(wanted) if n not in fresh]
         parts = []
         if fresh:

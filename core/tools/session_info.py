@@ -24,6 +24,11 @@ class SessionInfo(Tool):
     Args = SessionInfoArgs
 
     async def run(self, ctx: ToolContext, args: SessionInfoArgs) -> str:
+        from core.lanes import in_store_lane
+
+        return await in_store_lane(ctx.user_id, self._describe, ctx)
+
+    def _describe(self, ctx: ToolContext) -> str:
         session = ctx.store.sessions.get(ctx.user_id, ctx.session_id)
         count = ctx.store.messages.count(ctx.user_id, ctx.session_id)
         totals = ctx.store.usage.totals(ctx.user_id, session_id=ctx.session_id)

@@ -67,6 +67,27 @@ class SessionSearch(Tool):
         return "<untrusted" in output
 
     async def run(self, ctx: ToolContext, args: SessionSearchArgs) -> str:
+        from core.lanes import in_store_lane
+
+        found = await in_store_lane(ctx.user_id, self._find, ctx, args)
+        if isinstance(found, str):
+            return found
+        rendered, groups, archived = found
+        parts = []
+        if groups:
+            if args.summarize:
+                parts.append(await self._summary(ctx, args.query or "", rendered))
+            parts.append(f"{groups} session(s) matched (» marks the matching messages):\n\n"
+                         + rendered)
+        if archived:
+            parts.append(archived)
+        if not parts:
+            return f"No past messages or archived memories match {args.query!r}."
+        return "\n\n".join(parts)
+
+    def _find(self, ctx: ToolContext, args: SessionSearchArgs) -> str | tuple[str, int, str | None]:
+        """The search itself, in the ``store`` lane: a whole answer, or (the matching sessions
+        rendered, how many, the archived memory that matched)."""
         store = ctx.store
         session_id = None
         if args.session_id:
@@ -94,19 +115,8 @@ class SessionSearch(Tool):
                 per_session[hit.session_id] = per_session.get(hit.session_id, 0) + 1
                 kept.append(hit)
         groups = group_hits(store, ctx.user_id, kept)
-        parts = []
-        if groups:
-            rendered = render_groups(groups, current_session=ctx.session_id)
-            if args.summarize:
-                parts.append(await self._summary(ctx, args.query, rendered))
-            parts.append(f"{len(groups)} session(s) matched (» marks the matching messages):\n\n"
-                         + rendered)
-        archived = self._archive(ctx, args.query, args.limit)
-        if archived:
-            parts.append(archived)
-        if not parts:
-            return f"No past messages or archived memories match {args.query!r}."
-        return "\n\n".join(parts)
+        rendered = render_groups(groups, current_session=ctx.session_id) if groups else ""
+        return rendered, len(groups), self._archive(ctx, args.query, args.limit)
 
     def _around(self, ctx: ToolContext, message_id: int, window: int) -> str:
         found = ctx.store.search.messages(ctx.user_id, [message_id]).get(message_id)
@@ -145,8 +155,10 @@ class SessionSearch(Tool):
             response = await router.side().complete(request)
         except Exception as exc:
             return f"(summary unavailable: {exc})"
-        ctx.store.usage.record(ctx.user_id, response.usage, session_id=ctx.session_id,
-                               inbox_id=ctx.inbox_id)
+        from core.lanes import in_store_lane
+
+        await in_store_lane(ctx.user_id, ctx.store.usage.record, ctx.user_id, response.usage,
+                            session_id=ctx.session_id, inbox_id=ctx.inbox_id)
         return f"Summary: {response.message.content.strip()}"
 
 

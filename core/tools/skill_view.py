@@ -27,6 +27,12 @@ class SkillView(Tool):
     Args = SkillViewArgs
 
     async def run(self, ctx: ToolContext, args: SkillViewArgs) -> str:
+        from core.lanes import in_store_lane
+
+        return await in_store_lane(ctx.user_id, self._view, ctx, args)
+
+    def _view(self, ctx: ToolContext, args: SkillViewArgs) -> str:
+        """The skill from the index and the object store (in the ``store`` lane)."""
         from core.skills.library import SkillLibrary
 
         library = SkillLibrary(ctx.store, ctx.settings)

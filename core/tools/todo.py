@@ -43,6 +43,11 @@ class Todo(Tool):
     brief = "a task list for multi-step work"
 
     async def run(self, ctx: ToolContext, args: TodoArgs) -> str:
+        from core.lanes import in_store_lane
+
+        return await in_store_lane(ctx.user_id, self._update, ctx, args)
+
+    def _update(self, ctx: ToolContext, args: TodoArgs) -> str:
         items = ctx.store.todos.get(ctx.user_id, ctx.session_id)
         if args.todos is None:
             return render(items)

@@ -116,3 +116,31 @@ def test_a_command_makes_no_database_call_on_the_loop(monkeypatch, command):
             model="iris", messages=[{"role": "user", "content": command}], user="alice"
         )
         assert db.loop_calls == 0, command
+
+
+def test_tools_that_read_and_write_the_store_make_no_database_call_on_the_loop(monkeypatch):
+    """session_info, todo, skill_view, session_search and cronjob (list, create, pause, run)
+    in one turn: every statement runs in the ``store`` lane."""
+    llm = ScriptedLLM()
+    todo = {"todos": [{"id": "1", "content": "tea", "status": "pending"}]}
+    (llm.tool_call("session_info", {})
+        .tool_call("todo", todo)
+        .tool_call("skill_view", {"name": "no-such-skill"})
+        .tool_call("session_search", {"query": "tea"})
+        .tool_call("cronjob", {"action": "list"})
+        .tool_call("cronjob", {"action": "create", "prompt": "brew tea",
+                               "schedule": "every 2h"})
+        .reply("Done."))
+    with emulator_stack(llm, monkeypatch, IRIS_SKILL_REVIEW_MIN_TOOL_CALLS="1000") as stack:
+        db = stack.runtime.store.db
+        answer = stack.client.chat.completions.create(
+            model="iris", messages=[{"role": "user", "content": "tea things"}], user="alice"
+        ).choices[0].message.content
+        results = [m["content"] for m in llm.requests[-1]["messages"] if m["role"] == "tool"]
+        user = stack.runtime.store.users.resolve("http:alice")
+        jobs = stack.runtime.store.db.query("SELECT id FROM cron_jobs WHERE user_id = ?", (user,))
+        assert answer == "Done." and len(results) == 6, results
+        assert "session ses_" in results[0] and "tea" in results[1]
+        assert "no skill named 'no-such-skill'" in results[2]
+        assert "Created" in results[5] and len(jobs) == 1, results[5]
+        assert db.loop_calls == 0
