@@ -12,12 +12,25 @@ from __future__ import annotations
 import functools
 import os
 import ssl
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import httpx
 
 
 def tls() -> ssl.SSLContext:
     """The process's verifying client context (pass as ``verify=`` to httpx clients)."""
     return _context(os.environ.get("SSL_CERT_FILE") or None,
                     os.environ.get("SSL_CERT_DIR") or None)
+
+
+def tls_client(**options: Any) -> httpx.AsyncClient:
+    """An ``httpx.AsyncClient`` that verifies with the process's context (``options`` are
+    httpx's: ``timeout``, ``follow_redirects``, ``trust_env``, …). httpx is imported here, on
+    first use, so modules on the webhook ack path can import this one for free."""
+    import httpx
+
+    return httpx.AsyncClient(verify=tls(), **options)
 
 
 @functools.lru_cache(maxsize=4)

@@ -113,13 +113,13 @@ class DiscordSender:
                     *, bot: bool = False) -> tuple[int, dict[str, Any]]:
         import httpx
 
-        from core.tls import tls
+        from core.tls import tls_client
 
         headers = {"User-Agent": user_agent()}
         if bot:
             headers["Authorization"] = f"Bot {self.bot_token}"
         try:
-            async with httpx.AsyncClient(verify=tls(), timeout=15.0) as http:
+            async with tls_client(timeout=15.0) as http:
                 response = await http.request(method, url, json=body, headers=headers)
         except httpx.HTTPError as exc:
             raise DeliveryFailed(f"Discord unreachable: {type(exc).__name__}: {exc}") from exc

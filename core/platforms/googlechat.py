@@ -87,17 +87,16 @@ class GoogleChatSender:
     async def download(self, resource_name: str) -> bytes:
         """A file the person uploaded: ``GET {api}/media/{resourceName}?alt=media`` with the
         app's token, refused past 20 MB before or while downloading."""
-        import httpx
 
         from core.platforms.media import fetch_capped
-        from core.tls import tls
+        from core.tls import tls_client
 
         if not re.fullmatch(r"[A-Za-z0-9_.=+-]{1,1024}", resource_name) or ".." in \
                 resource_name:
             raise DeliveryFailed("Google Chat: not an attachment's resource name",
                                  retryable=False)
         headers = {"Authorization": f"Bearer {await self.token()}"}
-        async with httpx.AsyncClient(verify=tls(), timeout=30.0) as http:
+        async with tls_client(timeout=30.0) as http:
             body, _ = await fetch_capped(http, f"{self.api_base}/media/{resource_name}"
                                          "?alt=media", headers=headers,
                                          what="the Google Chat attachment")
@@ -106,11 +105,11 @@ class GoogleChatSender:
     async def _post(self, url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         import httpx
 
-        from core.tls import tls
+        from core.tls import tls_client
 
         headers = {"Authorization": f"Bearer {await self.token()}"}
         try:
-            async with httpx.AsyncClient(verify=tls(), timeout=15.0) as http:
+            async with tls_client(timeout=15.0) as http:
                 response = await http.post(url, json=body, headers=headers)
         except httpx.HTTPError as exc:
             raise DeliveryFailed(f"Google Chat unreachable: {type(exc).__name__}: {exc}") from exc

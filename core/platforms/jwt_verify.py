@@ -82,10 +82,10 @@ class KeySet:
 async def _get_json(url: str) -> dict[str, Any]:
     import httpx
 
-    from core.tls import tls
+    from core.tls import tls_client
 
     try:
-        async with httpx.AsyncClient(verify=tls(), timeout=10.0) as http:
+        async with tls_client(timeout=10.0) as http:
             response = await http.get(url)
     except httpx.HTTPError as exc:
         raise TokenRejected(f"could not fetch signing keys from {url}: "

@@ -118,14 +118,14 @@ class LineSender:
         refused (expired or used) and ``refused_token_ok``."""
         import httpx
 
-        from core.tls import tls
+        from core.tls import tls_client
 
         headers = self._headers()
         if retry_key is not None:
             headers["X-Line-Retry-Key"] = retry_key
         url = f"{self.api_base}/v2/bot/message/{kind}"
         try:
-            async with httpx.AsyncClient(verify=tls(), timeout=15.0) as http:
+            async with tls_client(timeout=15.0) as http:
                 response = await http.post(url, json=body, headers=headers)
         except httpx.HTTPError as exc:
             raise DeliveryFailed(f"LINE unreachable: {type(exc).__name__}: {exc}") from exc
@@ -154,14 +154,13 @@ class LineSender:
     async def download(self, message_id: str) -> bytes:
         """The content of an image or file a person sent
         (``GET {data api}/v2/bot/message/{messageId}/content``), capped as all media."""
-        import httpx
 
         from core.platforms.media import fetch_capped
-        from core.tls import tls
+        from core.tls import tls_client
 
         if not re.fullmatch(r"[A-Za-z0-9._-]{1,64}", message_id):
             raise DeliveryFailed(f"not a LINE message id: {message_id!r}", retryable=False)
-        async with httpx.AsyncClient(verify=tls(), timeout=30.0) as http:
+        async with tls_client(timeout=30.0) as http:
             body, _ = await fetch_capped(
                 http,
                 f"{self.data_api_base}/v2/bot/message/{message_id}/content",

@@ -82,11 +82,10 @@ class MatrixSender:
 
     async def download(self, ref: str) -> bytes:
         """The content of an ``mxc://`` URI a person sent, from Iris' own homeserver."""
-        import httpx
 
         from core.documents import DocumentRefused
         from core.platforms.media import fetch_capped
-        from core.tls import tls
+        from core.tls import tls_client
 
         parsed = parse_mxc(ref)
         if parsed is None:
@@ -97,18 +96,18 @@ class MatrixSender:
         url = f"{self.homeserver}/_matrix/client/v1/media/download/{server}/{media}"
         if self.user_id:
             url += f"?user_id={quote(self.user_id, safe='')}"
-        async with httpx.AsyncClient(verify=tls(), timeout=30.0, follow_redirects=False) as http:
+        async with tls_client(timeout=30.0, follow_redirects=False) as http:
             body, _ = await fetch_capped(http, url, headers=self._headers(), what="the file")
             return body
 
     async def _request(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
         import httpx
 
-        from core.tls import tls
+        from core.tls import tls_client
 
         params = {"user_id": self.user_id} if self.user_id else None
         try:
-            async with httpx.AsyncClient(verify=tls(), timeout=15.0) as http:
+            async with tls_client(timeout=15.0) as http:
                 response = await http.request(
                     method,
                     self.homeserver + path,

@@ -35,10 +35,10 @@ class CachedToken:
         """POST the grant's form to the token endpoint; the new token, cached."""
         import httpx
 
-        from core.tls import tls
+        from core.tls import tls_client
 
         try:
-            async with httpx.AsyncClient(verify=tls(), timeout=15.0) as http:
+            async with tls_client(timeout=15.0) as http:
                 response = await http.post(url, data=form)
         except httpx.HTTPError as exc:
             raise DeliveryFailed(f"{self.what} unreachable: {exc}") from exc

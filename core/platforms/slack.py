@@ -93,19 +93,17 @@ class SlackSender:
         """A file someone shared (its ``url_private_download``), with the bot token. Only
         Slack's own hosts (or the configured API's host) get the token. Without the
         ``files:read`` scope Slack answers with its sign-in page instead of the file."""
-        import httpx
 
         from core.documents import DocumentRefused
         from core.platforms.media import fetch_capped
-        from core.tls import tls
+        from core.tls import tls_client
 
         host = (urlsplit(url).hostname or "").lower()
         if urlsplit(url).scheme not in ("https", "http") or not (
                 host == "slack.com" or host.endswith(".slack.com")
                 or host == urlsplit(self.api_base).hostname):
             raise DocumentRefused("the file is not on Slack's file servers")
-        async with httpx.AsyncClient(verify=tls(), timeout=30.0, follow_redirects=True,
-                                     max_redirects=3) as http:
+        async with tls_client(timeout=30.0, follow_redirects=True, max_redirects=3) as http:
             data, content_type = await fetch_capped(
                 http, url, headers={"Authorization": f"Bearer {self.token}"},
                 what="the Slack file")

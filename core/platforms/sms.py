@@ -96,12 +96,12 @@ class SmsSender:
     async def send_part(self, target: dict[str, Any], part: Part, index: int) -> str:
         import httpx
 
-        from core.tls import tls
+        from core.tls import tls_client
 
         url = f"{self.api_base}/2010-04-01/Accounts/{self.account_sid}/Messages.json"
         form = {"To": str(target["chat_id"]), "From": self.from_number, "Body": part.rendered}
         try:
-            async with httpx.AsyncClient(verify=tls(), timeout=15.0) as http:
+            async with tls_client(timeout=15.0) as http:
                 response = await http.post(url, data=form, auth=(self.account_sid, self.auth_token))
         except httpx.HTTPError as exc:
             raise DeliveryFailed(f"Twilio unreachable: {type(exc).__name__}: {exc}") from exc
@@ -121,16 +121,15 @@ class SmsSender:
         """An MMS image or document (``MediaUrlN``): fetched with the account's basic auth,
         from Twilio's own API host only (a URL elsewhere would be handed the credentials),
         within the intake's cap while streaming."""
-        import httpx
 
         from core.documents import DocumentRefused
         from core.platforms.media import fetch_capped
-        from core.tls import tls
+        from core.tls import tls_client
 
         prefix = f"{self.api_base}/2010-04-01/Accounts/{self.account_sid}/Messages/"
         if not url.startswith(prefix) or ".." in url:
             raise DocumentRefused(f"it is not a Twilio media URL of this account: {url[:200]}")
-        async with httpx.AsyncClient(verify=tls(), timeout=30.0, follow_redirects=False) as http:
+        async with tls_client(timeout=30.0, follow_redirects=False) as http:
             body, _ = await fetch_capped(
                 http, url, headers={"Authorization": self._basic()}, what="the MMS media"
             )

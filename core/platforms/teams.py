@@ -85,10 +85,9 @@ class TeamsSender:
         """A file the person sent: ``file:<url>`` is a pre-authenticated download URL (no
         token sent), ``connector:<url>`` a picture at the connector (the bot's token sent);
         https only (or loopback), refused past 20 MB before or while downloading."""
-        import httpx
 
         from core.platforms.media import fetch_capped
-        from core.tls import tls
+        from core.tls import tls_client
 
         how, _, url = ref.partition(":")
         if how not in ("file", "connector"):
@@ -96,18 +95,18 @@ class TeamsSender:
         url = safe_service_url(url)
         headers = {"Authorization": f"Bearer {await self.token()}"} if how == "connector" \
             else None
-        async with httpx.AsyncClient(verify=tls(), timeout=30.0) as http:
+        async with tls_client(timeout=30.0) as http:
             body, _ = await fetch_capped(http, url, headers=headers, what="the Teams file")
         return body
 
     async def _post(self, url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         import httpx
 
-        from core.tls import tls
+        from core.tls import tls_client
 
         headers = {"Authorization": f"Bearer {await self.token()}"}
         try:
-            async with httpx.AsyncClient(verify=tls(), timeout=15.0) as http:
+            async with tls_client(timeout=15.0) as http:
                 response = await http.post(url, json=body, headers=headers)
         except httpx.HTTPError as exc:
             raise DeliveryFailed(f"Teams unreachable: {type(exc).__name__}: {exc}") from exc

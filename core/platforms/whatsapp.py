@@ -105,11 +105,11 @@ class WhatsAppSender:
     async def _post(self, body: dict[str, Any]) -> str:
         import httpx
 
-        from core.tls import tls
+        from core.tls import tls_client
 
         url = f"{self.api_base}/{self.phone_number_id}/messages"
         try:
-            async with httpx.AsyncClient(verify=tls(), timeout=15.0) as http:
+            async with tls_client(timeout=15.0) as http:
                 response = await http.post(url, json=body, headers=self._headers())
         except httpx.HTTPError as exc:
             raise DeliveryFailed(f"WhatsApp unreachable: {type(exc).__name__}: {exc}") from exc
@@ -125,12 +125,11 @@ class WhatsAppSender:
         """A file the person sent (voice note, image, document): its URL and size from the
         Graph API (``GET /{media-id}``), then its bytes behind the same bearer token, refused
         past 20 MB before or while downloading."""
-        import httpx
 
         from core.platforms.media import MAX_MEDIA_BYTES, fetch_capped, too_big
-        from core.tls import tls
+        from core.tls import tls_client
 
-        async with httpx.AsyncClient(verify=tls(), timeout=30.0) as http:
+        async with tls_client(timeout=30.0) as http:
             info = await http.get(f"{self.api_base}/{media_id}", headers=self._headers())
             data = _json(info)
             if info.status_code != 200 or not isinstance(data.get("url"), str):

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import httpx
 
 from core.lanes import blocking
-from core.tls import tls
+from core.tls import tls_client
 from core.web.addresses import (
     AddressRefused,
     IPAddress,
@@ -160,8 +160,8 @@ async def fetch(text: str, policy: FetchPolicy, *, resolver: Resolver = system_r
     """Fetch ``text`` under ``policy``. Raises ``AddressRefused`` or ``FetchFailed``."""
     url = parse_url(text)
     try:
-        async with asyncio.timeout(policy.timeout), httpx.AsyncClient(
-            trust_env=False, follow_redirects=False, timeout=policy.timeout, verify=tls(),
+        async with asyncio.timeout(policy.timeout), tls_client(
+            trust_env=False, follow_redirects=False, timeout=policy.timeout,
             # no reuse: a TLS connection is verified for one name, a redirect may name another
             limits=httpx.Limits(max_keepalive_connections=0),
             headers={"User-Agent": USER_AGENT, "Accept": "text/html, text/*, application/pdf"},

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 import httpx
 
-from core.tls import tls
+from core.tls import tls_client
 from core.web.fetch import (
     FetchFailed,
     FetchPolicy,
@@ -42,8 +42,8 @@ async def post(text: str, body: bytes, headers: Mapping[str, str], policy: Fetch
     target = await check_target(url, policy, resolver)
     extensions = {"sni_hostname": target.sni} if target.sni else {}
     try:
-        async with asyncio.timeout(policy.timeout), httpx.AsyncClient(
-            trust_env=False, follow_redirects=False, timeout=policy.timeout, verify=tls(),
+        async with asyncio.timeout(policy.timeout), tls_client(
+            trust_env=False, follow_redirects=False, timeout=policy.timeout,
             limits=httpx.Limits(max_keepalive_connections=0),
             headers={"User-Agent": USER_AGENT},
         ) as client, client.stream(

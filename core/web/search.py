@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
-from core.tls import tls
+from core.tls import tls_client
 
 if TYPE_CHECKING:
     from core.config import Settings
@@ -63,7 +63,7 @@ def _hits(items: Any, snippet_key: str, count: int) -> list[SearchHit]:
 
 async def _request(name: str, method: str, url: str, **kwargs: Any) -> Any:
     try:
-        async with httpx.AsyncClient(verify=tls(), timeout=TIMEOUT, trust_env=False) as client:
+        async with tls_client(timeout=TIMEOUT, trust_env=False) as client:
             response = await client.request(method, url, **kwargs)
     except httpx.HTTPError as exc:
         raise SearchFailed(f"{name} did not answer: {type(exc).__name__}: {exc}") from None

@@ -56,3 +56,26 @@ def test_the_context_verifies_and_follows_ssl_cert_file(contexts_built, monkeypa
     chosen = tls()
     assert chosen is not default and tls() is chosen
     assert len(contexts_built) == 2
+
+
+def test_every_outbound_async_client_is_made_by_tls_client():
+    """A sender that opened ``httpx.AsyncClient(...)`` itself would build a context (and load
+    the CA bundle) per call again: in core/, functions/ and sandboxes/ only ``core.tls`` makes
+    one (an MCP session's client is long-lived and made by the MCP SDK's own httpx)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    made_elsewhere = []
+    for folder in ("core", "functions", "sandboxes"):
+        for path in (root / folder).rglob("*.py"):
+            if path == root / "core" / "tls.py":
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                        and node.func.attr == "AsyncClient"
+                        and isinstance(node.func.value, ast.Name)
+                        and node.func.value.id == "httpx"):
+                    made_elsewhere.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert made_elsewhere == []
+    assert "tls_client(" in (root / "core" / "platforms" / "oauth_token.py").read_text()
