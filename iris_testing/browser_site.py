@@ -116,6 +116,10 @@ class BrowserSite:
                 headers={"Content-Disposition": disposition},
             )
 
+        @app.get("/slowlink")
+        async def slow_link() -> Response:
+            return HTMLResponse('<title>Links</title><a href="/slow">The slow page</a>')
+
         @app.get("/slow")
         async def slow() -> Response:
             await asyncio.to_thread(self.released.wait)

@@ -178,11 +178,19 @@ def test_local_and_metadata_addresses_are_refused(llm, sites, monkeypatch, path)
             assert "Pictures" in first  # the page itself loads; its local image does not
 
 
-def test_stop_ends_the_browser_mid_navigation(llm, sites, monkeypatch, iris_home):
+@pytest.mark.parametrize("how", ["navigate", "click"])
+def test_stop_ends_the_browser_mid_navigation(llm, sites, monkeypatch, iris_home, how):
+    """``/stop`` while the page loads, reached by ``browser_navigate`` or by a click on a link
+    (the click's action waits for the navigation it started)."""
     site, s, _ = sites
     with stack_for(llm, monkeypatch, s) as stack:
         client, rt = stack.client, stack.runtime
-        llm.tool_call("browser_navigate", {"url": f"{s.url}/slow"}).reply("Never said.")
+        if how == "navigate":
+            llm.tool_call("browser_navigate", {"url": f"{s.url}/slow"})
+        else:
+            llm.tool_call("browser_navigate", {"url": f"{s.url}/slowlink"})
+            llm.tool_call("browser_click", {"ref": "e1"})
+        llm.reply("Never said.")
         done: list[object] = []
         running = threading.Thread(
             target=lambda: done.append(_quietly(ask, client, "open the slow page"))
@@ -194,8 +202,16 @@ def test_stop_ends_the_browser_mid_navigation(llm, sites, monkeypatch, iris_home
         running.join(60)
         assert not running.is_alive()
         wait_until(lambda: browsers_running(iris_home) == [], "the browser ended")
-        assert len(llm.requests) == 1
+        assert llm.pending == 1  # "Never said." was never asked for
         assert rt is not None
+
+        # The killed browser left its profile usable: the next turn's browser starts, reads a
+        # page, and is gone again (no stale profile lock, no process kept from the stop).
+        assert ask(client, "hello again") == "Never said."  # the stopped turn's leftover
+        llm.tool_call("browser_navigate", {"url": f"{s.url}/js"}).reply("High water 07:12.")
+        assert ask(client, "When is high water?") == "High water 07:12."
+        assert "High water at 07:12 at Wash Point" in tool_results(llm)[-1]
+        assert browsers_running(iris_home) == []
 
 
 def _quietly(fn, *args):
