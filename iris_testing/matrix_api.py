@@ -15,7 +15,9 @@ standard error responses; application service API "Pushing events", "Identity as
   media, spec v1.11) → the bytes registered with ``add_media``, with their ``Content-Type``
   and ``Content-Disposition``, and ``Content-Length`` unless registered ``chunked``; no token
   is ``401 M_MISSING_TOKEN``, unknown media ``404 M_NOT_FOUND``. Every download is recorded
-  (``media_requests``).
+  (``media_requests``). Media of another server name is served as the homeserver's cached
+  copy after it fetched the file over federation (Synapse's media repository); a server set
+  ``unreachable`` is Synapse's ``502 M_UNKNOWN "Failed to fetch remote media"``.
 - a wrong token is ``401 M_UNKNOWN_TOKEN``; ``user_id`` (masquerading) must be in the
   registration's namespace, here exactly Iris' user, else ``403 M_FORBIDDEN``; injected
   failures are ``429 M_LIMIT_EXCEEDED`` with ``retry_after_ms`` or ``500 M_UNKNOWN``.
@@ -61,6 +63,7 @@ class FakeHomeserver:
         self.rooms: dict[str, dict[str, str]] = {}  # room → member user id → display name
         self.media: dict[tuple[str, str], tuple[bytes, str, bool]] = {}
         self.media_requests: list[str] = []
+        self.unreachable: set[str] = set()  # servers whose media federation cannot fetch
         self.app = Starlette(
             routes=[
                 Route(
@@ -271,6 +274,9 @@ class FakeHomeserver:
             return refused
         with self._lock:
             found = self.media.get(key)
+            unreachable = key[0] in self.unreachable
+        if unreachable:
+            return mx_error(502, "M_UNKNOWN", "Failed to fetch remote media")
         if found is None:
             return mx_error(404, "M_NOT_FOUND", "Not found")
         data, content_type, chunked = found

@@ -25,7 +25,7 @@ from urllib.parse import quote
 from core.errors import IrisUsageError
 from core.platforms.delivery import DeliveryFailed
 from core.platforms.format_plain import render_block
-from core.platforms.matrix_inbound import parse_mxc, server_of
+from core.platforms.matrix_inbound import parse_mxc
 from core.platforms.offload import formatted
 from core.platforms.spec import ChatAddress, PlatformSpec, same_chat_id
 from core.platforms.split import split_message
@@ -44,7 +44,6 @@ class MatrixSender:
         self.homeserver = homeserver.rstrip("/")
         self.as_token = as_token
         self.user_id = user_id
-        self.server_name = server_of(user_id or "")
 
     def _headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.as_token}"}
@@ -81,7 +80,10 @@ class MatrixSender:
         return [str(user) for user in joined] if isinstance(joined, dict) else []
 
     async def download(self, ref: str) -> bytes:
-        """The content of an ``mxc://`` URI a person sent, from Iris' own homeserver."""
+        """The content of an ``mxc://`` URI a person sent, always through Iris' own homeserver
+        (authenticated media, spec v1.11): for a file kept on another server the homeserver
+        fetches it over federation and caches it, so Iris never contacts that server itself.
+        A server that cannot be reached is the homeserver's ``502``, a clear refusal here."""
 
         from core.documents import DocumentRefused
         from core.platforms.media import fetch_capped
@@ -91,9 +93,8 @@ class MatrixSender:
         if parsed is None:
             raise DocumentRefused("it has no valid mxc:// address")
         server, media = parsed
-        if server != self.server_name:
-            raise DocumentRefused(f"it is kept on {server}, not on {self.server_name}")
-        url = f"{self.homeserver}/_matrix/client/v1/media/download/{server}/{media}"
+        url = (f"{self.homeserver}/_matrix/client/v1/media/download/"
+               f"{quote(server, safe=':')}/{media}")
         if self.user_id:
             url += f"?user_id={quote(self.user_id, safe='')}"
         async with tls_client(timeout=30.0, follow_redirects=False) as http:

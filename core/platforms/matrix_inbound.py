@@ -92,11 +92,6 @@ def parse_mxc(uri: str) -> tuple[str, str] | None:
     return (match["server"], match["media"]) if match else None
 
 
-def server_of(user_id: str) -> str:
-    """The server name of a Matrix user id (``@iris:example.org`` → ``example.org``)."""
-    return user_id.split(":", 1)[1] if ":" in user_id else ""
-
-
 def caption_of(content: MxContent) -> str:
     """What the person wrote: a file's caption (spec v1.10: ``body`` when ``filename`` is
     present and differs; else ``body`` is the file's name), or a text's body."""
@@ -122,18 +117,13 @@ def addressed(content: MxContent, bot: str, names: tuple[str, ...]) -> bool:
     )
 
 
-def _refusal(content: MxContent, own_server: str, max_bytes: int) -> str | None:
+def _refusal(content: MxContent, max_bytes: int) -> str | None:
     """Why a file event is answered without a turn, or None to read it."""
     if content.file is not None and not content.url:
         return ENCRYPTED
     parsed = parse_mxc(content.url or "")
     if parsed is None:
         return "I could not read that file: it has no valid mxc:// address."
-    if parsed[0] != own_server:
-        return (
-            f"I can only read files kept on {own_server}; that one is on {parsed[0]}. "
-            "Nothing was saved."
-        )
     size = content.info.size if content.info else None
     if size is not None and size > max_bytes:
         return (
@@ -185,7 +175,7 @@ def parse_event(
     attachments: tuple[Attachment, ...] = ()
     if content.msgtype in MEDIA:
         cap = min(max_bytes, image_bytes) if content.msgtype == "m.image" else max_bytes
-        reply = _refusal(content, server_of(bot), cap)
+        reply = _refusal(content, cap)
         if reply is None:
             text, attachment = _media(content)
             attachments = (attachment,)

@@ -312,20 +312,30 @@ def test_an_oversized_image_is_refused_with_a_clear_answer(seeing, llm):
     assert keys == []
 
 
-def test_media_on_another_server_is_not_fetched(seeing, llm):
-    mxc = seeing.matrix.add_media(CSV, "text/csv", server="elsewhere.example")
+def test_media_on_another_server_is_fetched_through_irises_own_homeserver(seeing, llm):
+    """A federated room's file: Iris asks its own homeserver (which fetches it over
+    federation), never the other server."""
+    mxc = seeing.matrix.add_media(CSV, "text/csv", server="elsewhere.example:8448")
+    event = seeing.matrix.media_event("m.file", mxc, "harbours.csv", filename="harbours.csv",
+                                      mimetype="text/csv", size=len(CSV))
+    put(seeing, event)
+    seeing.wait(lambda: seeing.matrix.sent(ROOM))
+    (seen,) = prompts(llm)
+    assert "Blakeney,1.9" in seen and '<untrusted source="document">' in seen
+    (asked,) = seeing.matrix.media_requests
+    assert asked.startswith("elsewhere.example:8448/")
+
+
+def test_media_the_homeserver_cannot_fetch_is_named_to_the_model_and_not_saved(seeing, llm):
+    seeing.matrix.unreachable.add("gone.example")
+    mxc = seeing.matrix.add_media(CSV, "text/csv", server="gone.example")
     put(seeing, seeing.matrix.media_event("m.file", mxc, "notes.csv", mimetype="text/csv"))
     seeing.wait(lambda: seeing.matrix.sent(ROOM))
-    assert seeing.matrix.sent(ROOM) == [
-        "I can only read files kept on example.org; that one is on elsewhere.example. "
-        "Nothing was saved."
-    ]
-    assert seeing.matrix.media_requests == [] and count(seeing) == 0
-    from core.documents import DocumentRefused
-
-    with pytest.raises(DocumentRefused, match=r"kept on elsewhere\.example"):
-        asyncio.run(seeing.rt.senders["matrix"].download(mxc))
-    assert seeing.matrix.media_requests == []
+    (seen,) = prompts(llm)  # the model is told, as for any file that could not be fetched
+    assert seen == ("[the user sent 'notes.csv', which was not saved: the file could not be "
+                    "downloaded (HTTP 502)]")
+    box = seeing.rt.settings.home / "workspaces" / matrix_user(seeing) / "inbox"
+    assert not box.exists() or list(box.iterdir()) == []
 
 
 def test_encrypted_files_and_other_kinds_get_a_short_answer(seeing, llm):
