@@ -237,6 +237,9 @@ class Settings(BaseModel):
     browser_chromium: str = "chromium"  # the executable's name or path inside the sandbox
     browser_action_timeout: float = Field(default=30.0, gt=0, le=300)  # per browser action
     browser_heap_mb: int = Field(default=512, ge=64, le=8_192)  # the page's JavaScript heap
+    # All of Chromium's processes together (PSS), which the heap cap does not bound (a page's
+    # ArrayBuffers, images, canvases): past it the driver kills the browser
+    browser_memory_mb: int = Field(default=1_536, ge=256, le=32_768)
     browser_snapshot_chars: int = Field(default=6_000, ge=500)  # one window of a snapshot
     browser_pages_per_turn: int = Field(default=20, ge=1, le=500)  # browser actions per turn
     browser_download_max_bytes: int = Field(default=25_000_000, ge=1024)  # one download

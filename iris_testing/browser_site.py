@@ -116,6 +116,16 @@ class BrowserSite:
                 headers={"Content-Disposition": disposition},
             )
 
+        @app.get("/hog")
+        async def hog() -> Response:
+            # memory outside the JavaScript heap, 40 MB a tick, and a request each tick, so the
+            # page never falls quiet and an action on it waits (up to its settling cap)
+            return HTMLResponse(
+                "<title>Hog</title><p>Growing</p><script>const kept = [];"
+                "setInterval(() => { const b = new Uint8Array(40 * 1024 * 1024); b.fill(1);"
+                " kept.push(b); fetch('/data.json'); }, 50);</script>"
+            )
+
         @app.get("/slowlink")
         async def slow_link() -> Response:
             return HTMLResponse('<title>Links</title><a href="/slow">The slow page</a>')

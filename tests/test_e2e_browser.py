@@ -214,6 +214,24 @@ def test_stop_ends_the_browser_mid_navigation(llm, sites, monkeypatch, iris_home
         assert browsers_running(iris_home) == []
 
 
+def test_a_page_past_the_memory_bound_is_stopped_and_the_next_page_reads(
+    llm, sites, monkeypatch, iris_home
+):
+    """The JavaScript heap cap does not bound a page's ArrayBuffers: the driver measures all
+    of Chromium's processes and kills the browser past ``browser_memory_mb``."""
+    _, s, _ = sites
+    with stack_for(llm, monkeypatch, s, IRIS_BROWSER_MEMORY_MB="600",
+                   IRIS_BROWSER_ACTION_TIMEOUT="120") as stack:
+        llm.tool_call("browser_navigate", {"url": f"{s.url}/hog"}).reply("Too big.")
+        assert ask(stack.client, "open the hog page") == "Too big."
+        (result,) = tool_results(llm)
+        assert "the page used more than 600 MB of memory" in result, result
+        assert browsers_running(iris_home) == []
+        llm.tool_call("browser_navigate", {"url": f"{s.url}/js"}).reply("High water 07:12.")
+        assert ask(stack.client, "When is high water?") == "High water 07:12."
+        assert "High water at 07:12 at Wash Point" in tool_results(llm)[-1]
+
+
 def _quietly(fn, *args):
     try:
         return fn(*args)

@@ -412,6 +412,12 @@ def run(cmd):
             state["cookies"] = b.cookies()
     except (Refused, DownloadRefused, TimeoutError, RuntimeError) as exc:
         out = {"ok": False, "error": str(exc)}
+        over = getattr(getattr(b, "link", None), "over_kb", 0)
+        if over:
+            out["error"] = (
+                f"the page used more than {cmd.get('memory_mb')} MB of memory "
+                f"({over // 1024} MB across the browser's processes); the browser was stopped"
+            )
     finally:
         if b is not None:
             out["refused"] = b.refused

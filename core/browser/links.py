@@ -5,8 +5,11 @@ traffic through the checking proxy at ``proxy_port``. ``HostedLink`` reaches a h
 (``IRIS_BROWSER_CDP_URL``) over WebSocket. Both: ``send(text)``, ``messages()`` (texts, then
 None when the browser is gone), ``close()``."""
 
+import contextlib
 import os
+import signal
 import subprocess
+import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING or __package__:
@@ -15,6 +18,7 @@ else:
     from cdp_socket import CdpSocket
 
 DEBIAN_BINARY = "/usr/lib/chromium/chromium"
+WATCH_SECONDS = 0.5  # how often the browser's memory is measured
 
 
 def chromium(named):
@@ -65,6 +69,23 @@ class PipeLink:
         )
         os.close(to_child)
         os.close(from_child)
+        self.limit_kb = int(cmd.get("memory_mb", 1536)) * 1024
+        self.over_kb = 0  # the browser's memory when the watchdog killed it (0: it did not)
+        self._done = threading.Event()
+        threading.Thread(target=self._watch, daemon=True).start()
+
+    def _watch(self):
+        """Kill every process of the browser once together they hold more than the limit
+        (proportional set size, so shared pages count once); the reader then sees it end."""
+        while not self._done.wait(WATCH_SECONDS):
+            pids = tree(self.proc.pid)
+            used = sum(pss_kb(pid) for pid in pids)
+            if used > self.limit_kb:
+                self.over_kb = used
+                for pid in pids:
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
+                return
 
     def send(self, text):
         os.write(self.write_end, text.encode() + b"\0")
@@ -82,11 +103,43 @@ class PipeLink:
                 yield raw.decode()
 
     def close(self):
+        self._done.set()
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+
+def tree(root):
+    """``root`` and every process descended from it, read from /proc."""
+    children = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                parent = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(parent, []).append(int(name))
+    found, i = [root], 0
+    while i < len(found):
+        found += children.get(found[i], [])
+        i += 1
+    return found
+
+
+def pss_kb(pid):
+    """A process's proportional set size in kB (0 when it is gone or cannot be read)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 class HostedLink:

@@ -63,6 +63,7 @@ def command_for(settings: Settings, action: str, args: dict[str, Any]) -> dict[s
         "timeout": settings.browser_action_timeout,
         "chromium": settings.browser_chromium,
         "heap_mb": settings.browser_heap_mb,
+        "memory_mb": settings.browser_memory_mb,
         "hosted": settings.browser_cdp_url is not None,
     }
 
