@@ -29,13 +29,21 @@ def check_browser(report: Report, settings: Settings) -> None:
         )
     elif backend == "modal":
         report.add("ok", "browser", f"Chromium from the Modal sandbox image; {limits}")
+    elif backend == "daytona" and (settings.daytona_snapshot or "").startswith("iris-browser"):
+        report.add(
+            "ok",
+            "browser",
+            f"Chromium from Daytona snapshot {settings.daytona_snapshot} "
+            f"(iris daytona browser-snapshot); {limits}",
+        )
     elif backend == "daytona":
-        where = settings.daytona_snapshot or "Daytona's default snapshot"
+        where = settings.sandbox_image or settings.daytona_snapshot or "Daytona's default snapshot"
         report.add(
             "warning",
             "browser",
-            f"runs in the Daytona sandbox from {where}; {limits}",
-            "the browser tools need Chromium in that image (apt-get install chromium)",
+            f"runs in the Daytona sandbox from {where}, which may lack Chromium; {limits}",
+            "run `iris daytona browser-snapshot` once, then set "
+            "IRIS_DAYTONA_SNAPSHOT=iris-browser-1",
         )
     elif shutil.which(settings.browser_chromium) and shutil.which("python3"):
         report.add("ok", "browser", f"Chromium in the local sandbox; {limits}")

@@ -56,7 +56,7 @@ PROXY = errors.SOURCE_PROXY
 DAEMON = errors.SOURCE_DAEMON
 DATA = (
     "DaytonaConfig", "ListSandboxesQuery", "CreateSandboxFromImageParams",
-    "CreateSandboxFromSnapshotParams", "SessionExecuteRequest",
+    "CreateSandboxFromSnapshotParams", "SessionExecuteRequest", "CreateSnapshotParams",
 )
 
 
@@ -66,7 +66,11 @@ def daytona_targets() -> dict[str, Any]:
     process = typing.get_type_hints(daytona.Sandbox.process.fget)["return"]
     filesystem = typing.get_type_hints(daytona.Sandbox.fs.fget)["return"]
     targets = {name: getattr(daytona, name) for name in DATA}
+    from daytona._sync.snapshot import SnapshotService
+
     targets.update({
+        "SnapshotService.get": SnapshotService.get,
+        "SnapshotService.create": SnapshotService.create,
         "Daytona": daytona.Daytona.__init__,
         "Daytona.list": daytona.Daytona.list,
         "Daytona.get": daytona.Daytona.get,
@@ -125,6 +129,11 @@ class FakeDaytona:
     DaytonaRateLimitError = errors.DaytonaRateLimitError
 
     def __init__(self, root: Path) -> None:
+        import daytona
+
+        self.Image = daytona.Image  # the SDK's own builder: it only writes a Dockerfile
+        self.snapshots: dict[str, SnapshotRecord] = {}
+        self.snapshot_build_fails = False
         self.root = root
         self.recorder = Recorder(targets=daytona_targets())
         self.records: dict[str, SandboxRecord] = {}
@@ -165,6 +174,9 @@ class FakeDaytona:
     def SessionExecuteRequest(self, **kwargs: Any) -> Any:
         return self._data("SessionExecuteRequest", kwargs)
 
+    def CreateSnapshotParams(self, **kwargs: Any) -> Any:
+        return self._data("CreateSnapshotParams", kwargs)
+
     def Daytona(self, config: Any = None) -> FakeDaytonaClient:
         self.recorder.record("Daytona", config)
         if config is not None and config.api_key == "":
@@ -177,9 +189,57 @@ def _not_found(what: str, source: str = errors.SOURCE_API) -> errors.DaytonaNotF
     return errors.DaytonaNotFoundError(f"{what} not found", status_code=404, source=source)
 
 
+@dataclass
+class SnapshotRecord:
+    """A snapshot as Daytona keeps it: its name, state and the Dockerfile it was built from."""
+
+    name: str
+    state: str
+    dockerfile: str
+    error_reason: str | None = None
+
+
+class FakeSnapshots:
+    """``Daytona.snapshot`` (the SDK's SnapshotService): ``get`` raises DaytonaNotFoundError
+    for an unknown name; ``create`` builds from the declarative image, streaming build lines
+    to ``on_logs``, and ends ``active`` (or raises, ending ``build_failed``)."""
+
+    def __init__(self, fake: FakeDaytona) -> None:
+        self._fake = fake
+
+    def get(self, name: str) -> SnapshotRecord:
+        self._fake.recorder.record("SnapshotService.get", name)
+        found = self._fake.snapshots.get(name)
+        if found is None:
+            raise _not_found(f"Snapshot {name}")
+        return found
+
+    def create(self, params: Any, *, on_logs: Any = None, timeout: float | None = 0) -> Any:
+        self._fake.recorder.record("SnapshotService.create", params, on_logs=on_logs,
+                                   timeout=timeout)
+        if params.name in self._fake.snapshots:
+            raise errors.DaytonaError(f"Snapshot with name {params.name} already exists",
+                                      status_code=409)
+        dockerfile = params.image.dockerfile()
+        record = SnapshotRecord(params.name, "building", dockerfile)
+        self._fake.snapshots[params.name] = record
+        for line in dockerfile.splitlines():
+            if on_logs is not None:
+                on_logs(f"Step: {line}")
+        if self._fake.snapshot_build_fails:
+            record.state, record.error_reason = "build_failed", "apt-get install failed"
+            raise errors.DaytonaError(
+                f"Failed to create snapshot {params.name}: build_failed, error reason: "
+                f"{record.error_reason}"
+            )
+        record.state = "active"
+        return record
+
+
 class FakeDaytonaClient:
     def __init__(self, fake: FakeDaytona) -> None:
         self._fake = fake
+        self.snapshot = FakeSnapshots(fake)
 
     def list(self, query: Any = None, request_timeout: float | None = None) -> Any:
         self._fake.recorder.record("Daytona.list", query, request_timeout=request_timeout)

@@ -22,7 +22,11 @@ def test_a_local_chromium_is_found_or_missed(tmp_path):
 def test_remote_backends_say_where_chromium_comes_from(tmp_path):
     assert "Modal sandbox image" in line(Settings(home=tmp_path, sandbox_backend="modal")).message
     daytona = line(Settings(home=tmp_path, sandbox_backend="daytona"))
-    assert daytona.level == "warning" and "need Chromium" in daytona.fix
+    assert daytona.level == "warning" and "iris daytona browser-snapshot" in daytona.fix
+    assert "Daytona's default snapshot, which may lack Chromium" in daytona.message
+    built = line(Settings(home=tmp_path, sandbox_backend="daytona",
+                          daytona_snapshot="iris-browser-1"))
+    assert built.level == "ok" and "Chromium from Daytona snapshot iris-browser-1" in built.message
 
 
 def test_a_hosted_browser_is_named_without_its_key(tmp_path):
