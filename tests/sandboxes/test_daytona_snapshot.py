@@ -61,6 +61,7 @@ def test_a_failed_build_is_reported_and_not_built_over(fake):
     assert len(fake.recorder.named("SnapshotService.create")) == 1
 
 
+@pytest.mark.process  # the fake sandbox runs the command as a local process
 def test_sandboxes_are_then_created_from_the_snapshot(fake, monkeypatch, tmp_path):
     assert run().exit_code == 0
     monkeypatch.setenv("IRIS_DAYTONA_SNAPSHOT", "iris-browser-1")
