@@ -158,8 +158,10 @@ class Browser:
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise TimeoutError("the browser action ran out of time")
+        if getattr(self.link, "over_kb", 0):  # the watchdog killed it: no need to wait
+            raise RuntimeError("the browser was stopped for its memory")
         try:
-            msg = self.events.get(timeout=min(left, wait if wait is not None else left))
+            msg = self.events.get(timeout=min(left, 0.5, wait if wait is not None else left))
         except queue.Empty:
             return
         if msg is None:

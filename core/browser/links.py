@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import threading
+import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING or __package__:
@@ -60,6 +61,7 @@ class PipeLink:
             os.dup2(to_child, 3)
             os.dup2(from_child, 4)
 
+        become_subreaper()
         self.proc = subprocess.Popen(
             argv,
             preexec_fn=fds,
@@ -76,19 +78,21 @@ class PipeLink:
 
     def _watch(self):
         """Kill every process of the browser once together they hold more than the limit
-        (proportional set size, so shared pages count once); the reader then sees it end."""
+        (proportional set size, so shared pages count once). The driver is their subreaper,
+        so a process Chromium forked just before it died is still found (and killed) under
+        the driver; ``over_kb`` tells the driver's loop at once, whatever holds the pipe."""
         while not self._done.wait(WATCH_SECONDS):
-            pids = tree(self.proc.pid)
-            used = sum(pss_kb(pid) for pid in pids)
+            used = sum(pss_kb(pid) for pid in tree(self.proc.pid))
             if used > self.limit_kb:
                 self.over_kb = used
-                for pid in pids:
-                    with contextlib.suppress(OSError):
-                        os.kill(pid, signal.SIGKILL)
+                kill_descendants()
                 return
 
     def send(self, text):
-        os.write(self.write_end, text.encode() + b"\0")
+        try:
+            os.write(self.write_end, text.encode() + b"\0")
+        except BrokenPipeError:
+            raise RuntimeError("the browser ended unexpectedly") from None
 
     def messages(self):
         buf = b""
@@ -111,15 +115,43 @@ class PipeLink:
             self.proc.wait()
 
 
+def become_subreaper():
+    """Orphans of this process's children come to it, not to init (Linux ``prctl``)."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+
+def kill_descendants(passes=20):
+    """SIGKILL every live process below this one, again until none is left (a process may
+    fork while the others die), reaping them as they end."""
+    me = os.getpid()
+    for _ in range(passes):
+        pids = [pid for pid in tree(me) if pid != me]
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        if not pids:
+            return
+        time.sleep(0.05)
+
+
 def tree(root):
-    """``root`` and every process descended from it, read from /proc."""
+    """``root`` and every live (not zombie) process descended from it, read from /proc."""
     children = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
         try:
             with open(f"/proc/{name}/stat") as f:
-                parent = int(f.read().rsplit(")", 1)[1].split()[1])
+                fields = f.read().rsplit(")", 1)[1].split()
+            if fields[0] in ("Z", "X"):
+                continue
+            parent = int(fields[1])
         except (OSError, ValueError, IndexError):
             continue
         children.setdefault(parent, []).append(int(name))
