@@ -17,6 +17,7 @@ from core.dashboard.diffs import file_diff
 from core.security.credentials import mask_secrets
 from core.security.untrusted import show_invisible
 from core.skills.findings import FileFinding
+from core.teams.skills import findings_shown
 
 if TYPE_CHECKING:
     from core.store import Store
@@ -71,17 +72,6 @@ def version_diff(
     return out or [("ctx", "(the same files as the version in use)")]
 
 
-def _finding_lines(version: TeamSkillVersion) -> list[tuple[FileFinding, str]]:
-    from core.skills.quarantine import line_text
-
-    found = []
-    for raw in version.findings:
-        finding = FileFinding.from_dict(raw)
-        text = version.files.get(finding.path, "")
-        found.append((finding, line_text(text.encode("utf-8"), finding.line)))
-    return found
-
-
 def team_skills_view(
     store: Store, viewer: str, team_id: str, admin: bool, who: Callable[[str], str]
 ) -> TeamSkillsView:
@@ -113,7 +103,7 @@ def team_skills_view(
             WaitingView(
                 version=version,
                 who=who(version.proposer),
-                findings=_finding_lines(version),
+                findings=findings_shown(version),
                 in_use=base,
                 diff=version_diff(before, version.files),
             )

@@ -53,11 +53,20 @@ def _findings(version: TeamSkillVersion) -> list[FileFinding]:
     return [FileFinding.from_dict(f) for f in version.findings]
 
 
+def findings_shown(version: TeamSkillVersion) -> list[tuple[FileFinding, str]]:
+    """Each finding of ``version`` with the line it points at (one line, secrets masked,
+    invisible characters shown; empty when it names no line): what admins review."""
+    from core.skills.quarantine import line_text
+
+    return [
+        (finding, line_text(version.files.get(finding.path, "").encode("utf-8"), finding.line))
+        for finding in _findings(version)
+    ]
+
+
 def review(store: Store, actor: str, team_ref: str) -> str:
     """What the team offers; for admins also every proposed or quarantined version, with its
     findings at file:line and how it differs from the version in use."""
-    from core.skills.quarantine import line_text
-
     team = store.teams.find(actor, team_ref)
     offered = [o for o in store.team_skills.offered(actor) if o.team_id == team.id]
     lines = [
@@ -75,9 +84,8 @@ def review(store: Store, actor: str, team_ref: str) -> str:
             f"- {v.name} v{v.version} by {label(store, v.proposer)} ({state}): "
             f"{' '.join(v.description.split())[:160]}"
         )
-        for finding in _findings(v):
+        for finding, shown in findings_shown(v):
             lines.append(f"    {finding.where()}: {finding.label()}")
-            shown = line_text(v.files.get(finding.path, "").encode("utf-8"), finding.line)
             if shown:
                 lines.append(f"      {shown}")
         if v.name in in_use:
