@@ -8,6 +8,7 @@ import asyncio
 import inspect
 import json
 import logging
+import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -283,7 +284,11 @@ def stack_env(home: Path, telegram_url: str, slack_url: str, whatsapp_url: str =
         "IRIS_WHATSAPP_PHONE_NUMBER_ID": FakeWhatsApp(token="").phone_number_id,
         "IRIS_WHATSAPP_API_BASE": f"{whatsapp_url}/v23.0", "IRIS_WHATSAPP_ACCESS": "open",
     } if whatsapp_url else {}
-    return {**whatsapp,
+    # Where vectors are computed, as the process was told (the suite: inline, see
+    # tests/conftest.py): settings built from this dict alone would take the default, an
+    # indexing child process per stack.
+    indexer = os.environ.get("IRIS_SEARCH_INDEXER")
+    return {**whatsapp, **({"IRIS_SEARCH_INDEXER": indexer} if indexer else {}),
         "IRIS_HOME": str(home), "IRIS_API_KEY": "test-key",
         "IRIS_TELEGRAM_TOKEN": TELEGRAM_TOKEN, "IRIS_TELEGRAM_SECRET": TELEGRAM_SECRET,
         "IRIS_TELEGRAM_API_BASE": telegram_url,
@@ -348,7 +353,7 @@ def platform_stack(home: Path, *, model: Any = None, clock: Clock = SYSTEM_CLOCK
         if rt is not None:  # let drains and after-turn steps end before their store closes
             _until_idle(rt.dispatcher)
         for server in servers:  # stop together: each takes a few uvicorn ticks
-            server.server.should_exit = True
+            server.request_stop()
         for server in servers:
             server.thread.join(timeout=10)
         mail.__exit__(None, None, None)

@@ -16,8 +16,10 @@ it lacks, so the fast subset cannot quietly grow slow.
 
 from __future__ import annotations
 
+import multiprocessing.util
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -63,20 +65,49 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 class _NoProcesses:
-    """Popen refused, for the run of a test that claims to start none."""
+    """Every way to start a process refused, for the run of a test that claims to start none:
+    ``subprocess`` (and asyncio's subprocesses), ``multiprocessing`` (spawn and forkserver
+    start their children through ``spawnv_passfds``; fork through ``os.fork``) and
+    ``os.posix_spawn``. An attempt fails the test at its end even when the code under test
+    caught the error (an indexing child started from an after-turn step, whose failure is
+    only logged)."""
 
     def __init__(self, nodeid: str) -> None:
         self.nodeid = nodeid
+        self.attempts: list[str] = []
 
-    def refuse(self, *args: object, **kwargs: object) -> None:
-        raise AssertionError(
-            f"{self.nodeid} starts a process but is not marked `process`: add "
-            "`pytestmark = pytest.mark.process` to its module (make check runs without them)")
+    def message(self) -> str:
+        return (f"{self.nodeid} starts a process ({', '.join(self.attempts)}) but is not marked "
+                "`process`: add `pytestmark = pytest.mark.process` to its module (make check "
+                "runs without them)")
+
+    def refusing(self, how: str) -> object:
+        def refuse(*args: object, **kwargs: object) -> None:
+            self.attempts.append(how)
+            raise AssertionError(self.message())
+
+        return refuse
+
+
+def refuse_processes(nodeid: str, monkeypatch: pytest.MonkeyPatch) -> _NoProcesses:
+    """Refuse every way to start a process until ``monkeypatch`` is undone."""
+    guard = _NoProcesses(nodeid)
+    monkeypatch.setattr(subprocess.Popen, "_execute_child", guard.refusing("subprocess"))
+    monkeypatch.setattr(multiprocessing.util, "spawnv_passfds",
+                        guard.refusing("multiprocessing"))
+    monkeypatch.setattr(os, "fork", guard.refusing("os.fork"))
+    monkeypatch.setattr(os, "posix_spawn", guard.refusing("os.posix_spawn"))
+    monkeypatch.setattr(os, "posix_spawnp", guard.refusing("os.posix_spawnp"))
+    return guard
 
 
 @pytest.fixture(autouse=True)
 def _no_processes_unless_marked(request: pytest.FixtureRequest,
-                                monkeypatch: pytest.MonkeyPatch) -> None:
-    if _GUARD and request.node.get_closest_marker("process") is None:
-        guard = _NoProcesses(request.node.nodeid)
-        monkeypatch.setattr(subprocess.Popen, "_execute_child", guard.refuse)
+                                monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    if not _GUARD or request.node.get_closest_marker("process") is not None:
+        yield
+        return
+    guard = refuse_processes(request.node.nodeid, monkeypatch)
+    yield
+    if guard.attempts:
+        pytest.fail(guard.message(), pytrace=False)

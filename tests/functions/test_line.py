@@ -160,7 +160,7 @@ def test_a_retried_push_is_not_sent_twice(iris_home):
         other = asyncio.run(sender.send_record(Delivery(**{**delivery.__dict__, "id": 8})))
         assert other != first and fake.sent(USER) == ["hello", "hello"]
     finally:
-        server.server.should_exit = True
+        server.request_stop()
         server.thread.join(timeout=10)
 
 

@@ -129,7 +129,7 @@ def test_a_retried_send_reuses_its_transaction_id_and_is_not_shown_twice(iris_ho
         again = asyncio.run(sender.send_record(delivery))
         assert first == again and fake.sent(ROOM) == ["hello"]
     finally:
-        server.server.should_exit = True
+        server.request_stop()
         server.thread.join(timeout=10)
 
 
