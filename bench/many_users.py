@@ -16,6 +16,10 @@ round), the slowest ``/healthz``, and for the remote round the Hrana requests pe
 remote/local throughput ratio. Targets: ratio >= 1/3, p99 <= 5 s, /healthz <= 0.5 s.
 
     .venv/bin/python bench/many_users.py [--users 50] [--delay 0.04] [--only file|remote]
+        [--hrana-log FILE]
+
+``--hrana-log FILE``: the Hrana server appends every request body it gets to FILE (the warm-up
+turn's included), to see which statements a first message sends and how they are grouped.
 """
 
 from __future__ import annotations
@@ -100,7 +104,8 @@ def settled_round_trips(stats_url: str) -> int:
         time.sleep(0.2)
 
 
-def one_round(name: str, users: int, model_port: int, delay: float | None) -> float:
+def one_round(name: str, users: int, model_port: int, delay: float | None,
+              hrana_log: str | None = None) -> float:
     iris_port = free_port()
     with tempfile.TemporaryDirectory() as home:
         extra: dict[str, str] = {}
@@ -123,6 +128,7 @@ def one_round(name: str, users: int, model_port: int, delay: float | None) -> fl
                         token,
                         "--delay",
                         str(delay),
+                        *(["--log", hrana_log] if hrana_log else []),
                     ],
                     {**os.environ, "PYTHONPATH": str(ROOT)},
                 )
@@ -192,6 +198,7 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=50)
     parser.add_argument("--delay", type=float, default=0.04)
     parser.add_argument("--only", choices=["file", "remote"])
+    parser.add_argument("--hrana-log", help="append the Hrana server's requests to this file")
     parser.add_argument("--model-server", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.model_server:
@@ -216,6 +223,7 @@ def main() -> None:
                 args.users,
                 model_port,
                 args.delay,
+                args.hrana_log,
             )
         if len(rates) == 2:
             print(

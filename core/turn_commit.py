@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from core.messages import Message, Usage
+from core.store.db import NotApplied
 from core.store.deliveries import Delivery
 
 if TYPE_CHECKING:
@@ -49,8 +50,13 @@ def record_turn(
     to deliver, all in one transaction; returns the delivery (None when nothing is sent).
     Raises TurnAlreadyFinished (and stores nothing) if the entry was finished meanwhile. With
     ``claim`` (owner, seconds) the delivery is recorded already claimed by that owner, so the
-    sender can go at once. The statements go as one batch: a remote database sees two round
-    trips (the batch, then the commit)."""
+    sender can go at once.
+
+    One round trip to a remote database, which holds its write lock for no longer than the
+    statements take: the inbox entry's end is the guard (it must change exactly one row, or
+    nothing commits), and the delivery is read back after the commit by its source, which is
+    unique. No delivery for this entry can exist before: the only other writer of an
+    ``inbox:`` source (``/stop``) finishes its entry in the same transaction."""
     entry = record.entry
     at = store.clock.now()
     statements = [
@@ -66,16 +72,19 @@ def record_turn(
                                        inbox_id=entry.id) for usage in record.usage),
         store.sessions.touch_statement(entry.user_id, record.session_id, at=at),
     ]
+    reads = []
     if record.outbound is not None:
+        source = f"inbox:{entry.id}"
         statements.append(store.deliveries.add_statement(
-            entry.user_id, source=f"inbox:{entry.id}", platform=record.outbound.platform,
+            entry.user_id, source=source, platform=record.outbound.platform,
             chat_key=record.outbound.chat_key or entry.chat_key, target=record.outbound.target,
-            text=record.outbound.text, claim=claim,
+            text=record.outbound.text, claim=claim, returning=False,
         ))
-    with store.transaction():
-        results = store.batch(statements)
-        if results[0].rowcount != 1:
-            raise TurnAlreadyFinished(f"inbox entry {entry.id} is already finished")
-    if record.outbound is None or not results[-1].rows:
+        reads.append(store.deliveries.for_source_statement(entry.user_id, source))
+    try:
+        _, found = store.db.write_then_read(statements, reads, guard=0)
+    except NotApplied:
+        raise TurnAlreadyFinished(f"inbox entry {entry.id} is already finished") from None
+    if not found or not found[0]:
         return None
-    return Delivery.from_row(results[-1].rows[0])
+    return Delivery.from_row(found[0][0])

@@ -65,6 +65,11 @@ class DatabaseUnavailable(DatabaseError):
     """The database could not be reached (or stayed locked) for the whole retry window."""
 
 
+class NotApplied(DatabaseError):
+    """A guarded write (``write_then_read``'s ``guard``) found its guard statement changing
+    other than exactly one row: nothing of it was committed."""
+
+
 class TransactionLost(DatabaseError):
     """A transaction's connection was lost and the database changed before it could be
     replayed: nothing of it was committed; running it again from the start is safe."""
@@ -155,9 +160,12 @@ class Database:
     @contextmanager
     def _remote_errors(self, what: str) -> Iterator[None]:
         from core.store.remote import Diverged, SqlError, Unavailable
+        from core.store.remote import NotApplied as RemoteNotApplied
 
         try:
             yield
+        except RemoteNotApplied as exc:
+            raise NotApplied(str(exc)) from exc
         except (SqlError, ValueError) as exc:  # ValueError: a value Hrana cannot carry
             raise DatabaseError(f"{exc} [{what}]") from exc
         except Unavailable as exc:
@@ -219,27 +227,39 @@ class Database:
 
     def write_then_read(
         self, writes: Sequence[Statement], reads: Sequence[Statement],
-        keep: Sequence[Statement] = (),
+        keep: Sequence[Statement] = (), *, guard: int | None = None,
     ) -> tuple[int, list[list[Row]]]:
         """Commit ``writes`` as one transaction, then run ``reads``: one round trip to a remote
         database (the writes' results are not returned, only the last one's changed-row count,
         kept with the commit marker so that a lost answer is resolved). ``keep``: more reads
         whose results are kept for the first query that asks for the same statement (see
-        ``prefetch``). Inside a transaction, they join it (and ``keep`` is not read)."""
+        ``prefetch``). Inside a transaction, they join it (and ``keep`` is not read).
+        ``guard``: the index of a write that must change exactly one row (a compare-and-set),
+        else nothing is committed and ``NotApplied`` is raised; the count returned is then the
+        guard's."""
+        split = len(writes) if guard is None else guard + 1
         with self._lock:
             if self._depth:  # inside a transaction: its statements join it
-                results = self.batch([*writes, *reads])
-                changed = results[len(writes) - 1].rowcount if writes else 0
-                return changed, [r.rows for r in results[len(writes):]]
+                first = self.batch(writes[:split])
+                changed = first[-1].rowcount if first else 0
+                if guard is not None and changed != 1:
+                    raise NotApplied(f"statement {guard} changed {changed} rows, not one")
+                rest = self.batch([*writes[split:], *reads])
+                return changed, [r.rows for r in rest[len(writes) - split:]]
             if self._remote is None:
+                counts: list[int] = []
                 with self.transaction():
-                    counts = [self._run(sql, params).rowcount for sql, params in writes]
+                    for index, (sql, params) in enumerate(writes):
+                        counts.append(self._run(sql, params).rowcount)
+                        if index == guard and counts[-1] != 1:
+                            raise NotApplied(f"statement {guard} changed {counts[-1]} rows,"
+                                             " not one")
                 rows = [self.query(sql, params) for sql, params in reads]
-                return (counts[-1] if counts else 0), rows
+                return (counts[split - 1] if counts else 0), rows
             self._forget_kept()
             with self._remote_errors("write"):
                 changed, outcomes = self._remote.write_then_read(list(writes),
-                                                                 [*reads, *keep])
+                                                                 [*reads, *keep], guard=guard)
             self._keep(keep, outcomes[len(reads):])
             return changed, [_Answer(o).rows() for o in outcomes[:len(reads)]]
 

@@ -67,17 +67,19 @@ class Deliveries:
     def add_statement(
         self, user_id: str, *, source: str, platform: str, chat_key: str,
         target: dict[str, Any], text: str, claim: tuple[str, float] | None = None,
+        returning: bool = True,
     ) -> Statement:
         """``add`` as a statement for a batch, RETURNING the new row (none if ``source``
-        exists). With ``claim`` (owner, seconds) the row starts claimed by that owner, its
-        first attempt counted, as ``claim`` would leave it: the sender goes at once."""
+        exists; ``returning=False``: nothing, read it with ``for_source_statement``). With
+        ``claim`` (owner, seconds) the row starts claimed by that owner, its first attempt
+        counted, as ``claim`` would leave it: the sender goes at once."""
         at = self.db.clock.now()
         owner, until, attempts = (claim[0], at + claim[1], 1) if claim else (None, None, 0)
         return (
             "INSERT INTO deliveries (user_id, source, platform, chat_key, target, text,"
             " next_attempt_at, created_at, claimed_by, claimed_until, attempts)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT (source) DO NOTHING RETURNING *",
+            " ON CONFLICT (source) DO NOTHING" + (" RETURNING *" if returning else ""),
             (user_id, source, platform, chat_key, json.dumps(target), text, at, at, owner,
              until, attempts),
         )
@@ -90,10 +92,12 @@ class Deliveries:
             raise NotFound(f"no delivery {delivery_id}")
         return Delivery.from_row(row)
 
+    @staticmethod
+    def for_source_statement(user_id: str, source: str) -> Statement:
+        return "SELECT * FROM deliveries WHERE user_id = ? AND source = ?", (user_id, source)
+
     def for_source(self, user_id: str, source: str) -> Delivery | None:
-        row = self.db.one(
-            "SELECT * FROM deliveries WHERE user_id = ? AND source = ?", (user_id, source)
-        )
+        row = self.db.one(*self.for_source_statement(user_id, source))
         return Delivery.from_row(row) if row else None
 
     def claim(self, user_id: str, delivery_id: int, owner: str, ttl: float) -> Delivery | None:

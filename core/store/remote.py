@@ -67,6 +67,11 @@ class SqlError(Exception):
     """The database refused the statement (constraint, syntax, ...): not a transport problem."""
 
 
+class NotApplied(Exception):
+    """A guarded transaction's guard statement did not change exactly one row: nothing of it
+    was committed."""
+
+
 @dataclass(frozen=True)
 class Step:
     sql: str
@@ -188,13 +193,16 @@ class RemoteLink:
                     raise SqlError(str(step))
             return [s for s in steps if isinstance(s, Outcome)]
 
-    def _marker_statements(self, marker: str) -> Statements:
+    def _marker_statements(self, marker: str, *, guard: bool = False) -> Statements:
         """The marker (keeping the changed-row count of the statement before it), and now and
-        then a prune of markers old enough that no lost commit can still ask for them."""
+        then a prune of markers old enough that no lost commit can still ask for them. A
+        ``guard`` marker fails (its ``at`` is NULL, a NOT NULL column) unless the statement
+        before it changed exactly one row: the transaction then cannot commit."""
         now = float(self._clock.now())
         self._commits += 1
+        at = "CASE WHEN changes() = 1 THEN ? END" if guard else "?"
         statements: Statements = [(f"INSERT INTO {COMMITS_TABLE} (id, at, changes)"
-                                   " VALUES (?, ?, changes())", (marker, now))]
+                                   f" VALUES (?, {at}, changes())", (marker, now))]
         if self._commits % _PRUNE_EVERY == 0:
             statements.append((f"DELETE FROM {COMMITS_TABLE} WHERE at < ?",
                                (now - _MARKER_DAYS * 86400,)))
@@ -205,13 +213,19 @@ class RemoteLink:
         changed, _ = self.write_then_read([(sql, params)], [])
         return Outcome(None, [], changed)
 
-    def write_then_read(self, writes: Statements, reads: Statements) -> tuple[int, list[Outcome]]:
+    def write_then_read(self, writes: Statements, reads: Statements, *,
+                        guard: int | None = None) -> tuple[int, list[Outcome]]:
         """``writes`` as one transaction, then ``reads``, in one request. Returns the last
-        write's changed-row count and the reads' outcomes. A lost answer is resolved through
-        the marker, which also holds that count; the reads are then sent again."""
+        write's changed-row count (with ``guard``: the guard's) and the reads' outcomes. A lost
+        answer is resolved through the marker, which also holds that count; the reads are then
+        sent again. ``guard``: the index of a write that must change exactly one row, or
+        nothing commits and ``NotApplied`` is raised (the marker follows it and fails)."""
         backoff = self._backoff()
         marker = secrets.token_hex(16)
-        statements = [_BEGIN, *writes, *self._marker_statements(marker), _COMMIT, *reads]
+        split = len(writes) if guard is None else guard + 1
+        marks = self._marker_statements(marker, guard=guard is not None)
+        statements = [_BEGIN, *writes[:split], *marks, *writes[split:], _COMMIT, *reads]
+        marked_at = split + 1  # the marker's step
         committed_at = len(statements) - len(reads) - 1
         while True:
             try:
@@ -230,13 +244,15 @@ class RemoteLink:
                 if not failed.busy:
                     raise SqlError(str(failed))
                 if isinstance(steps[committed_at], Outcome):  # a read was busy: read again
-                    return self._changes(steps, len(writes)), self.read(reads, backoff)
+                    return self._changes(steps, split), self.read(reads, backoff)
                 backoff.wait(str(failed))  # closing the stream rolled the writes back
                 continue
-            if failed is not None:
-                raise SqlError(str(failed))  # closing the stream rolled the writes back
+            if failed is not None:  # closing the stream rolled the writes back
+                if guard is not None and steps.index(failed) == marked_at:
+                    raise NotApplied(f"statement {guard} did not change exactly one row")
+                raise SqlError(str(failed))
             outcomes = [s for s in steps[committed_at + 1:] if isinstance(s, Outcome)]
-            return self._changes(steps, len(writes)), outcomes
+            return self._changes(steps, split), outcomes
 
     @staticmethod
     def _changes(steps: list[Any], writes: int) -> int:

@@ -276,7 +276,11 @@ class SkillCatalog:
         return names
 
     def take_awaiting(self, user_id: str, session_id: str) -> builtins.list[str]:
-        """The skills waiting for a verdict in this session (removed: judged once)."""
+        """The skills waiting for a verdict in this session (removed: judged once). Looked for
+        first outside a transaction: most turns find none, and a remote database's write lock
+        is then not taken at all."""
+        if not self.awaiting(user_id, session_id):
+            return []
         with self.db.transaction():
             row = self.db.one(
                 "SELECT skills FROM skill_outcome_pending WHERE user_id = ? AND session_id = ?",

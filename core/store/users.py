@@ -57,26 +57,27 @@ class Users:
     def for_account(
         self, account: str, *, display_name: str | None = None, kind: str = "person"
     ) -> str:
-        """The user owning ``account``, created (with the account) when it is new."""
-        row = self.db.one("SELECT user_id FROM accounts WHERE account = ?", (account,))
+        """The user owning ``account``, created (with the account) when it is new.
+
+        Creating is one transaction of two inserts that each happen only while the account
+        is unknown, followed by reading its owner: one round trip to a remote database, and
+        whoever commits first wins (a second caller reads the first one's user)."""
+        owner = ("SELECT user_id FROM accounts WHERE account = ?", (account,))
+        row = self.db.one(*owner)
         if row:
             return row["user_id"]
         platform, _ = split_account(account)
-        with self.db.transaction():
-            row = self.db.one("SELECT user_id FROM accounts WHERE account = ?", (account,))
-            if row:
-                return row["user_id"]
-            user_id = new_id("grp" if kind == "group" else "usr")
-            self.db.execute(
-                "INSERT INTO users (id, kind, display_name, created_at) VALUES (?, ?, ?, ?)",
-                (user_id, kind, display_name, self.db.clock.now()),
-            )
-            self.db.execute(
-                "INSERT INTO accounts (account, user_id, platform, display_name, created_at)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (account, user_id, platform, display_name, self.db.clock.now()),
-            )
-            return user_id
+        user_id = new_id("grp" if kind == "group" else "usr")
+        now = self.db.clock.now()
+        unknown = " WHERE NOT EXISTS (SELECT 1 FROM accounts WHERE account = ?)"
+        _, [rows] = self.db.write_then_read([
+            ("INSERT INTO users (id, kind, display_name, created_at) SELECT ?, ?, ?, ?" + unknown,
+             (user_id, kind, display_name, now, account)),
+            ("INSERT INTO accounts (account, user_id, platform, display_name, created_at)"
+             " SELECT ?, ?, ?, ?, ?" + unknown,
+             (account, user_id, platform, display_name, now, account)),
+        ], [owner])
+        return str(rows[0]["user_id"])
 
     def resolve(self, ref: str) -> str:
         """A user id from a user id or any linked account; NotFound otherwise. A user merged

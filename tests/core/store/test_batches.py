@@ -119,3 +119,48 @@ def test_a_new_inbox_entry_is_written_and_read_back_in_one_round_trip(store, db_
     if db_backend == "hrana":
         assert round_trips(store.db) - before == 2  # the add, then the get
     assert store.inbox.add(user, message("m1")) is None  # a retried delivery
+
+
+def test_a_guarded_write_commits_only_when_its_guard_changes_one_row(open_db, db_backend):
+    from core.store.db import NotApplied
+
+    db = open_db()
+    db.execute("CREATE TABLE job (id INTEGER PRIMARY KEY, state TEXT)")
+    db.execute("CREATE TABLE log (what TEXT)")
+    db.execute("INSERT INTO job (id, state) VALUES (1, 'open')")
+    close = ("UPDATE job SET state = 'closed' WHERE id = 1 AND state = 'open'", ())
+    writes = [("INSERT INTO log (what) VALUES ('before')", ()), close,
+              ("INSERT INTO log (what) VALUES ('after')", ())]
+    before = round_trips(db)
+    changed, [rows] = db.write_then_read(writes, [("SELECT what FROM log ORDER BY what", ())],
+                                         guard=1)
+    assert changed == 1  # the guard's count
+    assert rows == [{"what": "after"}, {"what": "before"}]
+    if db_backend == "hrana":
+        assert round_trips(db) - before == 1
+    with pytest.raises(NotApplied):  # closed already: nothing of the second one is kept
+        db.write_then_read(writes, [("SELECT 1", ())], guard=1)
+    assert db.scalar("SELECT count(*) FROM log") == 2
+    db.execute("INSERT INTO job (id, state) VALUES (2, 'open'), (3, 'open')")
+    with pytest.raises(NotApplied):  # two rows are not one either
+        db.write_then_read([("UPDATE job SET state = 'x' WHERE state = 'open'", ())], [], guard=0)
+    assert db.scalar("SELECT count(*) FROM job WHERE state = 'open'") == 2
+
+
+def test_a_guarded_write_inside_a_transaction_joins_it(open_db):
+    from core.store.db import NotApplied
+
+    db = open_db()
+    db.execute("CREATE TABLE job (id INTEGER PRIMARY KEY, state TEXT)")
+    db.execute("INSERT INTO job (id, state) VALUES (1, 'closed')")
+    with db.transaction():
+        db.execute("INSERT INTO job (id, state) VALUES (2, 'open')")
+        with pytest.raises(NotApplied):
+            db.write_then_read([("UPDATE job SET state = 'x' WHERE id = 1 AND state = 'open'", ()),
+                                ("INSERT INTO job (id, state) VALUES (9, 'after')", ())],
+                               [], guard=0)
+        changed, [rows] = db.write_then_read(
+            [("UPDATE job SET state = 'closed' WHERE id = 2", ())],
+            [("SELECT count(*) AS n FROM job", ())], guard=0)
+    assert (changed, rows) == (1, [{"n": 2}])  # the refused write's later insert never ran
+    assert db.scalar("SELECT count(*) FROM job WHERE id = 9") == 0

@@ -77,3 +77,20 @@ def test_a_lost_answer_gets_its_count_back_when_old_markers_are_pruned_with_it(d
     server.inject(FaultRule("drop_after", match="n + 1", times=1))
     assert db.execute("UPDATE t SET n = n + 1") == 2
     assert db.remote_counters()["found_commits"] == 1
+
+
+@pytest.mark.parametrize("fault", ["drop_after", "drop_before"])
+def test_a_guarded_write_with_its_answer_lost_commits_once(db, server, fault):
+    from core.store.db import NotApplied
+
+    server.inject(FaultRule(fault, match="n + 1", times=1))
+    guarded = [("UPDATE t SET n = n + 1 WHERE x = 1 AND n = 0", ()),
+               ("INSERT INTO t (x) VALUES (7)", ())]
+    changed, [rows] = db.write_then_read(guarded, [("SELECT x, n FROM t ORDER BY x", ())],
+                                         guard=0)
+    assert changed == 1
+    assert rows == [{"x": 1, "n": 1}, {"x": 2, "n": 0}, {"x": 7, "n": 0}]
+    assert db.remote_counters()["lost_commits"] == 1
+    with pytest.raises(NotApplied):  # sent again, the guard finds it done: nothing twice
+        db.write_then_read(guarded, [], guard=0)
+    assert db.scalar("SELECT count(*) FROM t WHERE x = 7") == 1

@@ -98,6 +98,49 @@ def test_record_turn_is_all_or_nothing_and_only_once(store):
         record_turn(store, record)
     assert store.messages.count(user, session.id) == 2
     assert store.usage.totals(user).calls == 1
+    assert store.deliveries.for_source(user, f"inbox:{entry_id}").id == delivery.id
+
+
+def round_trips(store) -> int:
+    return store.db.remote_counters().get("round_trips", 0)
+
+
+def test_a_turn_is_recorded_in_one_round_trip_and_a_new_account_in_two(store, db_backend):
+    """Over a remote database each is one request, so no transaction holds the write lock
+    while waiting for the network (issue 30: 50 users at once queued behind them)."""
+    before = round_trips(store)
+    user = store.users.for_account("telegram:7", display_name="Seven")
+    created = round_trips(store) - before
+    assert store.users.for_account("telegram:7") == user
+    assert store.db.scalar("SELECT count(*) FROM users WHERE id = ?", (user,)) == 1
+    assert store.users.get(user).display_name == "Seven"
+    entry_id = store.inbox.add(user, inbound(account="telegram:7", platform="telegram"))
+    session = store.sessions.start(user, "telegram:7", "telegram")
+    record = _record(store, user, entry_id, session)
+    before = round_trips(store)
+    delivery = record_turn(store, record, claim=("w1", 30.0))
+    recorded = round_trips(store) - before
+    assert delivery is not None and delivery.attempts == 1 and delivery.text == "hey"
+    claimed = store.db.scalar("SELECT claimed_by FROM deliveries WHERE id = ?", (delivery.id,))
+    assert claimed == "w1"
+    if db_backend == "hrana":
+        assert (created, recorded) == (2, 1)  # the lookup, then the inserts and the read
+
+
+def test_one_new_account_asked_for_at_once_from_many_threads_is_one_user(store):
+    from concurrent.futures import ThreadPoolExecutor
+
+    barrier = __import__("threading").Barrier(6)
+
+    def claim(_: int) -> str:
+        barrier.wait()
+        return store.users.for_account("slack:T1/U9")
+
+    with ThreadPoolExecutor(6) as pool:
+        owners = set(pool.map(claim, range(6)))
+    assert len(owners) == 1
+    assert store.db.scalar("SELECT count(*) FROM users") == 1
+    assert store.db.scalar("SELECT count(*) FROM accounts WHERE account = 'slack:T1/U9'") == 1
 
 
 def test_delivery_claim_is_exclusive(store):
