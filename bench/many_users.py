@@ -16,10 +16,12 @@ round), the slowest ``/healthz``, and for the remote round the Hrana requests pe
 remote/local throughput ratio. Targets: ratio >= 1/3, p99 <= 5 s, /healthz <= 0.5 s.
 
     .venv/bin/python bench/many_users.py [--users 50] [--delay 0.04] [--only file|remote]
-        [--hrana-log FILE]
+        [--hrana-log FILE] [--set IRIS_NAME=VALUE ...]
 
 ``--hrana-log FILE``: the Hrana server appends every request body it gets to FILE (the warm-up
 turn's included), to see which statements a first message sends and how they are grouped.
+``--set``: a setting for ``iris dev`` in both rounds (e.g. ``IRIS_POOL_THREADS=32``), to choose
+concurrency settings from measurements.
 """
 
 from __future__ import annotations
@@ -105,7 +107,7 @@ def settled_round_trips(stats_url: str) -> int:
 
 
 def one_round(name: str, users: int, model_port: int, delay: float | None,
-              hrana_log: str | None = None) -> float:
+              hrana_log: str | None = None, settings: dict[str, str] | None = None) -> float:
     iris_port = free_port()
     with tempfile.TemporaryDirectory() as home:
         extra: dict[str, str] = {}
@@ -135,7 +137,7 @@ def one_round(name: str, users: int, model_port: int, delay: float | None,
             )
             extra = {"IRIS_DB_URL": f"http://127.0.0.1:{hrana_port}", "IRIS_DB_AUTH_TOKEN": token}
             stats_url = f"http://127.0.0.1:{hrana_port}/_fake/stats"
-        env = scripted_dev_env(home, KEY, model_port, **extra)
+        env = scripted_dev_env(home, KEY, model_port, **extra, **(settings or {}))
         dev = spawn(
             [
                 sys.executable,
@@ -199,11 +201,16 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.04)
     parser.add_argument("--only", choices=["file", "remote"])
     parser.add_argument("--hrana-log", help="append the Hrana server's requests to this file")
+    parser.add_argument("--set", action="append", default=[], metavar="IRIS_NAME=VALUE",
+                        help="a setting for iris dev (repeatable)")
     parser.add_argument("--model-server", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.model_server:
         serve_model(args.model_server)
         return
+    settings = dict(item.split("=", 1) for item in args.set)
+    if any(not name.startswith("IRIS_") for name in settings):
+        parser.error("--set takes IRIS_NAME=VALUE")
     model_port = free_port()
     model = spawn(
         [sys.executable, str(Path(__file__).resolve()), "--model-server", str(model_port)],
@@ -212,11 +219,12 @@ def main() -> None:
     print(
         f"{args.users} users' first messages at once against iris dev, scripted model; "
         f"{os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f}"
+        + "".join(f"; {name}={value}" for name, value in settings.items())
     )
     try:
         rates = {}
         if args.only != "remote":
-            rates["file"] = one_round("file", args.users, model_port, None)
+            rates["file"] = one_round("file", args.users, model_port, None, settings=settings)
         if args.only != "file":
             rates["remote"] = one_round(
                 f"remote ({args.delay * 1000:.0f} ms per round trip)",
@@ -224,6 +232,7 @@ def main() -> None:
                 model_port,
                 args.delay,
                 args.hrana_log,
+                settings,
             )
         if len(rates) == 2:
             print(

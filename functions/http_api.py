@@ -27,12 +27,19 @@ from core.store.inbox import InboxEntry
 from core.streaming import AnswerListener, StreamedText
 from functions.auth import ApiError
 from functions.ingress import receive
-from functions.runtime import Runtime
+from functions.runtime import NeedsRuntime, Runtime
 
 USER_PATTERN = r"^[A-Za-z0-9_.@+-]{1,128}$"
 WAIT_SECONDS = 600.0
 KEEPALIVE_SECONDS = 10.0
 SESSION_POLL_SECONDS = 0.1
+# How often a waiting request reads its entry from the store. Where the worker may be another
+# container (Modal), 0.5 s; where turns run in this process their end wakes the waiter at once
+# (``Notifier``) and the reads are only a safety net for ends nobody announces (a turn given
+# up by the sweeper): they start at 0.5 s and double up to 4 s, instead of a read every 0.5 s
+# per waiting request competing with the turns for the store (issue 30: 50 users at once).
+FINISH_POLL_SECONDS = 0.5
+FINISH_POLL_LOCAL_MAX = 4.0
 
 ERROR_STATUS = {
     "auth": (502, "provider_auth_error"),
@@ -169,8 +176,11 @@ def inbound_from(rt: Runtime, body: ChatCompletionRequest, *, idempotency_key: s
 
 async def wait_finished(rt: Runtime, user_id: str, entry_id: int, timeout: float) -> InboxEntry:
     """Wait for a worker (here or in another container) to finish an entry."""
+
     event = rt.notifier.watch(entry_id)
     deadline = time.monotonic() + timeout
+    pause = FINISH_POLL_SECONDS
+    longest = FINISH_POLL_LOCAL_MAX if isinstance(rt.dispatcher, NeedsRuntime) else pause
     try:
         while True:
             entry = await in_store_lane(user_id, rt.store.inbox.get, user_id, entry_id)
@@ -181,7 +191,8 @@ async def wait_finished(rt: Runtime, user_id: str, entry_id: int, timeout: float
                 raise ApiError(504, "the turn is still running; retry with the same "
                                "Idempotency-Key to get its result", code="turn_timeout")
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(event.wait(), timeout=min(remaining, 0.5))
+                await asyncio.wait_for(event.wait(), timeout=min(remaining, pause))
+            pause = min(pause * 2, longest)
     finally:
         rt.notifier.forget(entry_id)
 

@@ -41,6 +41,7 @@ and platform sends, lookups; store: database calls made from the event loop
 LANES: tuple[Lane, ...] = get_args(Lane)
 SYSTEM = "-system-"  # the user key of work done for nobody in particular (sweeps, lookups)
 DEFAULT_EXECUTOR_THREADS = 16
+REMOTE_STORE_THREADS_PER_POOL_THREAD = 2  # see limits_from
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,16 @@ def limits_from(settings: Settings) -> dict[Lane, Limits]:
     found["skills"] = Limits(threads=max(1, settings.pool_threads // 4), per_user=1,
                              spare=max(1, settings.pool_spare_threads // 4),
                              timeout=settings.skill_import_timeout)
+    if settings.db_url.startswith(("libsql://", "https://", "http://", "wss://", "ws://")):
+        # Over a remote database the store lane's threads wait on the network, one Hrana
+        # link each: with 16 of them, 50 users' first messages queued for threads (40 ms per
+        # round trip: 10-12 turns/s, p99 4-5 s); with 32, 16.6 turns/s and p99 3.0 s; 48
+        # gave little more (bench/many_users.py, docs/benchmarks.md). A file database has one
+        # connection behind a lock: more threads there would only wait for it.
+        found["store"] = Limits(threads=REMOTE_STORE_THREADS_PER_POOL_THREAD
+                                * settings.pool_threads, per_user=settings.pool_per_user,
+                                spare=settings.pool_spare_threads,
+                                timeout=settings.blocking_timeout)
     return found
 
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-import httpx
+from core.store.hrana_http import Connections, NotSent, Unanswered
 
 
 class Failure(Enum):
@@ -204,8 +204,7 @@ class HranaClient:
     def __init__(self, url: str, token: str, *, timeout: float = 60.0):
         self.base = http_url(url).rstrip("/")
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self._http = httpx.Client(headers=headers,
-                                  timeout=httpx.Timeout(timeout, connect=10.0))
+        self._http = Connections(timeout=timeout, headers=headers)
         self.round_trips = 0
         self.waited = 0.0  # seconds spent waiting for answers
 
@@ -221,22 +220,27 @@ class HranaClient:
         self.round_trips += 1
         started = time.perf_counter()
         try:
-            answer = self._http.post(f"{stream.base_url or self.base}/v3/pipeline", json=body)
-        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            answer = self._http.post(f"{stream.base_url or self.base}/v3/pipeline",
+                                     json.dumps(body, ensure_ascii=False,
+                                                separators=(",", ":")).encode())
+        except NotSent as exc:
             raise TransportError(f"cannot connect: {exc}", Failure.NOT_EXECUTED) from exc
-        except httpx.HTTPError as exc:
+        except Unanswered as exc:
             self.waited += time.perf_counter() - started
             stream.lost()
-            raise TransportError(f"http error: {type(exc).__name__}: {exc}",
-                                 Failure.UNKNOWN) from exc
+            raise TransportError(f"http error: {exc}", Failure.UNKNOWN) from exc
         self.waited += time.perf_counter() - started
-        if answer.status_code != 200:
-            failure = classify(answer.status_code, answer.headers.get("content-type", ""),
-                               answer.text)
+        if answer.status != 200:
+            failure = classify(answer.status, answer.content_type, answer.text)
             if failure is not Failure.NOT_EXECUTED:
                 stream.lost()
-            raise TransportError(f"status={answer.status_code} {answer.text[:300]}", failure)
-        data = answer.json()
+            raise TransportError(f"status={answer.status} {answer.text[:300]}", failure)
+        try:
+            data = json.loads(answer.body)
+        except ValueError as exc:  # a proxy's page, a truncated body: it may have run
+            stream.lost()
+            raise TransportError(f"not a Hrana answer: {answer.text[:300]}",
+                                 Failure.UNKNOWN) from exc
         stream.baton = data.get("baton")
         stream.base_url = data.get("base_url") or stream.base_url
         results = data["results"]
