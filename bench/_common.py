@@ -9,7 +9,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -102,3 +104,16 @@ def line(name: str, values: list[float]) -> str:
     return (f"{name:<9} p50 {percentile(values, 50) * 1000:7.0f} ms   "
             f"p99 {percentile(values, 99) * 1000:7.0f} ms   "
             f"max {max(values) * 1000:7.0f} ms   (n={len(values)})")
+
+
+def serve_scripted_model(port: int, handler: Callable[[dict[str, Any]], object]) -> None:
+    """Serve ``iris_testing``'s scripted OpenAI-compatible model on ``port`` for good (a bench's
+    model-server child), answering every request with ``handler(request_json)``."""
+    from iris_testing.llm_server import ScriptedLLM
+    from iris_testing.server import start_server
+
+    llm = ScriptedLLM()
+    llm.handler = handler
+    start_server(llm.app, port=port)
+    while True:
+        time.sleep(3600)

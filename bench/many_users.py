@@ -36,22 +36,11 @@ import time
 from pathlib import Path
 
 import httpx
-from _common import free_port, line, scripted_dev_env, spawn, wait_up
+from _common import free_port, line, scripted_dev_env, serve_scripted_model, spawn, wait_up
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "bench-key"
 PROBE_SECONDS = 0.5
-
-
-def serve_model(port: int) -> None:
-    from iris_testing.llm_server import ScriptedLLM
-    from iris_testing.server import start_server
-
-    llm = ScriptedLLM()
-    llm.handler = lambda body: "ok"
-    start_server(llm.app, port=port)
-    while True:
-        time.sleep(3600)
 
 
 async def probe(url: str, stop: asyncio.Event) -> list[float]:
@@ -206,7 +195,7 @@ def main() -> None:
     parser.add_argument("--model-server", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.model_server:
-        serve_model(args.model_server)
+        serve_scripted_model(args.model_server, lambda body: "ok")
         return
     settings = dict(item.split("=", 1) for item in args.set)
     if any(not name.startswith("IRIS_") for name in settings):

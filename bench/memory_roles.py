@@ -38,7 +38,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
-from _common import ROOT, connect_when_up, free_port, scripted_dev_env, spawn, wait_up
+from _common import (
+    ROOT,
+    connect_when_up,
+    free_port,
+    scripted_dev_env,
+    serve_scripted_model,
+    spawn,
+    wait_up,
+)
 
 from iris_testing import procs
 
@@ -62,17 +70,6 @@ def answer(body: dict) -> object:
             "tool_calls": [{"name": "session_search", "arguments": {"query": "marine biology"}}]
         }
     return f"Noted ({len(body['messages'])} messages so far)."
-
-
-def serve_model(port: int) -> None:
-    from iris_testing.llm_server import ScriptedLLM
-    from iris_testing.server import start_server
-
-    llm = ScriptedLLM()
-    llm.handler = answer
-    start_server(llm.app, port=port)
-    while True:
-        time.sleep(3600)
 
 
 def workload(plain: int, tools: int) -> list[tuple[str, list[str]]]:
@@ -342,7 +339,7 @@ def main() -> None:
     parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.model_server:
-        serve_model(args.model_server)
+        serve_scripted_model(args.model_server, answer)
         return
     if args.worker:
         home, plain, tools = args.worker

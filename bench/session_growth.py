@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 import httpx
-from _common import free_port, scripted_dev_env, spawn, wait_up
+from _common import free_port, scripted_dev_env, serve_scripted_model, spawn, wait_up
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "bench-key"
@@ -43,17 +43,6 @@ def answer(body: dict) -> object:
     if "please read" in str(text):
         return {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]}
     return "ok"
-
-
-def serve_model(port: int) -> None:
-    from iris_testing.llm_server import ScriptedLLM
-    from iris_testing.server import start_server
-
-    llm = ScriptedLLM()
-    llm.handler = answer
-    start_server(llm.app, port=port)
-    while True:
-        time.sleep(3600)
 
 
 def tree_rss_kib(pid: int) -> int:
@@ -123,7 +112,7 @@ def main() -> None:
     parser.add_argument("--model-server", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.model_server:
-        serve_model(args.model_server)
+        serve_scripted_model(args.model_server, answer)
         return
     if args.turns < 20:
         parser.error("--turns must be at least 20 (turns 16-20 are compared)")
