@@ -22,7 +22,6 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -178,12 +177,7 @@ def loopback(n: int) -> dict[str, list[float]]:
 
     batches = requests(n + 50)
     out: dict[str, list[float]] = {}
-    # TCP_NODELAY: httpx writes a request's headers and body separately, and with Nagle on the
-    # body waits for the server's delayed ACK (40 ms on Linux): a client's artefact, not the
-    # server's ack time (webhook senders write a request at once).
-    nodelay = httpx.HTTPTransport(socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
-    with serve(ack_only_app()) as server, httpx.Client(base_url=server.url,
-                                                      transport=nodelay) as client:
+    with serve(ack_only_app()) as server, httpx.Client(base_url=server.url) as client:
         for name, batch in batches.items():
             times = []
             for i, (path, body, headers) in enumerate(batch):
