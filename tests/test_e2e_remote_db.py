@@ -92,9 +92,12 @@ def test_a_turn_answers_once_through_sqlds_refused_baton_and_transaction_timeout
         faulty, monkeypatch, fault, seen):
     """sqld refuses the baton of a forgotten stream with 400 text/plain (a restart, a
     failover), and rolls back a transaction held too long (TRANSACTION_TIMEOUT): both happen
-    mid-transaction of a chat turn, which still answers once."""
+    mid-transaction of a chat turn (its memory write: the turn's own commit and a new
+    account are one request each, with no baton), which still answers once and keeps the
+    note once."""
     llm = ScriptedLLM()
-    llm.reply("answer once")
+    llm.tool_call("memory", {"action": "add", "target": "memory",
+                             "content": "Ada keeps bees on the roof."}).reply("answer once")
     env = {"IRIS_DB_URL": fresh_hrana_url(faulty), "IRIS_DB_AUTH_TOKEN": faulty.token}
     with emulator_stack(llm, monkeypatch, **env) as stack:
         faulty.reset()
@@ -105,6 +108,8 @@ def test_a_turn_answers_once_through_sqlds_refused_baton_and_transaction_timeout
         counters = stack.runtime.store.db.remote_counters()
         stored = stack.runtime.store.db.scalar(
             "SELECT count(*) FROM messages WHERE content = 'answer once'")
+        notes = stack.runtime.store.db.scalar(
+            "SELECT count(*) FROM memory_entries WHERE content LIKE '%keeps bees%'")
     assert faulty.stats()[seen] == 1
-    assert len(llm.requests) == 1 and stored == 1
+    assert len(llm.requests) == 2 and stored == 1 and notes == 1
     assert counters["replays"] >= 1
