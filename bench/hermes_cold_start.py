@@ -3,9 +3,10 @@
 Both talk to one scripted OpenAI-compatible model server (another process, answering "ok" at
 once), so the figures are each agent's own start and turn:
 
-- Hermes: ``hermes -z "hello"`` (its one-shot mode: only the final answer on stdout) with a fresh ``HERMES_HOME`` whose config.yaml
-  points ``model`` at the scripted server (``provider: custom``): from spawning the process to
-  the answer on its stdout, and to the process's exit.
+- Hermes: ``hermes -z "hello"`` (its one-shot mode: only the final answer on stdout) with a
+  fresh ``HERMES_HOME`` whose config.yaml points ``model`` at the scripted server
+  (``provider: custom``): from spawning the process to the answer on its stdout, and to the
+  process's exit.
 - Iris: a fresh ``iris dev`` (fresh ``IRIS_HOME``, local libSQL file): from spawning the process
   to the answer of one chat completion sent as soon as ``/healthz`` answers (the HTTP API, as a
   client of the serverless deployment's emulator would).
