@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 import os
+import platform
 import tempfile
 from pathlib import Path
 
+# Libraries that start a process once per process for what it runs on: croniter's import runs
+# `file` on the interpreter (croniter.is_32bit -> platform.architecture), and the OpenAI SDK's
+# first request runs `uname -p` (platform.platform -> uname().processor, then cached). Both
+# happen here, before any test, so that `make check`'s guard against processes never meets
+# them in whichever test happens to come first.
+import croniter  # noqa: F401  (imported for that side effect)
 import pytest
+
+platform.platform()
+platform.platform(terse=True)
+platform.uname().processor  # noqa: B018  (computed now, then cached by the platform module)
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 # Turns embed inline in tests, not in an indexing child per runtime (the default, `process`):
