@@ -117,3 +117,13 @@ def serve_scripted_model(port: int, handler: Callable[[dict[str, Any]], object])
     start_server(llm.app, port=port)
     while True:
         time.sleep(3600)
+
+
+def stop_child(child: subprocess.Popen[bytes], seconds: float = 30.0) -> None:
+    """SIGTERM, then SIGKILL if the child is still there after ``seconds``."""
+    child.terminate()
+    try:
+        child.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()

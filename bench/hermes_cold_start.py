@@ -32,7 +32,14 @@ import time
 from pathlib import Path
 
 import httpx
-from _common import connect_when_up, free_port, scripted_dev_env, serve_scripted_model, spawn
+from _common import (
+    connect_when_up,
+    free_port,
+    scripted_dev_env,
+    serve_scripted_model,
+    spawn,
+    stop_child,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "bench-key"
@@ -95,11 +102,7 @@ def iris_once(model_port: int) -> float:
                     raise SystemExit(f"iris answered {response.text[:200]}")
                 return time.perf_counter() - started
         finally:
-            dev.terminate()
-            try:
-                dev.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                dev.kill()
+            stop_child(dev)
 
 
 def main() -> None:

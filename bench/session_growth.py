@@ -19,14 +19,13 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import httpx
-from _common import free_port, scripted_dev_env, serve_scripted_model, spawn, wait_up
+from _common import free_port, scripted_dev_env, serve_scripted_model, spawn, stop_child, wait_up
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "bench-key"
@@ -98,11 +97,7 @@ def run(turns: int, pause: float, model_port: int) -> None:
             print(f"peak RSS of iris dev and its children: {peak / 1024:.0f} MiB; "
                   f"load average {os.getloadavg()[0]:.1f}")
         finally:
-            dev.terminate()
-            try:
-                dev.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                dev.kill()
+            stop_child(dev)
 
 
 def main() -> None:
