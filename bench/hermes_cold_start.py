@@ -12,12 +12,12 @@ once), so the figures are each agent's own start and turn:
   client of the serverless deployment's emulator would).
 
 Hermes Agent is installed from PyPI into a scratch venv outside the project (it is not a
-dependency of Iris):
+dependency of Iris): without ``--hermes``, into ``$TMPDIR/iris-bench-hermes`` on first use.
 
-    python3.11 -m venv /tmp/hermes-venv && /tmp/hermes-venv/bin/pip install hermes-agent
-    .venv/bin/python bench/hermes_cold_start.py --hermes /tmp/hermes-venv/bin/hermes [--runs 5]
+    .venv/bin/python bench/hermes_cold_start.py [--hermes PATH/bin/hermes] [--runs 5]
 
-Runs alternate (Iris, Hermes, Iris, ...) so both see the same load.
+Runs alternate (Iris, Hermes, Iris, ...) so both see the same load, after one unmeasured run
+of each (a fresh install compiles its bytecode on first use).
 """
 
 from __future__ import annotations
@@ -43,6 +43,17 @@ from _common import (
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "bench-key"
+
+
+def ensure_hermes() -> str:
+    """The scratch venv's ``hermes``, the venv made and Hermes Agent installed when missing."""
+    venv = Path(tempfile.gettempdir()) / "iris-bench-hermes"
+    hermes = venv / "bin" / "hermes"
+    if not hermes.exists():
+        print(f"installing hermes-agent from PyPI into {venv} (once)", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "hermes-agent"], check=True)
+    return str(hermes)
 
 
 def hermes_once(hermes: str, model_port: int) -> tuple[float, float]:
@@ -107,25 +118,28 @@ def iris_once(model_port: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--hermes", required=False, help="the hermes executable (scratch venv)")
+    parser.add_argument("--hermes", help="a hermes executable (default: a scratch venv's)")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--model-server", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.model_server:
         serve_scripted_model(args.model_server, lambda body: "ok")
         return
-    if not args.hermes or not Path(args.hermes).exists():
-        parser.error("--hermes PATH: install Hermes Agent into a scratch venv first (see the "
-                     "module's docstring)")
+    if args.hermes and not Path(args.hermes).exists():
+        parser.error(f"--hermes {args.hermes}: no such file")
+    hermes = args.hermes or ensure_hermes()
     model_port = free_port()
     model = spawn([sys.executable, str(Path(__file__).resolve()), "--model-server",
                    str(model_port)], {**os.environ, "PYTHONPATH": str(ROOT)})
     try:
         connect_when_up(model_port, time.perf_counter() + 60).close()
+        # One unmeasured run each first: a fresh install compiles its bytecode on first use.
+        iris_once(model_port)
+        hermes_once(hermes, model_port)
         iris, hermes_answer, hermes_exit = [], [], []
         for _ in range(args.runs):
             iris.append(iris_once(model_port))
-            answer, ended = hermes_once(args.hermes, model_port)
+            answer, ended = hermes_once(hermes, model_port)
             hermes_answer.append(answer)
             hermes_exit.append(ended)
         print(f"{args.runs} alternating runs; load average {os.getloadavg()[0]:.1f}")
