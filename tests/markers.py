@@ -66,8 +66,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 class _NoProcesses:
     """Every way to start a process refused, for the run of a test that claims to start none:
-    ``subprocess`` (and asyncio's subprocesses), ``multiprocessing`` (spawn and forkserver
-    start their children through ``spawnv_passfds``; fork through ``os.fork``) and
+    ``subprocess`` (and asyncio's subprocesses), ``multiprocessing`` (spawn starts its
+    children, and a forkserver itself, through ``spawnv_passfds``; fork through ``os.fork``) and
     ``os.posix_spawn``. An attempt fails the test at its end even when the code under test
     caught the error (an indexing child started from an after-turn step, whose failure is
     only logged)."""
