@@ -28,30 +28,21 @@ import time
 from pathlib import Path
 
 import httpx
-from _common import free_port, health, line, scripted_dev_env, spawn, wait_up
+from _common import free_port, health, line, scripted_dev_env, serve_scripted_model, spawn, wait_up
 
 WORST_COMMAND = "cat/" * 7999
 TRIGGER = "RUN-WORST-CASE"
 KEY = "bench-key"
 
 
-def serve_model(port: int) -> None:
+def answer(body: dict) -> object:
     """The scripted model: a terminal call for the trigger, plain answers otherwise."""
-    from iris_testing.llm_server import ScriptedLLM, ToolCall, ToolCalls
-    from iris_testing.server import start_server
+    from iris_testing.llm_server import ToolCall, ToolCalls
 
-    llm = ScriptedLLM()
-
-    def answer(body: dict) -> object:
-        last = body["messages"][-1]
-        if last["role"] == "user" and TRIGGER in str(last.get("content")):
-            return ToolCalls((ToolCall("terminal", {"command": WORST_COMMAND}),))
-        return "ok"
-
-    llm.handler = answer
-    start_server(llm.app, port=port)
-    while True:
-        time.sleep(3600)
+    last = body["messages"][-1]
+    if last["role"] == "user" and TRIGGER in str(last.get("content")):
+        return ToolCalls((ToolCall("terminal", {"command": WORST_COMMAND}),))
+    return "ok"
 
 
 def memory_kb(pid: int) -> dict[str, int]:
@@ -182,7 +173,7 @@ def main() -> None:
     parser.add_argument("--model-server", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.model_server:
-        serve_model(args.model_server)
+        serve_scripted_model(args.model_server, answer)
         return
     model_port, iris_port = free_port(), free_port()
     with tempfile.TemporaryDirectory() as home:

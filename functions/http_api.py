@@ -176,7 +176,6 @@ def inbound_from(rt: Runtime, body: ChatCompletionRequest, *, idempotency_key: s
 
 async def wait_finished(rt: Runtime, user_id: str, entry_id: int, timeout: float) -> InboxEntry:
     """Wait for a worker (here or in another container) to finish an entry."""
-
     event = rt.notifier.watch(entry_id)
     deadline = time.monotonic() + timeout
     pause = FINISH_POLL_SECONDS

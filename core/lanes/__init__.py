@@ -67,7 +67,7 @@ def limits_from(settings: Settings) -> dict[Lane, Limits]:
     found["skills"] = Limits(threads=max(1, settings.pool_threads // 4), per_user=1,
                              spare=max(1, settings.pool_spare_threads // 4),
                              timeout=settings.skill_import_timeout)
-    if settings.db_url.startswith(("libsql://", "https://", "http://", "wss://", "ws://")):
+    if settings.db_is_remote:
         # Over a remote database the store lane's threads wait on the network, one Hrana
         # link each: with 16 of them, 50 users' first messages queued for threads (40 ms per
         # round trip: 10-12 turns/s, p99 4-5 s); with 32, 16.6 turns/s and p99 3.0 s; 48
