@@ -151,14 +151,14 @@ def _check_model(
 
 
 def one_token_call(settings: Settings) -> None:
-    from core.llm import LiteLLMModel
-    from core.messages import Message
+    import dataclasses
 
-    model = LiteLLMModel(
-        name=settings.model or "", api_base=settings.model_api_base,
-        api_key=settings.secret("model_api_key"), timeout=min(settings.model_timeout, 60),
-        retries=0, extra={"max_tokens": 1},
-    )
+    from core.messages import Message
+    from core.routing import build_model
+
+    model = dataclasses.replace(
+        build_model(settings, settings.model or ""), timeout=min(settings.model_timeout, 60),
+        retries=0, temperature=None, max_tokens=1, free=False)
     asyncio.run(model.complete([Message(role="user", content="Say OK.")]))
 
 

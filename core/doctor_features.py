@@ -31,9 +31,10 @@ def _main_model_sees(settings: Settings) -> tuple[bool, str]:
             f" (IRIS_MODEL_VISION={str(settings.model_vision).lower()})"
     if not settings.model:
         return False, ""
-    from core.llm import supports_vision
+    from core.routing import sees_images
 
-    return supports_vision(settings.model), " (litellm's model info)"
+    sees, source = sees_images(settings, settings.model)
+    return sees, f" ({source})"
 
 
 def _check_vision(report: Report, settings: Settings) -> None:

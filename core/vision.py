@@ -39,10 +39,10 @@ BLIND_NOTE = ("[the user also sent an image, which this model cannot see and whi
 async def sight_of(settings: Settings, model_name: str) -> Sight:
     sees = settings.model_vision
     if sees is None:
-        from core.llm import supports_vision
+        from core.routing import sees_images
 
-        sees = await blocking("io", f"model:{model_name}", supports_vision, model_name,
-                              what="looking up the model")
+        sees, _ = await blocking("io", f"model:{model_name}", sees_images, settings, model_name,
+                                 what="looking up the model")
     if sees:
         return "sees"
     return "tool" if settings.vision_model else "blind"

@@ -108,10 +108,18 @@ def preload_web() -> None:
 
 
 def preload_worker() -> None:
-    """Imports a turn needs, litellm above all (3+ s), done before the memory snapshot."""
-    from core.llm import load_litellm
+    """Imports a turn needs, litellm above all (3+ s), done before the memory snapshot. litellm
+    is left out when the secret's models are all the direct client's (``IRIS_MODEL`` an
+    ``openai/`` model at ``IRIS_MODEL_API_BASE``): it would hold ~130 MiB for nothing."""
+    import os
 
-    load_litellm()
+    from core.llm import load_litellm, uses_direct
+
+    env = os.environ
+    models = [name for name in (env.get("IRIS_MODEL"), env.get("IRIS_CHEAP_MODEL")) if name]
+    if not models or not all(uses_direct(name, env.get("IRIS_MODEL_API_BASE"),
+                                         env.get("IRIS_MODEL_CLIENT", "auto")) for name in models):
+        load_litellm()
     _preload(COMMON_MODULES, PLATFORM_MODULES + SEARCH_MODULES)
     from functions.runtime import default_after_turn, default_sections, default_tool_providers
 

@@ -9,7 +9,6 @@ A failed summary leaves the prompt exactly as it was and backs off before trying
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -52,18 +51,6 @@ def estimate_tokens(messages: Sequence[Message]) -> int:
     return int(chars / CHARS_PER_TOKEN) + 4 * len(messages)
 
 
-@functools.lru_cache(maxsize=64)
-def _litellm_window(name: str) -> int | None:
-    from core.llm import load_litellm
-
-    try:
-        info = load_litellm().get_model_info(name)
-    except Exception:
-        return None
-    value = info.get("max_input_tokens") or info.get("max_tokens")
-    return int(value) if value else None
-
-
 async def context_window(model: Any, settings: Settings) -> int:
     """The model's input window: the ``context_window`` setting, else what the model or
     litellm's model table says, else 32k tokens."""
@@ -72,12 +59,11 @@ async def context_window(model: Any, settings: Settings) -> int:
     declared = getattr(model, "context_window", None)
     if isinstance(declared, int) and declared > 0:
         return declared
-    from core.llm import LiteLLMModel
-
-    if isinstance(model, LiteLLMModel):
-        found = await blocking("io", f"model:{model.name}", _litellm_window, model.name,
+    lookup = getattr(model, "known_window", None)
+    if callable(lookup):
+        found = await blocking("io", f"model:{model.name}", lookup,
                                what="looking up the context window")
-        if found:
+        if isinstance(found, int) and found > 0:
             return found
     return DEFAULT_WINDOW
 
