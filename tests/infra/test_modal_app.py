@@ -102,19 +102,34 @@ def lifecycle(cls) -> dict[str, str]:
     return found
 
 
-def test_snapshots_hold_litellm_for_the_worker_and_not_for_the_webhook():
+SECRET_MODELS = {
+    "hosted": ({"IRIS_MODEL": "anthropic/claude-sonnet-4"}, "True"),
+    "direct": ({"IRIS_MODEL": "openai/qwen", "IRIS_MODEL_API_BASE": "http://10.0.0.5/v1"},
+               "False"),
+    "direct, side model hosted": ({"IRIS_MODEL": "openai/qwen", "IRIS_CHEAP_MODEL": "groq/x",
+                                   "IRIS_MODEL_API_BASE": "http://10.0.0.5/v1"}, "True"),
+    "direct, litellm chosen": ({"IRIS_MODEL": "openai/qwen", "IRIS_MODEL_CLIENT": "litellm",
+                                "IRIS_MODEL_API_BASE": "http://10.0.0.5/v1"}, "True"),
+}
+
+
+@pytest.mark.parametrize("secret", SECRET_MODELS)
+def test_snapshots_hold_litellm_for_the_worker_and_not_for_the_webhook(secret):
+    """litellm is in the worker's snapshot unless every model is the direct client's."""
+    values, worker_has_litellm = SECRET_MODELS[secret]
     code = ("import sys, infra.cloud as c\n"
             "def seen(): return [m in sys.modules for m in ('litellm', 'functions.tick', "
             "'functions.http_api', 'core.tools.clock')]\n"
             "c.preload_common(); common = seen(); c.preload_web(); web = seen()\n"
             "c.preload_worker(); print(common, web, seen())")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IRIS_")}
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, timeout=120,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, env={**env, **values})
     assert done.returncode == 0, done.stderr
     common, web, worker = done.stdout.strip().split("] [")
     assert common.startswith("[False, True") and common.endswith("True")
     assert web == "False, True, True, True"
-    assert worker.startswith("True")
+    assert worker.startswith(worker_has_litellm)
 
 
 def test_the_image_is_built_from_the_project():
