@@ -38,6 +38,7 @@ INSTALL_HINT = (
 WINDOW = 128          # tokens per chunk, [CLS] and [SEP] included (the model's training length)
 STRIDE = 112          # chunks overlap by WINDOW - 2 - STRIDE tokens
 MAX_CHUNKS = 8        # per text: the first ~900 tokens are embedded
+MAX_BATCH_TOKENS = 2048  # padded tokens per forward pass (16 full windows): bounds activations
 CLS, SEP, PAD = 101, 102, 0
 _DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32}
 
@@ -127,17 +128,33 @@ def single_thread_blas() -> bool:
 
 
 def erf(x: np.ndarray) -> np.ndarray:
-    """Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7)."""
-    sign = np.sign(x)
+    """Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7), computed in place: on a
+    layer's hidden activations (tokens x 1,536) each temporary is tens of MiB."""
     a = np.abs(x)
-    t = 1.0 / (1.0 + 0.3275911 * a)
-    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (
-        -1.453152027 + t * 1.061405429))))
-    return sign * (1.0 - poly * np.exp(-a * a))
+    t = a * 0.3275911
+    t += 1.0
+    np.reciprocal(t, out=t)
+    poly = t * 1.061405429
+    for coefficient in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
+        poly += coefficient
+        poly *= t
+    del t
+    np.multiply(a, a, out=a)
+    np.negative(a, out=a)
+    np.exp(a, out=a)
+    poly *= a
+    del a
+    np.subtract(1.0, poly, out=poly)
+    poly *= np.sign(x)
+    return poly
 
 
 def gelu(x: np.ndarray) -> np.ndarray:
-    return 0.5 * x * (1.0 + erf(x * np.float32(0.7071067811865476)))
+    out = erf(x * np.float32(0.7071067811865476))
+    out += 1.0
+    out *= x
+    out *= 0.5
+    return out
 
 
 def layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
@@ -149,7 +166,9 @@ def layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) 
 
 @dataclass(frozen=True)
 class Layer:
-    qkv_w: np.ndarray   # (hidden, 3 * hidden), pre-transposed
+    # (in, out) for ``x @ w``: qkv's three are joined (a copy); the others are transposed views
+    # of the memory-mapped file (BLAS reads them as they are: no private copy per process)
+    qkv_w: np.ndarray   # (hidden, 3 * hidden)
     qkv_b: np.ndarray
     out_w: np.ndarray
     out_b: np.ndarray
@@ -186,13 +205,13 @@ class BertEncoder:
                 qkv_w=np.ascontiguousarray(np.concatenate(
                     [f32(attn + k + ".weight") for k in ("query", "key", "value")]).T),
                 qkv_b=np.concatenate([f32(attn + k + ".bias") for k in ("query", "key", "value")]),
-                out_w=np.ascontiguousarray(f32(p + "attention.output.dense.weight").T),
+                out_w=f32(p + "attention.output.dense.weight").T,
                 out_b=f32(p + "attention.output.dense.bias"),
                 ln1=(f32(p + "attention.output.LayerNorm.weight"),
                      f32(p + "attention.output.LayerNorm.bias")),
-                up_w=np.ascontiguousarray(f32(p + "intermediate.dense.weight").T),
+                up_w=f32(p + "intermediate.dense.weight").T,
                 up_b=f32(p + "intermediate.dense.bias"),
-                down_w=np.ascontiguousarray(f32(p + "output.dense.weight").T),
+                down_w=f32(p + "output.dense.weight").T,
                 down_b=f32(p + "output.dense.bias"),
                 ln2=(f32(p + "output.LayerNorm.weight"), f32(p + "output.LayerNorm.bias")),
             ))
@@ -246,12 +265,19 @@ class BertEncoder:
 
     def encode_ids(self, sequences: Sequence[list[int]], batch_size: int = 32) -> np.ndarray:
         """Unit vectors for token-id sequences (special tokens included), batched by length so
-        little padding is computed."""
+        little padding is computed: up to ``batch_size`` sequences and ``MAX_BATCH_TOKENS``
+        padded tokens per forward pass (the activations' memory grows with the latter)."""
         out = np.zeros((len(sequences), self.dim), dtype=np.float32)
         order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
-        for start in range(0, len(order), batch_size):
-            picked = order[start:start + batch_size]
+        start = 0
+        while start < len(order):
+            end = start + 1
+            while (end < len(order) and end - start < batch_size
+                   and (end - start + 1) * len(sequences[order[end]]) <= MAX_BATCH_TOKENS):
+                end += 1
+            picked = order[start:end]
             out[picked] = self._forward([sequences[i] for i in picked])
+            start = end
         return out
 
     def _forward(self, batch: list[list[int]]) -> np.ndarray:
