@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from core.config import Settings
-    from core.search.indexer import Indexer
+    from core.search.indexer import SessionIndexer
     from core.services import Services
     from core.store import Store
     from core.store.inbox import InboxEntry
@@ -24,7 +24,7 @@ class HookContext:
     services: Services
     entry: InboxEntry  # the inbox entry the turn answered
     outcome: TurnOutcome
-    indexer: Indexer | None = None  # the runtime's indexing child, with search_indexer=process
+    indexer: SessionIndexer | None = None  # with search_indexer=process: child or function
 
     @property
     def user_id(self) -> str:

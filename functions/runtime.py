@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from core.clock import Clock
     from core.context import PromptSection
     from core.hooks import AfterTurn, HookContext
-    from core.search.indexer import Indexer
+    from core.search.indexer import SessionIndexer
     from core.services import Services
     from core.store.inbox import InboxEntry
     from core.toolkit import Toolset
@@ -125,11 +125,16 @@ class Runtime:
         )
 
     @cached_property
-    def indexer(self) -> Indexer | None:
-        """This runtime's indexing child (started on its first request), or None when
-        vectors are computed elsewhere (``search_indexer`` inline or off)."""
+    def indexer(self) -> SessionIndexer | None:
+        """Where this runtime's sessions are indexed off the turn's path: its indexing child
+        (started on its first request), in the cloud the deployed app's ``Indexer`` function;
+        None when vectors are computed elsewhere (``search_indexer`` inline or off)."""
         if self.settings.search_indexer != "process":
             return None
+        if self.settings.dispatcher == "modal":
+            from functions.indexer_modal import ModalIndexer
+
+            return ModalIndexer(self.settings.modal_app)
         from core.search.indexer import Indexer
 
         return Indexer(self.settings)

@@ -129,6 +129,29 @@ def preload_worker() -> None:
     default_tool_providers()
 
 
+def preload_indexer() -> None:
+    """Imports the ``Indexer`` function needs (the store, numpy and the encoder's modules),
+    done before its memory snapshot; the weights load on the first call."""
+    _preload(("core.store", "core.search.indexer_child", *SEARCH_MODULES), ())
+
+
+def index_sessions(requests: list[list[str]], settings: Settings | None = None) -> int:
+    """The ``Indexer`` function's body: embed the requested sessions' messages that have no
+    vectors (``[user_id, session_id]`` pairs, as the worker's ModalIndexer spawns them)."""
+    from core.search import embed
+    from core.search.indexer_child import index_requests
+    from core.store import open_store
+
+    pairs = [(str(user), str(session)) for user, session in requests]
+    if not pairs or not embed.available():
+        return 0
+    store = open_store(settings or load_settings())
+    try:
+        return index_requests(store, pairs)
+    finally:
+        store.close()
+
+
 def _preload(required: tuple[str, ...], optional: tuple[str, ...]) -> None:
     import importlib
     import importlib.util

@@ -2,6 +2,8 @@
 
     Web     the FastAPI app of ``functions.asgi.build()`` (HTTP API, Telegram, Slack routes)
     Worker  drains one chat; the web function's ModalDispatcher ``.spawn()``s ``Worker().drain``
+    Indexer embeds sessions' new messages for search; the Worker's ModalIndexer ``.spawn()``s
+            ``Indexer().index`` after turns, so the encoder never runs in a Worker container
     tick    every minute: due cron jobs (``functions.cron.tick``), daily skill curation, the sweeper
 
 Every function scales to zero (``min_containers=0``) and starts from a memory snapshot taken after
@@ -33,6 +35,9 @@ WEB_MAX_INPUTS = 100
 WORKER_SCALEDOWN_SECONDS = 60
 WORKER_TIMEOUT_SECONDS = 900  # a stopped drain leaves its entry pending; the sweeper resumes it
 WORKER_MAX_INPUTS = 16
+INDEXER_SCALEDOWN_SECONDS = 30
+INDEXER_TIMEOUT_SECONDS = 600
+INDEXER_MAX_CONTAINERS = 2  # CPU-bound batches; more spawns wait in Modal's queue, not here
 TICK_SCHEDULE = "* * * * *"
 TICK_SCALEDOWN_SECONDS = 2  # the minimum: a tick container must not idle into the next minute
 TICK_TIMEOUT_SECONDS = 120
@@ -121,6 +126,26 @@ class Worker:
 
             rt = self._runtime = build_cloud_runtime()
         return rt
+
+
+@app.cls(**declare(
+    "Indexer", **common, scaledown_window=INDEXER_SCALEDOWN_SECONDS,
+    timeout=INDEXER_TIMEOUT_SECONDS, max_containers=INDEXER_MAX_CONTAINERS,
+    enable_memory_snapshot=True,
+))
+class Indexer:
+    @modal.enter(snap=True)
+    def preload(self) -> None:
+        from infra.cloud import preload_indexer
+
+        preload_indexer()
+
+    @modal.method()
+    def index(self, requests: list[list[str]]) -> int:
+        from infra.cloud import check_container, index_sessions
+
+        check_container(in_cloud=not modal.is_local())
+        return index_sessions(requests)
 
 
 @app.function(**declare(

@@ -19,7 +19,10 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from core.config import Settings
+    from core.store import Store
 
 log = logging.getLogger("iris.search.indexer")
 
@@ -79,15 +82,24 @@ def serve(settings: Settings, source: Any, parent: int) -> None:
         stop = False
         while not stop:
             batch, stop = take_batch(source, parent)
-            if not batch or not embed.available():
-                continue
-            for user_id, session_id in sorted(batch):
-                try:
-                    written = embed.backfill(
-                        store, user_id, session_id=session_id, limit=SESSION_LIMIT
-                    )
-                    log.debug("embedded %d messages of %s", written, session_id)
-                except Exception:
-                    log.exception("indexing session %s of %s failed", session_id, user_id)
+            if batch and embed.available():
+                index_requests(store, batch)
     finally:
         store.close()
+
+
+def index_requests(store: Store, batch: Iterable[Request]) -> int:
+    """Embed each requested session's messages without vectors (up to ``SESSION_LIMIT`` each,
+    newest first), one session after another; a failing session is logged and skipped.
+    Returns how many messages got vectors. Also the cloud's ``Indexer`` function's body."""
+    from core.search import embed
+
+    written = 0
+    for user_id, session_id in sorted(set(batch)):
+        try:
+            done = embed.backfill(store, user_id, session_id=session_id, limit=SESSION_LIMIT)
+            log.debug("embedded %d messages of %s", done, session_id)
+            written += done
+        except Exception:
+            log.exception("indexing session %s of %s failed", session_id, user_id)
+    return written

@@ -43,14 +43,16 @@ def test_the_app_imports_without_a_modal_token(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["iris", "['Web.*',", "'Worker.*',", "'tick']"]
+    assert done.stdout.split() == ["iris", "['Indexer.*',", "'Web.*',", "'Worker.*',", "'tick']"]
     assert not (tmp_path / ".modal.toml").exists()
 
 
 def test_functions_schedules_web_endpoint_and_secrets():
     functions = registered()
-    assert set(functions) == {"Web.*", "Worker.*", "tick"}
-    web, worker, tick = (functions[n].info() for n in ("Web.*", "Worker.*", "tick"))
+    assert set(functions) == {"Web.*", "Worker.*", "Indexer.*", "tick"}
+    web, worker, tick, indexer = (functions[n].info()
+                                  for n in ("Web.*", "Worker.*", "tick", "Indexer.*"))
+    assert indexer.method_names == ["index"] and indexer.schedule is None
 
     assert tick.schedule == "Cron('* * * * *', UTC)"
     assert web.schedule is None and worker.schedule is None
@@ -59,7 +61,7 @@ def test_functions_schedules_web_endpoint_and_secrets():
     assert web.method_details["app"].unauthenticated is True  # Telegram/Slack must reach it
     assert worker.method_names == ["drain"] and worker.method_details == {}
 
-    for info in (web, worker, tick):
+    for info in (web, worker, tick, indexer):
         assert info.secrets[0] == "modal.Secret.from_name('iris')"
         assert "IRIS_DISPATCHER" in info.secrets[1]
     assert modal_app.REQUIRED_SECRET_KEYS == ("IRIS_MODEL", "IRIS_DB_URL", "IRIS_OBJECTS_URL")
@@ -70,7 +72,7 @@ def test_functions_schedules_web_endpoint_and_secrets():
 
 def test_every_function_scales_to_zero_and_cold_starts_are_cut():
     declared = modal_app.DECLARED
-    assert set(declared) == {"Web", "Worker", "tick"}
+    assert set(declared) == {"Web", "Worker", "Indexer", "tick"}
     for name, options in declared.items():
         assert options["min_containers"] == 0, name
         assert 2 <= options["scaledown_window"] <= 120, name
@@ -79,6 +81,7 @@ def test_every_function_scales_to_zero_and_cold_starts_are_cut():
     assert declared["tick"]["scaledown_window"] == 2  # never idles into the next minute
     assert declared["tick"]["timeout"] < 300
     assert declared["Web"]["timeout"] > 600  # the HTTP API may wait 600 s for a turn
+    assert declared["Indexer"]["max_containers"] == modal_app.INDEXER_MAX_CONTAINERS
 
     functions = registered()
     assert functions["Web.*"].info().concurrency_info.max_inputs == modal_app.WEB_MAX_INPUTS
@@ -89,6 +92,8 @@ def test_every_function_scales_to_zero_and_cold_starts_are_cut():
         "preload": "ENTER_PRE_SNAPSHOT", "start": "ENTER_POST_SNAPSHOT",
         "drain": "CALLABLE_INTERFACE", "stop": "EXIT",
     }
+    assert lifecycle(modal_app.Indexer) == {"preload": "ENTER_PRE_SNAPSHOT",
+                                            "index": "CALLABLE_INTERFACE"}
 
 
 def lifecycle(cls) -> dict[str, str]:
