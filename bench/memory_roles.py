@@ -15,12 +15,15 @@ until every message has its vector (the indexing child's work counts).
   off, ``modal`` imported as its first spawn does): the same messages as Telegram webhooks,
   acknowledged; no turn runs here.
 - worker: turns run in the process as the Modal ``Worker`` runs them (``receive``, the local
-  dispatcher, after-turn work; ``search_indexer`` from ``--indexer``, ``process`` by default).
+  dispatcher, after-turn work). ``--indexer function`` (its default) is the cloud's shape: the
+  worker's ``ModalIndexer`` hands batches to the ``Indexer`` function, here a process of its
+  own (the function's body, ``infra.cloud.index_sessions``) measured as a role of its own;
+  ``process``/``inline`` are ``iris dev``'s shapes.
 - dev: ``iris dev``, the same turns through its HTTP API.
 
 Targets: web <= 150 MiB, worker <= 400 MiB, iris dev <= 500 MiB.
 Run: .venv/bin/python bench/memory_roles.py [--plain 20] [--tools 20] [--only web|worker|dev]
-     [--indexer process|inline]
+     [--indexer function|process|inline]
 """
 
 from __future__ import annotations
@@ -138,10 +141,12 @@ def wait(condition: Callable[[], bool], what: str, seconds: float = 600) -> None
         time.sleep(0.2)
 
 
-def report(role: str, sampler: Sampler, steps: list[tuple[str, int]], target: int) -> None:
+def report(role: str, sampler: Sampler, steps: list[tuple[str, int]],
+           target: int | None) -> None:
+    goal = f"target <= {target} MiB" if target else "no target"
     print(
         f"{role}: peak RSS {sampler.peak / MIB:.0f} MiB, PSS {sampler.peak_pss / MIB:.0f} "
-        f"MiB (target <= {target} MiB)\n  RSS "
+        f"MiB ({goal})\n  RSS "
         + ", ".join(f"{name} {rss / MIB:.0f}" for name, rss in steps)
         + f" MiB\n  largest process at the peak {sampler.largest[0] / MIB:.0f} MiB "
         f"({sampler.largest[1].strip()})"
@@ -224,6 +229,15 @@ def worker_process(home: str, plain: int, tools: int) -> None:
     from functions.runtime import compose
 
     rt = compose(load_settings(), dispatcher=LocalDispatcher())
+    handover = os.environ.get("BENCH_INDEX_REQUESTS")
+    if handover:  # the cloud's shape: spawned Indexer calls become lines for that process
+        from iris_testing.modal_fake import FakeModal
+
+        def spawn_index(pairs: list[list[str]]) -> None:
+            with open(handover, "a", encoding="utf-8") as out:
+                out.write(json.dumps(pairs) + "\n")
+
+        rt.indexer.sdk = FakeModal(on_spawn=spawn_index)
     count = 0
 
     async def turn(text: str) -> str:
@@ -260,9 +274,43 @@ def worker_process(home: str, plain: int, tools: int) -> None:
     rt.close()
 
 
+def index_function(home: str, requests: str) -> None:
+    """Runs in the measured ``Indexer`` process: each line the worker hands over is one spawned
+    call, run with the function's body, until a line ``stop``."""
+    from core.config import load_settings
+    from infra.cloud import index_sessions
+
+    settings = load_settings()
+    print("ready", flush=True)
+    done = 0
+    while True:
+        with open(requests, encoding="utf-8") as source:
+            lines = source.read().splitlines()
+        for line in lines[done:]:
+            if line == "stop":
+                return
+            index_sessions(json.loads(line), settings)
+        done = len(lines)
+        time.sleep(0.05)
+
+
 def run_worker(plain: int, tools: int, model_port: int, indexer: str) -> None:
     home = tempfile.mkdtemp(prefix="iris-bench-mem-worker-")
-    env = scripted_dev_env(home, KEY, model_port, IRIS_SEARCH_INDEXER=indexer)
+    extra = {"IRIS_SEARCH_INDEXER": indexer}
+    function = None
+    if indexer == "function":
+        requests = str(Path(home) / "index-requests.jsonl")
+        Path(requests).touch()
+        extra = {"IRIS_SEARCH_INDEXER": "process", "IRIS_DISPATCHER": "modal",
+                 "BENCH_INDEX_REQUESTS": requests}
+        function = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), "--index-function", home, requests],
+            cwd=ROOT, env=scripted_dev_env(home, KEY, model_port), stdout=subprocess.PIPE,
+            text=True)
+        assert function.stdout is not None
+        if function.stdout.readline().strip() != "ready":
+            raise SystemExit("the Indexer function's process did not start")
+    env = scripted_dev_env(home, KEY, model_port, **extra)
     worker = subprocess.Popen(
         [sys.executable, str(Path(__file__).resolve()), "--worker", home, str(plain), str(tools)],
         cwd=ROOT,
@@ -276,17 +324,28 @@ def run_worker(plain: int, tools: int, model_port: int, indexer: str) -> None:
         if worker.stdout.readline().strip() != "ready":
             raise SystemExit("the worker did not start")
         sampler = Sampler(worker.pid)
+        other = Sampler(function.pid) if function is not None else None
         steps = [("start", sampler.now())]
+        other_steps = [("start", other.now())] if other is not None else []
         for line in worker.stdout:
             steps.append((f"after {line.strip()}", sampler.now()))
+            if other is not None:
+                other_steps.append((f"after {line.strip()}", other.now()))
             if line.strip() == "indexed":
                 break
         sampler.stop()
         worker.stdin.write("\n")
         worker.stdin.flush()
-        report("worker (turns)", sampler, steps, 400)
+        report(f"worker (turns; search_indexer={indexer})", sampler, steps, 400)
+        if other is not None:
+            other.stop()
+            report("Indexer function (its own container)", other, other_steps, None)
     finally:
         worker.wait(timeout=60)
+        if function is not None:
+            with open(requests, "a", encoding="utf-8") as out:
+                out.write("stop\n")
+            function.wait(timeout=60)
 
 
 def run_dev(plain: int, tools: int, model_port: int, indexer: str) -> None:
@@ -331,15 +390,19 @@ def main() -> None:
     parser.add_argument("--only", choices=["web", "worker", "dev"])
     parser.add_argument(
         "--indexer",
-        choices=["process", "inline"],
-        default="process",
-        help="search_indexer of the worker and iris dev",
+        choices=["function", "process", "inline"],
+        help="where vectors are computed: the worker's default is function (the cloud's "
+        "Indexer), iris dev's process (its child); inline in the turn's process",
     )
+    parser.add_argument("--index-function", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--model-server", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.model_server:
         serve_scripted_model(args.model_server, answer)
+        return
+    if args.index_function:
+        index_function(*args.index_function)
         return
     if args.worker:
         home, plain, tools = args.worker
@@ -354,16 +417,18 @@ def main() -> None:
     print(
         f"peak RSS per role (process + children, sampled every {SAMPLE_SECONDS * 1000:.0f} "
         f"ms): {args.plain} plain + {args.tools} tool turns + a search, "
-        f"search_indexer={args.indexer}; "
+        f"indexer {args.indexer or 'function (worker), process (iris dev)'}; "
         f"load average {os.getloadavg()[0]:.1f}"
     )
     try:
         if args.only in (None, "web"):
             run_web(args.plain, args.tools)
         if args.only in (None, "worker"):
-            run_worker(args.plain, args.tools, model_port, args.indexer)
+            run_worker(args.plain, args.tools, model_port, args.indexer or "function")
         if args.only in (None, "dev"):
-            run_dev(args.plain, args.tools, model_port, args.indexer)
+            if args.indexer == "function":
+                parser.error("--indexer function is the worker's (iris dev has no Modal)")
+            run_dev(args.plain, args.tools, model_port, args.indexer or "process")
     finally:
         model.terminate()
         model.wait(timeout=30)
