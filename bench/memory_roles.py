@@ -23,7 +23,7 @@ until every message has its vector (the indexing child's work counts).
 
 Targets: web <= 150 MiB, worker <= 400 MiB, iris dev <= 500 MiB.
 Run: .venv/bin/python bench/memory_roles.py [--plain 20] [--tools 20] [--only web|worker|dev]
-     [--indexer function|process|inline]
+     [--indexer function|process|inline] [--model-client auto|litellm]
 """
 
 from __future__ import annotations
@@ -58,6 +58,7 @@ MIB = 1024 * 1024
 TELEGRAM_SECRET = "bench-telegram-secret"
 SAMPLE_SECONDS = 0.02
 SEARCH = "search: what did I say about marine biology?"
+MODEL_CLIENT = "auto"  # --model-client litellm: the model through litellm, as a named provider
 
 
 def answer(body: dict) -> object:
@@ -310,7 +311,7 @@ def run_worker(plain: int, tools: int, model_port: int, indexer: str) -> None:
         assert function.stdout is not None
         if function.stdout.readline().strip() != "ready":
             raise SystemExit("the Indexer function's process did not start")
-    env = scripted_dev_env(home, KEY, model_port, **extra)
+    env = scripted_dev_env(home, KEY, model_port, IRIS_MODEL_CLIENT=MODEL_CLIENT, **extra)
     worker = subprocess.Popen(
         [sys.executable, str(Path(__file__).resolve()), "--worker", home, str(plain), str(tools)],
         cwd=ROOT,
@@ -351,7 +352,8 @@ def run_worker(plain: int, tools: int, model_port: int, indexer: str) -> None:
 def run_dev(plain: int, tools: int, model_port: int, indexer: str) -> None:
     home = tempfile.mkdtemp(prefix="iris-bench-mem-dev-")
     port = free_port()
-    env = scripted_dev_env(home, KEY, model_port, IRIS_SEARCH_INDEXER=indexer)
+    env = scripted_dev_env(home, KEY, model_port, IRIS_SEARCH_INDEXER=indexer,
+                           IRIS_MODEL_CLIENT=MODEL_CLIENT)
     dev = spawn(
         [sys.executable, "-m", "local_dev.cli", "dev", "--port", str(port), "--tick", "3600"], env
     )
@@ -394,6 +396,8 @@ def main() -> None:
         help="where vectors are computed: the worker's default is function (the cloud's "
         "Indexer), iris dev's process (its child); inline in the turn's process",
     )
+    parser.add_argument("--model-client", choices=["auto", "litellm"], default="auto",
+                        help="IRIS_MODEL_CLIENT of the worker and iris dev")
     parser.add_argument("--index-function", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--model-server", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
@@ -404,6 +408,8 @@ def main() -> None:
     if args.index_function:
         index_function(*args.index_function)
         return
+    global MODEL_CLIENT
+    MODEL_CLIENT = args.model_client
     if args.worker:
         home, plain, tools = args.worker
         worker_process(home, int(plain), int(tools))
@@ -418,6 +424,7 @@ def main() -> None:
         f"peak RSS per role (process + children, sampled every {SAMPLE_SECONDS * 1000:.0f} "
         f"ms): {args.plain} plain + {args.tools} tool turns + a search, "
         f"indexer {args.indexer or 'function (worker), process (iris dev)'}; "
+        f"model client {MODEL_CLIENT}; "
         f"load average {os.getloadavg()[0]:.1f}"
     )
     try:

@@ -147,6 +147,8 @@ def classify_error(exc: BaseException) -> ProviderError:
             return ProviderError("auth", text, retryable=False, status=status)
         if status == 429:
             return ProviderError("rate_limit", text, retryable=True, status=status)
+        if status == 408:  # the provider gave up waiting (OpenRouter's timeout)
+            return ProviderError("timeout", text, retryable=True, status=status)
         if status >= 500:
             return ProviderError("unavailable", text, retryable=True, status=status)
         if status == 404:

@@ -101,8 +101,14 @@ async def _failure(response: httpx.Response) -> ModelHTTPError:
     return ModelHTTPError(response.status_code, message, code=code, response=response)
 
 
+def _is_error(chunk: dict[str, Any]) -> bool:
+    """OpenAI's (and OpenRouter's, SGLang's) ``{"error": {…}}``, or vLLM's ``{"object":
+    "error", "message": …, "code": …}``."""
+    return bool(chunk.get("error")) or chunk.get("object") == "error"
+
+
 def _stream_error(chunk: dict[str, Any]) -> ModelHTTPError:
-    error = chunk.get("error")
+    error = chunk.get("error") or chunk
     message = str(error.get("message") if isinstance(error, dict) else error)
     code = error.get("code") if isinstance(error, dict) else None
     status = code if isinstance(code, int) and 400 <= code < 600 else 500
@@ -173,7 +179,7 @@ class DirectModel(ChatModel):
             raise ModelHTTPError(502, "the model server's answer is not JSON") from exc
         if not isinstance(completion, dict):
             raise ModelHTTPError(502, "the model server's answer is not a JSON object")
-        if "error" in completion and not completion.get("choices"):
+        if _is_error(completion) and not completion.get("choices"):
             raise _stream_error(completion)
         if not isinstance(completion.get("choices"), list) or not completion["choices"]:
             raise ModelHTTPError(502, "the model server's answer has no choices")
@@ -195,7 +201,7 @@ class DirectModel(ChatModel):
                                          "JSON") from exc
                 if not isinstance(chunk, dict):
                     continue
-                if chunk.get("error"):
+                if _is_error(chunk):
                     raise _stream_error(chunk)
                 yield chunk
 

@@ -130,6 +130,7 @@ ERRORS = [(401, "auth", False), (404, "not_found", False), (400, "context_window
 @pytest.mark.parametrize(("client", "status", "kind", "retryable"), [
     *[(client, *case) for client in CLIENTS for case in ERRORS],
     ("direct", 403, "auth", False),
+    ("direct", 408, "timeout", True),  # OpenRouter's "your request timed out"
 ])
 def test_errors_are_classified_alike(server, client, status, kind, retryable):
     llm, base = server

@@ -116,6 +116,16 @@ def test_an_error_event_mid_stream_is_a_provider_error_and_resets_what_was_shown
     assert str(caught.value) == "Upstream overloaded"
 
 
+def test_vllms_error_event_is_a_provider_error_too(wire):
+    server, model = wire
+    server.stream = [b'data: {"object": "error", "message": "The model is overloaded", '
+                     b'"type": "ServiceUnavailableError", "param": null, "code": 503}\n\n']
+    with pytest.raises(ProviderError) as caught:
+        streamed(model)
+    assert (caught.value.kind, caught.value.retryable) == ("unavailable", True)
+    assert str(caught.value) == "The model is overloaded"
+
+
 def test_a_stream_that_ends_without_done_keeps_what_came(wire):
     server, model = wire
     server.stream = [f"data: {chunk('all of it', finish='stop')}\n\n".encode()]
