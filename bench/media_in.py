@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.documents import DocumentRefused
+from core.intake.documents import DocumentRefused
 from core.platforms.email_inbound import read_rfc822
 from core.platforms.whatsapp import WhatsAppSender
 from iris_testing.mail_inbound import raw_mail

@@ -40,11 +40,11 @@ class Settings(BaseModel):
     allowed_models: list[str] = Field(default_factory=list)
     model_timeout: float = Field(default=120.0, gt=0)
     model_retries: int = Field(default=2, ge=0, le=10)
-    # auto: an openai/ model at model_api_base is called over HTTP directly (core/llm_direct.py),
+    # auto: an openai/ model at model_api_base is called over HTTP directly (core/model/direct.py),
     # every other model through litellm; litellm: every model through litellm.
     model_client: Literal["auto", "litellm"] = "auto"
     model_free: bool = False  # the model runs here at no per-token price (the embedded demo)
-    interactive_first: bool = False  # scheduled runs wait for chat turns (core/priority.py)
+    interactive_first: bool = False  # scheduled runs wait for chat turns (core/model/priority.py)
     # False: the main model is offered no tools (the embedded demo); replies then point to the
     # slash commands (/remember, /cron add) instead of asking the model
     model_uses_tools: bool = True

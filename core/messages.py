@@ -37,7 +37,7 @@ class ToolCall:
 
 @dataclass(frozen=True, kw_only=True)
 class ImageRef:
-    """An image the user sent, stored in their object store (``core.images``). ``url`` (a
+    """An image the user sent, stored in their object store (``core.intake.images``). ``url`` (a
     ``data:`` URL) is filled in only for a model request, never stored."""
 
     id: str

@@ -12,8 +12,8 @@ if TYPE_CHECKING:
     from core.acting.workspaces import Workspaces
     from core.config import Settings
     from core.dispatch import Dispatcher
+    from core.model.routing import ModelRouter
     from core.platforms.delivery import Sender
-    from core.routing import ModelRouter
     from core.store import Store
 
 
@@ -33,7 +33,7 @@ class Services:
         """Services for code running outside a runtime (the CLI, scripts, unit tests): the
         configured models, no senders, and no dispatcher (chats wait for the sweeper)."""
         from core.acting.workspaces import Workspaces
-        from core.routing import SettingsRouter
+        from core.model.routing import SettingsRouter
 
         return cls(
             router=router or SettingsRouter(settings), dispatcher=dispatcher or NoDispatch(),

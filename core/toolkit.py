@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ValidationError
 
 from core.errors import IrisUsageError, TookTooLong, ToolRetry
-from core.llm import ToolSpec
 from core.messages import Message, ToolCall
+from core.model.llm import ToolSpec
 
 if TYPE_CHECKING:
-    from core.clarify import Asked
+    from core.asking.clarify import Asked
     from core.config import Settings
     from core.services import Services
     from core.store import Store
@@ -45,9 +45,9 @@ class ToolContext:
     review_note: str | None = None
     # The tools whose untrusted output (web pages, files, command output, MCP results) is in
     # the model's context: while any is, writes to memory and skills wait for the user
-    # (``core.confirm``), so instructions hidden in that content cannot persist themselves.
+    # (``core.asking.confirm``), so instructions hidden in that content cannot persist themselves.
     tainted_by: set[str] = field(default_factory=set)
-    # Catalogue tools this session has loaded, in order (core.catalogue).
+    # Catalogue tools this session has loaded, in order (core.tools.catalogue).
     loaded_tools: list[str] = field(default_factory=list)
     # The toolset running this turn's calls: a tool that calls other tools (execute_code)
     # dispatches through it, so every check of a direct call applies. None: not offered here.
@@ -78,7 +78,7 @@ class Tool(ABC):
     untrusted_output: ClassVar[bool] = False  # output comes from outside: wrapped as data
     discoverable: ClassVar[bool] = True  # False: not in default_tools(), added by its owner
     # Rarely used: not sent with every request but listed in the load_tools catalogue, and
-    # sent for the rest of a session once loaded (core.catalogue).
+    # sent for the rest of a session once loaded (core.tools.catalogue).
     deferred: ClassVar[bool] = False
     brief: ClassVar[str] = ""  # the catalogue's line for a deferred tool
     group: str | None = None  # deferred tools listed and loaded together (an MCP server's)

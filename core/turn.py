@@ -10,27 +10,27 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from core.answer_text import cut_short_note, end_cleanly, strip_tool_syntax
-from core.clarify import settle
+from core.asking.clarify import settle
 from core.commands import CommandContext, run_command
 from core.context import PromptInputs, PromptSection, build_system_prompt
-from core.documents import has_documents, take_documents
 from core.errors import ConfigError, NotFound, ProviderError, TookTooLong
 from core.identity.access import is_owner_account
-from core.images import has_images
+from core.intake.documents import has_documents, take_documents
+from core.intake.images import has_images
+from core.intake.vision import ImageIntake, show_images, sight_of, take_for_turn
 from core.lanes import blocking, in_store_lane
 from core.messages import ImageRef, Message, Usage
+from core.model.answer_text import cut_short_note, end_cleanly, strip_tool_syntax
+from core.model.priority import InteractiveFirst, Yielding
+from core.model.streaming import Answers, AnswerSink, streaming_to
 from core.parsers.runner import ParseLimits
 from core.platforms.voice import has_voice, transcribe_voice
-from core.priority import InteractiveFirst, Yielding
 from core.sessions.compression import fit_context
-from core.streaming import Answers, AnswerSink, streaming_to
 from core.toolkit import Tool, ToolContext, Toolset
-from core.vision import ImageIntake, show_images, sight_of, take_for_turn
 
 if TYPE_CHECKING:
     from core.config import Settings
-    from core.llm import ModelResponse
+    from core.model.llm import ModelResponse
     from core.services import Services
     from core.store import Store
     from core.store.inbox import InboxEntry
@@ -289,7 +289,7 @@ async def _loop(
     sink: AnswerSink | None = None,
 ) -> str:
     """Model → tools until a final answer or the step cap; appends to convo/new/usages."""
-    from core.catalogue import SessionToolset
+    from core.tools.catalogue import SessionToolset
 
     tools = SessionToolset(toolset, tool_ctx)
     previous: tuple[tuple[str, str], ...] | None = None

@@ -5,7 +5,8 @@ Each streaming turn writes to its own partition (a hash of the user id and the i
 so a reader can only find an entry of the user it is authenticated as). The worker batches the
 text deltas: one Queue item per ``FLUSH_SECONDS`` at most, then an end marker. The web side
 reads with a timeout; whatever the relay loses or delivers late, ``stream_events`` completes the
-answer with the stored reply (``core.streaming.StreamedText``), so it is never lost nor doubled.
+answer with the stored reply (``core.model.streaming.StreamedText``), so it is never lost nor
+doubled.
 ``modal`` is imported on first use, not on import: the webhook ack path stays light.
 """
 
@@ -19,7 +20,7 @@ import queue as stdlib_queue
 from collections.abc import Callable
 from typing import Any
 
-from core.streaming import MAX_FEED_CHARS, AnswerSink, FeedEvent
+from core.model.streaming import MAX_FEED_CHARS, AnswerSink, FeedEvent
 
 log = logging.getLogger("iris.streaming")
 
@@ -134,7 +135,7 @@ class _RelayListener:
 
 
 class ModalAnswerRelay:
-    """``core.streaming.Answers`` across containers, over the named Queue ``queue_name``."""
+    """``core.model.streaming.Answers`` across containers, over the named Queue ``queue_name``."""
 
     def __init__(self, queue_name: str, sdk: Callable[[], Any]) -> None:
         """``sdk`` returns the ``modal`` module (or a fake offering ``Queue.from_name``)."""

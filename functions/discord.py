@@ -17,7 +17,7 @@ from typing import Any
 from fastapi import APIRouter, BackgroundTasks, Request
 from fastapi.responses import JSONResponse
 
-from core.clarify import PRESS_REFUSED
+from core.asking.clarify import PRESS_REFUSED
 from core.platforms.discord_buttons import UPDATE_MESSAGE, answered_components, parse_press
 from core.platforms.discord_inbound import (
     MESSAGE_COMPONENT,

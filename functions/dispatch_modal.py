@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from core.dispatch import ChatRef
 
 if TYPE_CHECKING:
-    from core.streaming import Answers
+    from core.model.streaming import Answers
 
 log = logging.getLogger("iris.dispatch")
 

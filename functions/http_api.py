@@ -23,8 +23,8 @@ from core.errors import NotFound
 from core.ids import USER_ID_PREFIXES, looks_like_user_id
 from core.lanes import in_store_lane
 from core.messages import Attachment, InboundMessage
+from core.model.streaming import AnswerListener, StreamedText
 from core.store.inbox import InboxEntry
-from core.streaming import AnswerListener, StreamedText
 from functions.auth import ApiError
 from functions.ingress import receive
 from functions.runtime import NeedsRuntime, Runtime
@@ -85,7 +85,7 @@ def _text_of(message: ChatMessageIn) -> str:
 
 def _files_of(message: ChatMessageIn) -> tuple[Attachment, ...]:
     """OpenAI ``file`` content parts (``file_data`` as a base64 data: URL, ``filename``)."""
-    from core.documents import DocumentRefused, decode_data_url
+    from core.intake.documents import DocumentRefused, decode_data_url
 
     if not isinstance(message.content, list):
         return ()
@@ -112,7 +112,7 @@ def _files_of(message: ChatMessageIn) -> tuple[Attachment, ...]:
 def _images_of(message: ChatMessageIn, max_bytes: int) -> tuple[Attachment, ...]:
     """OpenAI ``image_url`` parts: a ``data:`` URL is checked here (a clear 400, nothing
     recorded); an http(s) URL is fetched by the turn, through the SSRF-safe fetcher."""
-    from core.images import MAX_IMAGES, ImageRefused, decode_image_url
+    from core.intake.images import MAX_IMAGES, ImageRefused, decode_image_url
 
     if not isinstance(message.content, list):
         return ()

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from core.config import Settings
 from core.dispatch import Dispatcher, Notifier
+from core.model.priority import InteractiveFirst
+from core.model.routing import ModelRouter, SettingsRouter
+from core.model.streaming import AnswerFeeds, Answers
 from core.platforms.delivery import DeliveryService, Sender
-from core.priority import InteractiveFirst
-from core.routing import ModelRouter, SettingsRouter
 from core.store import Store, open_store
-from core.streaming import AnswerFeeds, Answers
 
 if TYPE_CHECKING:
     from core.clock import Clock
@@ -38,8 +38,8 @@ def default_sections() -> list[PromptSection]:
     """The system prompt's sections, in order. The prompt is frozen per session, so the order
     and content must only depend on state at session start."""
     from core.context import base_section
+    from core.memory.persona import persona_section
     from core.memory.snapshot import memory_section
-    from core.persona import persona_section
     from core.teams.prompt import skills_after_team_notes, team_notes_section
 
     return [
@@ -53,7 +53,7 @@ def default_sections() -> list[PromptSection]:
 
 def default_after_turn() -> list[AfterTurn]:
     from core.acting.workspaces import settle_after_turn
-    from core.clarify_close import close_buttons_after_turn
+    from core.asking.clarify_close import close_buttons_after_turn
     from core.identity.linking import complete_links_after_turn
     from core.learning.memory_review import review_after_turn
     from core.learning.skill_outcomes import skill_outcomes

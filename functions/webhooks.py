@@ -91,7 +91,7 @@ async def accept_press(
     """Record a button press on a ``clarify`` question as the asked person's answer, or
     ignore it (someone else's press, an answered, superseded or expired question). Pressing
     twice records one message: the question's id is the message's idempotency key."""
-    from core.clarify import pressable
+    from core.asking.clarify import pressable
 
     decision = await in_store_lane(message.account, access, rt, message)
     if not decision.allowed:

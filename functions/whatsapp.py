@@ -19,7 +19,7 @@ from dataclasses import replace
 from fastapi import APIRouter, BackgroundTasks, Request
 from fastapi.responses import PlainTextResponse
 
-from core.clarify import PRESS_REFUSED
+from core.asking.clarify import PRESS_REFUSED
 from core.errors import NotFound
 from core.messages import InboundMessage
 from core.platforms.whatsapp_inbound import WaPayload, parse_payload

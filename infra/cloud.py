@@ -113,7 +113,7 @@ def preload_worker() -> None:
     ``openai/`` model at ``IRIS_MODEL_API_BASE``): it would hold ~130 MiB for nothing."""
     import os
 
-    from core.llm import load_litellm, uses_direct
+    from core.model.llm import load_litellm, uses_direct
 
     env = os.environ
     models = [name for name in (env.get("IRIS_MODEL"), env.get("IRIS_CHEAP_MODEL")) if name]

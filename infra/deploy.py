@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import SecretStr
 
 from core.config import SETTING_NAMES, Settings, env_name
-from core.providers import key_status
+from core.model.providers import key_status
 from infra.cloud import REQUIRED_SECRET_KEYS, cloud_problems
 from infra.modal_cli import modal_executable, modal_token
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from core.clock import ManualClock
 from core.dispatch import ChatRef
-from core.llm import LiteLLMModel
+from core.model.llm import LiteLLMModel
 from iris_testing.fault_runs import FaultOutcome
 from iris_testing.llm_server import Failure, ScriptedLLM, Stall
 from iris_testing.modal_fake import FakeModal

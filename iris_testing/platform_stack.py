@@ -20,8 +20,8 @@ import httpx
 
 from core.clock import SYSTEM_CLOCK, Clock
 from core.config import load_settings
-from core.llm import ModelResponse, ToolSpec
 from core.messages import Message, Usage
+from core.model.llm import ModelResponse, ToolSpec
 from core.store import open_store
 from core.tls import tls
 from functions.app import create_app

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.errors import ProviderError
-from core.llm import ModelResponse, ToolSpec
 from core.messages import Message, ToolCall, Usage
+from core.model.llm import ModelResponse, ToolSpec
 
 Step = str | Message | ProviderError | Callable[[list[Message]], "Step"]
 

@@ -72,12 +72,12 @@ def dev(host: str, port: int, tick: float) -> None:
         model_server = LocalModelServer.start(settings.home / "logs" / "model.log",
                                               settings.home / "models")
         settings = demo_settings(settings, model_server.api_base)
-    from core.routing import needs_litellm
+    from core.model.routing import needs_litellm
 
     if needs_litellm(settings):
         import threading
 
-        from core.llm import load_litellm
+        from core.model.llm import load_litellm
 
         # litellm takes seconds to import: load it while uvicorn starts, not on the first turn.
         threading.Thread(target=load_litellm, name="warm-litellm", daemon=True).start()

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from core.memory.models import TARGETS
+from core.memory.persona import persona_section
 from core.memory.snapshot import shown
-from core.persona import persona_section
 
 if TYPE_CHECKING:
     from core.context import PromptInputs, PromptSection

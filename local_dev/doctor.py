@@ -1,4 +1,4 @@
-"""``iris doctor``: load the configuration, run its checks (``core.doctor``) and, for a
+"""``iris doctor``: load the configuration, run its checks (``core.doctor.checks``) and, for a
 deployment, the cloud's."""
 
 from __future__ import annotations
@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from core.config import load_settings
-from core.doctor import Finding, ModelProbe, Report, check_configuration, environment_of
+from core.doctor.checks import ModelProbe, check_configuration, environment_of
+from core.doctor.report import Finding, Report
 from core.errors import ConfigError
 
 __all__ = ["Finding", "Report", "run_checks"]

@@ -1,5 +1,6 @@
-"""``iris memory|skills pending|approve|reject``: writes held for confirmation (``core.confirm``)
-— made by the agent after it read untrusted content — listed and decided from the terminal."""
+"""``iris memory|skills pending|approve|reject``: writes held for confirmation
+(``core.asking.confirm``) — made by the agent after it read untrusted content — listed and decided
+from the terminal."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ def add_held_commands(group: click.Group, kind: str) -> None:
     @click.option("--user", "user_ref", help=USER_HELP)
     @friendly
     def pending(user_ref: str | None) -> None:
-        from core.confirm import listing
+        from core.asking.confirm import listing
 
         with opened() as (_, store):
             click.echo(listing(store, resolve_user(store, user_ref), kind))
@@ -38,7 +39,7 @@ def add_held_commands(group: click.Group, kind: str) -> None:
         @click.option("--user", "user_ref", help=USER_HELP)
         @friendly
         def decide(items: tuple[str, ...], every: bool, user_ref: str | None) -> None:
-            from core import confirm
+            from core.asking import confirm
             from core.errors import IrisUsageError
 
             if every == bool(items):

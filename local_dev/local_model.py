@@ -30,7 +30,8 @@ CONTEXT_TOKENS = 8192
 DEMO_TOOLS: tuple[str, ...] = ()
 MODEL_NAME = f"openai/{ALIAS}"
 # Answer-length cap for the demo when IRIS_MAX_OUTPUT_TOKENS is not set: about 100 words, a few
-# seconds on a CPU; a longer answer ends at a whole sentence with a note (core/answer_text.py).
+# seconds on a CPU; a longer answer ends at a whole sentence with a note
+# (core/model/answer_text.py).
 DEMO_MAX_OUTPUT_TOKENS = 128
 INSTALL_HINT = (
     "the embedded demo model is not installed; run `make run` (it installs the engine and "

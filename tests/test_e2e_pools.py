@@ -25,7 +25,7 @@ TIMEOUT = 10
 
 
 def test_stuck_users_do_not_delay_another_users_turn(monkeypatch):
-    from core.llm import load_litellm
+    from core.model.llm import load_litellm
 
     load_litellm()  # its cold import (seconds on a busy machine) is not what is measured here
     llm = ScriptedLLM()

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from core.llm import ToolSpec
+from core.model.llm import ToolSpec
 from core.toolkit import Tool, ToolContext
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     from core.config import Settings
-    from core.doctor import Report
+    from core.doctor.report import Report
 
 
 def check_browser(report: Report, settings: Settings) -> None:

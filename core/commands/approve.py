@@ -1,4 +1,4 @@
-"""``/approve``: a pairing code (owners), or a held terminal command (``core.approvals``)."""
+"""``/approve``: a pairing code (owners), or a held terminal command (``core.acting.approvals``)."""
 
 from __future__ import annotations
 

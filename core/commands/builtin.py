@@ -5,7 +5,7 @@ from __future__ import annotations
 from core.commands import CommandContext, CommandResult, command, help_text
 from core.commands.approve import is_owner
 from core.errors import IrisUsageError
-from core.model_choice import allowed_models, check_choice
+from core.model.choice import allowed_models, check_choice
 
 
 @command("new", "start a new session (the old one stays searchable)")

@@ -1,5 +1,5 @@
 """``/approve N``, ``/approve list``, ``/approve deny N``: the user's held commands
-(``core.approvals`` holds them). An approved command runs exactly as stored, once, in the
+(``core.acting.approvals`` holds them). An approved command runs exactly as stored, once, in the
 user's sandbox, and the turn continues so the model sees the result and reports it. A ``/stop``
 in the chat while it runs ends it, as it ends a ``terminal`` command
 (``core.acting.stopping``): the ``/approve`` message's turn is the one ``/stop`` marks."""
@@ -157,12 +157,11 @@ async def _run(ctx: CommandContext, held: HeldCommands, number: int) -> CommandR
 
 async def held_writes(ctx: CommandContext, kind: str, verb: str, arg: str) -> CommandResult:
     """``/memory|/skills pending``, ``… approve N|all`` and ``… reject N|all``: writes held
-    for the user's confirmation (``core.confirm``); for skills also ``review NAME`` and
+    for the user's confirmation (``core.asking.confirm``); for skills also ``review NAME`` and
     ``approve|reject NAME`` for imports in quarantine. In a group, each held write is its
     asker's (or an owner's) to decide, and a quarantined import an owner's. The store work
-    runs in the ``store`` lane, approvals in theirs (``core.confirm.approve``)."""
-    from core import confirm
-
+    runs in the ``store`` lane, approvals in theirs (``core.asking.confirm.approve``)."""
+    from core.asking import confirm
     if verb == "review":
         return CommandResult(reply=await _review(ctx, arg))
     plan = await blocking("store", ctx.user_id, _plan, ctx, kind, verb, arg,
@@ -189,7 +188,7 @@ def _plan(ctx: CommandContext, kind: str, verb: str, arg: str) -> str | list[Ste
     """What ``held_writes`` does, decided in the ``store`` lane: a whole reply, or in order
     a reply line (refusals, rejections done here), a held write number to approve, or a
     quarantined import's ``(name,)`` to decide."""
-    from core import confirm
+    from core.asking import confirm
     from core.errors import IrisUsageError
 
     if verb == "pending":

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from core.commands import CommandContext, CommandResult, command
-from core.persona import PersonaRefused, clear_persona, get_persona, set_persona
+from core.memory.persona import PersonaRefused, clear_persona, get_persona, set_persona
 
 USAGE = "Usage: /persona | /persona set TEXT | /persona clear"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
+from core.asking.confirm import hold_memory, session_sources
 from core.commands import CommandContext, CommandResult, command
-from core.confirm import hold_memory, session_sources
 from core.lanes import blocking
 from core.memory.book import Limits, MemoryBook, MemoryBusy
 from core.memory.models import TARGETS, MemoryEntry, MemoryOperation, Target, clip, summary

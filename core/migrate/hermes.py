@@ -113,7 +113,7 @@ def _memories(ctx: ImportContext, limits: Limits) -> None:
 
 
 def _persona(ctx: ImportContext) -> None:
-    from core.persona import PersonaRefused, check_persona
+    from core.memory.persona import PersonaRefused, check_persona
 
     report, path = ctx.report, ctx.home / "SOUL.md"
     if not path.is_file():

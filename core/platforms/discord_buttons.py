@@ -5,15 +5,15 @@ A question goes out with an action row (component type 1) of buttons (type 2), e
 button data as its ``custom_id``. A press reaches the interactions endpoint as an interaction of
 type 3 (MESSAGE_COMPONENT), signed like every interaction. Its message id is
 ``<channel>:clarify:<question>``, so pressing twice records one answer; whether the press counts
-at all is decided at the webhook (``core.clarify.pressable``). The answer is sent as a follow-up
-of the press's interaction: its "original response" is the question's own message.
+at all is decided at the webhook (``core.asking.clarify.pressable``). The answer is sent as a
+follow-up of the press's interaction: its "original response" is the question's own message.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from core.clarify import button_data, parse_button
+from core.asking.clarify import button_data, parse_button
 from core.messages import InboundMessage
 from core.platforms.discord_inbound import BUTTON, ComponentData, Interaction
 from core.platforms.inbound import Parsed

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.clarify import button_data, parse_button
+from core.asking.clarify import button_data, parse_button
 from core.messages import Attachment, InboundMessage
 from core.platforms.inbound import Parsed
 from core.platforms.media import MAX_ATTACHMENTS, kind_for

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.clarify import button_data
+from core.asking.clarify import button_data
 
 LABEL_LIMIT = 20
 MAX_ITEMS = 13

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.clarify import parse_button
+from core.asking.clarify import parse_button
 from core.messages import Attachment, InboundMessage
 from core.platforms.inbound import Parsed
 

@@ -85,7 +85,7 @@ class EmailSender:
     async def download(self, ref: str) -> bytes:
         """An attachment the inbound webhook kept: ``<owner>/inbound/email/<digest>/<n>`` in the
         owner's object store (the ref is Iris' own, written into the owner's inbox)."""
-        from core.documents import DocumentRefused
+        from core.intake.documents import DocumentRefused
         from core.platforms.email_inbound import ATTACHMENT_KEY
 
         owner, _, key = ref.partition("/")

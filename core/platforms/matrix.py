@@ -85,7 +85,7 @@ class MatrixSender:
         fetches it over federation and caches it, so Iris never contacts that server itself.
         A server that cannot be reached is the homeserver's ``502``, a clear refusal here."""
 
-        from core.documents import DocumentRefused
+        from core.intake.documents import DocumentRefused
         from core.platforms.media import fetch_capped
         from core.tls import tls_client
 

@@ -2,13 +2,13 @@
 into an ``Attachment`` (``kind="image"`` for pictures, ``"file"`` for the rest) and the
 platform's sender downloads it by its ``ref`` (``download(ref) -> bytes``), within the cap the
 documents path keeps (20 MB), streamed, so an oversized body is never held whole in memory.
-The documents path (``core.documents``) saves files; images go to the image path."""
+The documents path (``core.intake.documents``) saves files; images go to the image path."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from core.documents import MAX_DOCUMENT_BYTES, DocumentRefused
+from core.intake.documents import MAX_DOCUMENT_BYTES, DocumentRefused
 
 if TYPE_CHECKING:
     import httpx

@@ -94,7 +94,7 @@ class SlackSender:
         Slack's own hosts (or the configured API's host) get the token. Without the
         ``files:read`` scope Slack answers with its sign-in page instead of the file."""
 
-        from core.documents import DocumentRefused
+        from core.intake.documents import DocumentRefused
         from core.platforms.media import fetch_capped
         from core.tls import tls_client
 

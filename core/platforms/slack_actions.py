@@ -4,7 +4,7 @@
 A press is Slack's form post ``payload=<json>`` to the same request URL as events; its
 signature is checked like theirs. The message id is ``team:channel:clarify:<question>``, so
 pressing twice records one answer; whether the press counts at all is decided at the webhook
-(``core.clarify.pressable``).
+(``core.asking.clarify.pressable``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.clarify import button_data, parse_button
+from core.asking.clarify import button_data, parse_button
 from core.messages import InboundMessage
 from core.platforms.inbound import Parsed
 

@@ -122,7 +122,7 @@ class SmsSender:
         from Twilio's own API host only (a URL elsewhere would be handed the credentials),
         within the intake's cap while streaming."""
 
-        from core.documents import DocumentRefused
+        from core.intake.documents import DocumentRefused
         from core.platforms.media import fetch_capped
         from core.tls import tls_client
 

@@ -6,14 +6,14 @@ buttons, each with Iris' button data in its ``data`` (``{"iris": …}``). Teams 
 the messaging endpoint as a ``message`` activity with that ``data`` as its ``value`` and no
 text, signed like every activity. Its message id is ``<conversation>:clarify:<question>``, so
 pressing twice records one answer; whether the press counts is decided at the webhook
-(``core.clarify.pressable``).
+(``core.asking.clarify.pressable``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from core.clarify import button_data, parse_button
+from core.asking.clarify import button_data, parse_button
 from core.messages import InboundMessage
 from core.platforms.inbound import Parsed
 from core.platforms.teams_inbound import MESSAGE, Activity, is_group, person, reply_meta

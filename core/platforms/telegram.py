@@ -148,7 +148,7 @@ def _keyboard(target: dict[str, Any]) -> Any:
         return None
     from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
-    from core.clarify import button_data
+    from core.asking.clarify import button_data
 
     return InlineKeyboardMarkup([
         [InlineKeyboardButton(label, callback_data=button_data(choices["id"], n))]

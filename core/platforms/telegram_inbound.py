@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.clarify import parse_button
-from core.images import is_image_attachment
+from core.asking.clarify import parse_button
+from core.intake.images import is_image_attachment
 from core.messages import Attachment, InboundMessage
 from core.platforms.inbound import Parsed
 
@@ -87,7 +87,7 @@ class TgCallbackQuery(_Model):
     id: str = Field(min_length=1, max_length=1024)
     from_user: TgUser = Field(alias="from")
     message: TgMessage | None = None
-    data: str | None = None  # any button's; ``core.clarify.parse_button`` picks Iris' own
+    data: str | None = None  # any button's; ``core.asking.clarify.parse_button`` picks Iris' own
 
 
 class TgUpdate(_Model):
@@ -201,7 +201,7 @@ def _area(size: dict[str, object]) -> int:
 
 def parse_press(press: TgCallbackQuery) -> Parsed:
     """A button press as the message it answers with: the chosen choice, checked against the
-    question it belongs to at the webhook (``core.clarify.pressable``)."""
+    question it belongs to at the webhook (``core.asking.clarify.pressable``)."""
     msg, sender = press.message, press.from_user
     chosen = parse_button(press.data or "")
     if chosen is None or msg is None or sender.is_bot:

@@ -46,7 +46,7 @@ async def audio_call(settings: Settings, method: str, prefix: str, **kwargs: Any
     """``litellm.<method>(**kwargs)`` with the ``<prefix>_api_base`` / ``<prefix>_api_key``
     settings and the model timeout (unless ``timeout`` is given); provider failures raise
     ProviderError."""
-    from core.llm import classify_error, load_litellm
+    from core.model.llm import classify_error, load_litellm
 
     litellm = await blocking("io", "import:litellm", load_litellm, what="loading litellm")
     kwargs.setdefault("timeout", settings.model_timeout)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.clarify import button_data
+from core.asking.clarify import button_data
 
 BODY_LIMIT = 1024  # an interactive message's body text
 BUTTON_TITLE = 20

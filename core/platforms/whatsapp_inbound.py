@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.clarify import parse_button
+from core.asking.clarify import parse_button
 from core.messages import Attachment, InboundMessage
 from core.platforms.inbound import Parsed
 from core.platforms.media import kind_for
@@ -158,7 +158,7 @@ def _files(msg: WaMessage) -> tuple[Attachment, ...]:
 def parse_press(msg: WaMessage, names: dict[str, str]) -> Parsed | None:
     """A press of one of Iris' ``clarify`` buttons or list rows (a message of type
     ``interactive``) as the message it answers with, checked against its question at the
-    webhook (``core.clarify.pressable``); None when the message is anything else. The message
+    webhook (``core.asking.clarify.pressable``); None when the message is anything else. The message
     id is ``<wa_id>:clarify:<question>``, so pressing twice records one answer."""
     if msg.type != "interactive" or msg.interactive is None:
         return None

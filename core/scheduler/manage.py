@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from core.errors import IrisError, IrisUsageError, NotFound
-from core.model_choice import check_choice
+from core.model.choice import check_choice
 from core.scheduler.jobs import CronJobs, Job
 from core.scheduler.schedule import Schedule, ScheduleError, next_run, validate_timezone
 from core.scheduler.targets import NO_TARGET, Target, resolve_deliver
@@ -18,8 +18,8 @@ from core.scheduler.understand import understand_schedule
 
 if TYPE_CHECKING:
     from core.config import Settings
-    from core.llm import Model
-    from core.routing import ModelRouter
+    from core.model.llm import Model
+    from core.model.routing import ModelRouter
     from core.store import Store
 
 MAX_JOBS_PER_USER = 50

@@ -13,7 +13,7 @@ from core.messages import Message
 from core.scheduler.schedule import Schedule, ScheduleError, parse_schedule
 
 if TYPE_CHECKING:
-    from core.llm import Model
+    from core.model.llm import Model
 
 log = logging.getLogger("iris.cron")
 

@@ -1,6 +1,6 @@
-"""Images of imported messages: checked as live intake checks them (``core.images``: the bytes
-decide the type, PNG/JPEG/GIF/WebP only, ``image_max_bytes``, at most ``MAX_IMAGES`` a message)
-and stored in the importing user's own ``images/`` like any image a user sends.
+"""Images of imported messages: checked as live intake checks them (``core.intake.images``: the
+bytes decide the type, PNG/JPEG/GIF/WebP only, ``image_max_bytes``, at most ``MAX_IMAGES`` a
+message) and stored in the importing user's own ``images/`` like any image a user sends.
 
 An import is offline bulk data, so it never fetches anything: an ``http(s)`` image URL is not
 imported, and neither is an image that fails the checks; each is named in the import report with
@@ -16,7 +16,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from core.images import (
+from core.intake.images import (
     IMAGE_ID,
     MAX_IMAGES,
     ImageNotFound,

@@ -324,7 +324,7 @@ def with_image_data(store: Store, user_id: str,
                     messages: list[StoredMessage]) -> list[StoredMessage]:
     """``messages`` with each stored image's bytes as a ``data:`` URL (an export carries the
     images themselves; one no longer stored keeps only its id)."""
-    from core.images import ImageNotFound, data_url, load_image
+    from core.intake.images import ImageNotFound, data_url, load_image
 
     out = []
     for stored in messages:

@@ -1,4 +1,4 @@
-"""Questions asked with the ``clarify`` tool (rows; the rules are in ``core.clarify``)."""
+"""Questions asked with the ``clarify`` tool (rows; the rules are in ``core.asking.clarify``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Writes to memory or skills held until the user confirms them (rows; the rules are in
-``core.confirm``). Numbered per user; status pending → approved | rejected | failed."""
+``core.asking.confirm``). Numbered per user; status pending → approved | rejected | failed."""
 
 from __future__ import annotations
 

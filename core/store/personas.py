@@ -1,5 +1,5 @@
 """Personas as rows: one per user, the text they gave and where it came from. What may be stored
-(length, safety scan) is ``core.persona``'s; this module only reads and writes rows."""
+(length, safety scan) is ``core.memory.persona``'s; this module only reads and writes rows."""
 
 from __future__ import annotations
 

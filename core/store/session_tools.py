@@ -1,5 +1,5 @@
 """Which catalogue tools each session has loaded, in loading order (rows; the rules are in
-``core.catalogue`` and ``core.tools.load_tools``)."""
+``core.tools.catalogue`` and ``core.tools.load_tools``)."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ import pkgutil
 
 from core.toolkit import Tool, ToolContext, Toolset
 
-SKIP = {"base"}
+SKIP = {"base", "catalogue"}  # the load_tools catalogue: no tool of its own
 
 
 def default_tools() -> list[Tool]:

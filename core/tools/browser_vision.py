@@ -11,11 +11,11 @@ from pydantic import BaseModel, Field
 
 from core.browser.tool import BrowserTool
 from core.errors import ConfigError, ProviderError, ToolRetry
-from core.images import data_url
+from core.intake.images import data_url
+from core.intake.vision import sight_of
 from core.lanes import in_store_lane
 from core.messages import ImageRef, Message
 from core.toolkit import ToolContext
-from core.vision import sight_of
 
 INSTRUCTIONS = (
     "The attached image is a screenshot of a web page. Answer the question about it precisely "

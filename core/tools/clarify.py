@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from core.clarify import MAX_CHOICES, ask
+from core.asking.clarify import MAX_CHOICES, ask
 from core.errors import ToolRetry
 from core.platforms.registry import PLATFORMS
 from core.toolkit import Tool, ToolContext

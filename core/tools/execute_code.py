@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from core.acting.approvals import danger_of
 from core.acting.scripts import describe, run_script
-from core.approvals import danger_of
 from core.errors import ToolRetry
 from core.lanes import blocking
 from core.toolkit import Tool, ToolContext

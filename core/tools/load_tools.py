@@ -22,7 +22,7 @@ class LoadToolsArgs(BaseModel):
 
 
 class LoadTools(Tool):
-    """Built per turn with the catalogue (``core.catalogue``), not discovered."""
+    """Built per turn with the catalogue (``core.tools.catalogue``), not discovered."""
 
     name = "load_tools"
     description = "Load tools for this session."

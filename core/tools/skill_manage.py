@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from core.confirm import hold_skill_write
+from core.asking.confirm import hold_skill_write
 from core.errors import ToolRetry
 from core.lanes import blocking
 from core.toolkit import Tool, ToolContext

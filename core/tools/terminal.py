@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from core.acting.approvals import danger_of, hold_command, may_hold
 from core.acting.output import format_exec
 from core.acting.stopping import noted_if_stopped, watch_for_stop
 from core.acting.tooling import sandbox_errors, workspaces
-from core.approvals import danger_of, hold_command, may_hold
 from core.errors import ToolRetry
 from core.lanes import blocking
 from core.toolkit import Tool, ToolContext

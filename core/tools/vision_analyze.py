@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from core.errors import ProviderError, ToolRetry
-from core.images import ImageNotFound, data_url, load_image
+from core.intake.images import ImageNotFound, data_url, load_image
 from core.lanes import blocking
 from core.messages import ImageRef, Message
 from core.toolkit import Tool, ToolContext

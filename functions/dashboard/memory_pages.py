@@ -68,9 +68,8 @@ def memory_restore(request: Request, form: FormData | None) -> Response:
 
 
 def held_decide(request: Request, form: FormData | None) -> Response:
-    """Approve or reject a held memory or skill write (core.confirm's rules)."""
-    from core import confirm
-
+    """Approve or reject a held memory or skill write (core.asking.confirm's rules)."""
+    from core.asking import confirm
     seen = own(request)
     form_checked(request, seen, form)
     assert form is not None

@@ -10,7 +10,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from core.dashboard.platforms import platform_states, telegram_webhook
-from core.doctor import Report, check_configuration, environment_of
+from core.doctor.checks import check_configuration, environment_of
+from core.doctor.report import Report
 from core.platforms.telegram_webhook import FIX as TELEGRAM_FIX
 from functions.dashboard.guard import owner, runtime
 from functions.dashboard.web import page, render

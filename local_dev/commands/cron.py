@@ -123,7 +123,7 @@ def job_options(fn: Any) -> Any:
 
 
 def _actor(settings: Any, store: Any, user_id: str, deliver: str | None) -> Any:
-    from core.routing import SettingsRouter
+    from core.model.routing import SettingsRouter
     from core.scheduler.manage import Actor, side_model
     from core.scheduler.targets import INBOX, NO_TARGET, latest_chat
 

@@ -47,7 +47,7 @@ def persona_edit(user_ref: str | None) -> None:
 
     Example: EDITOR=nano iris persona edit --user alice
     """
-    from core.persona import PersonaRefused, clear_persona, set_persona
+    from core.memory.persona import PersonaRefused, clear_persona, set_persona
 
     with opened() as (settings, store):
         user_id = resolve_user(store, user_ref)

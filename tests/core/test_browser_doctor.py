@@ -2,7 +2,7 @@
 
 from core.browser.doctor import check_browser
 from core.config import Settings
-from core.doctor import Report
+from core.doctor.report import Report
 
 
 def line(settings: Settings):

@@ -17,7 +17,8 @@ import time
 from urllib.parse import urlencode
 
 HEAVY = ("litellm", "mcp", "modal", "daytona", "boto3", "telegram", "slack_sdk", "openai",
-         "core.turn", "core.tools", "core.toolkit", "numpy", "httpx", "smtplib", "jinja2",
+         "core.turn", "core.tools", "core.toolkit", "numpy", "httpx", "smtplib",
+         "jinja2",
          "functions.dashboard")
 SECRET, SIGNING = "tg-secret", "slack-signing-secret"
 WHATSAPP_SECRET, MAIL_SECRET = "wa-app-secret", "mail-secret"

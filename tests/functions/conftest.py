@@ -6,7 +6,7 @@ import pytest
 @pytest.fixture
 def scripted_llm():
     """The scripted OpenAI-compatible server and a litellm model pointed at it."""
-    from core.llm import LiteLLMModel
+    from core.model.llm import LiteLLMModel
     from iris_testing.llm_server import ScriptedLLM
     from iris_testing.server import serve
 

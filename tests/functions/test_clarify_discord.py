@@ -6,7 +6,7 @@ a second press, a stale press, a forged signature and a custom id naming someone
 change nothing."""
 
 
-from core.clarify import PRESS_REFUSED
+from core.asking.clarify import PRESS_REFUSED
 from iris_testing.discord_api import FakeDiscord
 from iris_testing.platform_stack import platform_stack
 from tests.functions.clarify_common import ASK, user_turns

@@ -7,7 +7,7 @@ that counted gets no note."""
 
 from datetime import timedelta
 
-from core.clarify import PRESS_REFUSED
+from core.asking.clarify import PRESS_REFUSED
 from core.clock import ManualClock
 from iris_testing.platform_stack import platform_stack
 from tests.clocks import NOW

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from core.clock import ManualClock
-from core.documents import DocumentRefused
+from core.intake.documents import DocumentRefused
 from functions.sweeper import sweep
 from iris_testing.mail_inbound import raw_mail
 from iris_testing.platform_stack import platform_stack

@@ -3,7 +3,7 @@ on the Bot API fake → the user's object store → litellm → the scripted mod
 
 import pytest
 
-from core.llm import LiteLLMModel
+from core.model.llm import LiteLLMModel
 from iris_testing.images import as_data_url, make_png
 from iris_testing.llm_server import ScriptedLLM
 from iris_testing.platform_stack import platform_stack

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from core.llm import ModelResponse
 from core.messages import InboundMessage, Message, Usage
+from core.model.llm import ModelResponse
 from core.scheduler.manage import Actor, create_job
 from functions.cron import run_now
 from functions.dispatch import LocalDispatcher

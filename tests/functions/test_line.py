@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 
-from core.clarify import button_data
+from core.asking.clarify import button_data
 from core.clock import ManualClock
 from core.memory.book import Limits, MemoryBook
 from core.memory.ops import Author

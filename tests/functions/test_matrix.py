@@ -362,7 +362,7 @@ def test_the_media_endpoint_wants_the_token_and_knows_its_media(seeing):
     missing = httpx.get(path[:-4] + "0000", headers=headers)
     assert (missing.status_code, missing.json()["errcode"]) == (404, "M_NOT_FOUND")
     assert asyncio.run(seeing.rt.senders["matrix"].download(mxc)) == CSV
-    from core.documents import DocumentRefused
+    from core.intake.documents import DocumentRefused
 
     with pytest.raises(DocumentRefused, match="HTTP 404"):
         asyncio.run(seeing.rt.senders["matrix"].download(mxc[:-4] + "0000"))

@@ -1,6 +1,6 @@
 """An image sent on WhatsApp, Slack or email reaches a model that can see as an image part:
 the platforms' media parsing and downloads (core/platforms/media.py and the senders) joined
-with the image intake (core/images.py), through real HTTP against the platform fakes."""
+with the image intake (core/intake/images.py), through real HTTP against the platform fakes."""
 
 import pytest
 

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from core.llm import LiteLLMModel
+from core.model.llm import LiteLLMModel
 from iris_testing.llm_server import ScriptedLLM
 from iris_testing.mail_inbound import mailgun_files, mailgun_form, raw_mail
 from iris_testing.platform_stack import MAILGUN_KEY, platform_stack
@@ -177,7 +177,7 @@ def test_slack_files_without_files_read_and_oversized_ones_are_refused(stack, ll
 
 
 def test_slack_sends_the_bot_token_to_slack_hosts_only():
-    from core.documents import DocumentRefused
+    from core.intake.documents import DocumentRefused
     from core.platforms.slack import SlackSender
 
     sender = SlackSender("xoxb-secret", "http://127.0.0.1:9/api/")

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from core.llm import LiteLLMModel
+from core.model.llm import LiteLLMModel
 from iris_testing.llm_server import ScriptedLLM
 from iris_testing.platform_stack import platform_stack
 from iris_testing.server import serve

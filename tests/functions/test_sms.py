@@ -176,7 +176,7 @@ def test_an_mms_image_is_fetched_with_the_account_credentials(stack):
     assert attachment.kind == "image"
     sender = stack.rt.senders["sms"]
     assert asyncio.run(sender.download(attachment.ref)) == png
-    from core.documents import DocumentRefused
+    from core.intake.documents import DocumentRefused
 
     with pytest.raises(DocumentRefused):  # the credentials go to Twilio's host only
         asyncio.run(sender.download("https://evil.example/2010-04-01/Accounts/x"))

@@ -8,7 +8,7 @@ and at worst costs only the voice note; ``/voice off`` turns it off for one pers
 import pytest
 
 from core.clock import ManualClock
-from core.llm import LiteLLMModel
+from core.model.llm import LiteLLMModel
 from core.platforms.tts import SPEECH_ATTEMPTS
 from iris_testing.llm_server import ScriptedLLM
 from iris_testing.platform_stack import platform_stack

@@ -15,7 +15,7 @@ import pytest
 
 from core.clock import ManualClock
 from core.dashboard.signin import issue_link
-from core.llm import LiteLLMModel, load_litellm
+from core.model.llm import LiteLLMModel, load_litellm
 from iris_testing.llm_server import ScriptedLLM
 from iris_testing.platform_stack import platform_stack
 from iris_testing.server import serve

@@ -3,8 +3,8 @@
 import pytest
 from click.testing import CliRunner
 
+from core.asking.confirm import hold_memory_write, hold_skill_write
 from core.config import load_settings
-from core.confirm import hold_memory_write, hold_skill_write
 from core.memory.models import MemoryOperation
 from core.store import open_store
 from local_dev.cli import cli

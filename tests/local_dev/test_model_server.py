@@ -95,7 +95,7 @@ def real_server(tmp_path_factory):
 
 
 def test_the_real_model_answers_through_litellm(real_server):
-    from core.llm import load_litellm
+    from core.model.llm import load_litellm
 
     url, cache = real_server
     litellm = load_litellm()

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from core.config import load_settings
-from core.images import ImageNotFound, image_key, load_image
+from core.intake.images import ImageNotFound, image_key, load_image
 from core.messages import ImageRef, Message, ToolCall
 from core.sessions import import_formats
 from core.store import open_store

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from core.config import load_settings
-from core.images import ImageNotFound, image_key, load_image
+from core.intake.images import ImageNotFound, image_key, load_image
 from core.messages import ImageRef, Message
 from core.store import open_store
 from iris_testing.images import as_data_url, make_png

@@ -1,5 +1,5 @@
-"""Images a user sent, kept with their message as references to stored objects (``core.images``):
-a JSON list of ``{"id", "mime_type"}``, never the bytes."""
+"""Images a user sent, kept with their message as references to stored objects
+(``core.intake.images``): a JSON list of ``{"id", "mime_type"}``, never the bytes."""
 
 from __future__ import annotations
 

@@ -6,8 +6,8 @@ import asyncio
 from datetime import timedelta
 
 from core.clock import ManualClock
-from core.llm import LiteLLMModel
 from core.migrate.hermes import import_hermes
+from core.model.llm import LiteLLMModel
 from functions.tick import run_tick
 from iris_testing.hermes_home import write_home
 from iris_testing.llm_server import ScriptedLLM

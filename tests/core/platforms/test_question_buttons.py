@@ -2,7 +2,7 @@
 the fakes check them (iris_testing/discord_api.components_problem, whatsapp_api.
 interactive_problem): long choices, four choices, a question too long for WhatsApp's body."""
 
-from core.clarify import button_data, parse_button
+from core.asking.clarify import button_data, parse_button
 from core.platforms.discord_buttons import answered_components, question_components
 from core.platforms.whatsapp_buttons import question_interactive
 from iris_testing.discord_api import components_problem

@@ -181,7 +181,7 @@ def test_compress_command_forces_a_summary(rt, scripted):
 
 
 def test_context_window_sources(settings):
-    from core.llm import LiteLLMModel
+    from core.model.llm import LiteLLMModel
 
     class Declared:
         context_window = 4096

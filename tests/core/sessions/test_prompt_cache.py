@@ -3,7 +3,7 @@ import asyncio
 from pydantic import SecretStr
 
 from core.messages import InboundMessage
-from core.prompt_cache import wants_cache_control, with_cache_control
+from core.model.prompt_cache import wants_cache_control, with_cache_control
 from functions.dispatch import LocalDispatcher
 from functions.ingress import receive
 from functions.runtime import compose

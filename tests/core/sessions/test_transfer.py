@@ -158,7 +158,7 @@ def test_a_session_imported_without_its_images_gets_them_once(store):
 
 
 def test_an_id_without_bytes_links_only_the_users_own_image(store):
-    from core.images import image_key
+    from core.intake.images import image_key
 
     alice = store.users.for_account("http:alice")
     store.objects.put(alice, image_key("img_00000000000000b1"), PNG_BYTES)
@@ -173,7 +173,7 @@ def test_an_id_without_bytes_links_only_the_users_own_image(store):
 
 
 def test_a_file_id_holding_other_bytes_gets_a_fresh_id(store):
-    from core.images import image_key, load_image
+    from core.intake.images import image_key, load_image
 
     alice = store.users.for_account("http:alice")
     store.objects.put(alice, image_key("img_00000000000000c1"), b"GIF89a-other")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from core import confirm
+from core.asking import confirm
 from core.errors import IrisUsageError, NotFound
 from core.skills import quarantine
 from core.skills.findings import refusal, scan_files

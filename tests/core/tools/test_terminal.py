@@ -2,7 +2,7 @@ import asyncio
 
 import pytest
 
-from core.approvals import danger_of
+from core.acting.approvals import danger_of
 from iris_testing.waiting import within_growing_limit
 from tests.core.acting.support import (
     acall,

@@ -16,8 +16,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.llm import Model, ModelResponse, ToolSpec
 from core.messages import Message
+from core.model.llm import Model, ModelResponse, ToolSpec
 
 
 @dataclass

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from core.config import Settings
-    from core.doctor import Report
+    from core.doctor.report import Report
 
 
 def _missing(settings: Settings, names: dict[str, str]) -> tuple[list[str], list[str]]:

@@ -7,7 +7,7 @@ import pytest
 
 from core.commands import REGISTRY, CommandContext, _load
 from core.context import PromptInputs
-from core.persona import PERSONA_LIMIT, PersonaRefused, persona_section, set_persona
+from core.memory.persona import PERSONA_LIMIT, PersonaRefused, persona_section, set_persona
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """Images sent to Iris on any platform: checked by their bytes (PNG, JPEG, GIF or WebP, whatever
 type was claimed), size-capped, and stored in the sender's own part of the object store as
-``images/<image id>``. Messages keep only ``ImageRef`` (id and type); ``core.vision`` gives the
-bytes to the model when it is asked.
+``images/<image id>``. Messages keep only ``ImageRef`` (id and type); ``core.intake.vision``
+gives the bytes to the model when it is asked.
 
 Where the bytes come from: a ``data:`` URL is decoded; otherwise the platform's sender
 ``download(ref)`` fetches its file id (Telegram, and any platform whose sender can download);
@@ -86,7 +86,7 @@ def checked(data: bytes, max_bytes: int) -> str:
 
 def decode_image_url(url: str, max_bytes: int) -> bytes:
     """The bytes of a ``data:`` URL holding an image (ImageRefused otherwise)."""
-    from core.documents import DocumentRefused, decode_data_url
+    from core.intake.documents import DocumentRefused, decode_data_url
 
     try:
         # twice the cap here bounds the decoding; the cap itself is checked on the bytes
@@ -125,7 +125,7 @@ async def _bytes_of(attachment: Attachment, platform: str, senders: Mapping[str,
         return decode_image_url(ref, cap)
     download = getattr(senders.get(platform), "download", None)
     if download is not None:
-        from core.documents import DocumentRefused
+        from core.intake.documents import DocumentRefused
 
         try:
             data: bytes = await download(ref)

@@ -5,8 +5,8 @@ import sys
 import pytest
 
 from core.errors import ProviderError
-from core.llm import LiteLLMModel, ToolSpec, classify_error, load_litellm
 from core.messages import Message
+from core.model.llm import LiteLLMModel, ToolSpec, classify_error, load_litellm
 
 SYSTEM = Message(role="system", content="You are a test.")
 USER = Message(role="user", content="hi")
@@ -15,7 +15,7 @@ CLOCK = ToolSpec(name="clock", description="time", parameters={"type": "object"}
 
 def test_importing_core_does_not_import_litellm():
     code = (
-        "import sys, core.llm, core.turn, functions.app, functions.http_api;"
+        "import sys, core.model.llm, core.turn, functions.app, functions.http_api;"
         "print('litellm' in sys.modules, 'mcp' in sys.modules, 'modal' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

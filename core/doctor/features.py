@@ -11,7 +11,7 @@ from core.browser.doctor import check_browser
 
 if TYPE_CHECKING:
     from core.config import Settings
-    from core.doctor import Report
+    from core.doctor.report import Report
 
 VISION_FIX = ("set IRIS_VISION_MODEL to a model that sees (e.g. openai/gpt-4o-mini), or "
               "IRIS_MODEL_VISION=true if the model does see images")
@@ -25,13 +25,14 @@ def check(report: Report, settings: Settings) -> None:
 
 
 def _main_model_sees(settings: Settings) -> tuple[bool, str]:
-    """(sees, " (why)") for the deployment's main model, as a turn decides it (core.vision)."""
+    """(sees, " (why)") for the deployment's main model, as a turn decides it
+    (core.intake.vision)."""
     if settings.model_vision is not None:
         return settings.model_vision, \
             f" (IRIS_MODEL_VISION={str(settings.model_vision).lower()})"
     if not settings.model:
         return False, ""
-    from core.routing import sees_images
+    from core.model.routing import sees_images
 
     sees, source = sees_images(settings, settings.model)
     return sees, f" ({source})"

@@ -8,10 +8,10 @@ import sys
 import pytest
 
 from core.errors import ProviderError
-from core.llm import LiteLLMModel, ToolSpec, uses_direct
-from core.llm_direct import DirectModel, wire_name
 from core.messages import Message
-from core.streaming import streaming_to
+from core.model.direct import DirectModel, wire_name
+from core.model.llm import LiteLLMModel, ToolSpec, uses_direct
+from core.model.streaming import streaming_to
 from iris_testing.llm_server import ScriptedLLM
 from iris_testing.server import serve
 
@@ -207,7 +207,7 @@ def test_a_turn_through_the_direct_client_never_imports_litellm(tmp_path):
 
     code = (
         "import asyncio, sys\n"
-        "from core.llm_direct import DirectModel\n"
+        "from core.model.direct import DirectModel\n"
         "from core.messages import Message\n"
         "from iris_testing.llm_server import ScriptedLLM\n"
         "from iris_testing.server import serve\n"
@@ -227,7 +227,7 @@ def _env():
     import os
     from pathlib import Path
 
-    root = str(Path(__file__).resolve().parents[2])
+    root = str(Path(__file__).resolve().parents[3])
     return {**os.environ, "PYTHONPATH": root}
 
 

@@ -18,8 +18,8 @@ from core.toolkit import Tool, ToolContext, Toolset
 from core.tools.load_tools import CatalogueEntry, LoadTools, record_loaded
 
 if TYPE_CHECKING:
-    from core.llm import ToolSpec
     from core.messages import Message, ToolCall
+    from core.model.llm import ToolSpec
 
 BRIEF_CHARS = 90
 

@@ -5,9 +5,9 @@ import asyncio
 
 import pytest
 
-from core.images import ImageNotFound, ImageRefused, checked, image_key, load_image, sniff
+from core.intake.images import ImageNotFound, ImageRefused, checked, image_key, load_image, sniff
+from core.intake.vision import show_images
 from core.messages import ImageRef, Message
-from core.vision import show_images
 from iris_testing.images import make_png
 
 PNG = make_png()

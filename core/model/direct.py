@@ -4,7 +4,7 @@ with httpx instead of through litellm.
 
 For such a server litellm adds nothing but its import (seconds, ~130 MiB per process): it sends
 the same ``POST {api_base}/chat/completions``. What litellm would know about the model (context
-window, vision, price) comes from its model table without importing it (``core/model_table.py``).
+window, vision, price) comes from its model table without importing it (``core/model/table.py``).
 Wire format: OpenAI's Chat Completions API; streaming is server-sent events, ``data: {chunk}``
 lines ended by ``data: [DONE]``; errors are ``{"error": {"message", "type", "code"}}`` with the
 HTTP status, or an ``{"error": …}`` event in the middle of a stream.
@@ -23,9 +23,9 @@ from typing import Any
 
 import httpx
 
-from core import model_table
 from core.lanes import blocking
-from core.llm import ChatModel
+from core.model import table as model_table
+from core.model.llm import ChatModel
 from core.tls import tls_client
 
 MAX_ANSWER_BYTES = 32 << 20  # a completion (or a whole stream) larger than this is refused

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from core.images import ImageNotFound, data_url, has_images, load_image, take_images
+from core.intake.images import ImageNotFound, data_url, has_images, load_image, take_images
 from core.lanes import blocking
 from core.messages import ImageRef, InboundMessage, Message
 
@@ -39,7 +39,7 @@ BLIND_NOTE = ("[the user also sent an image, which this model cannot see and whi
 async def sight_of(settings: Settings, model_name: str) -> Sight:
     sees = settings.model_vision
     if sees is None:
-        from core.routing import sees_images
+        from core.model.routing import sees_images
 
         sees, _ = await blocking("io", f"model:{model_name}", sees_images, settings, model_name,
                                  what="looking up the model")

@@ -6,7 +6,7 @@ from typing import Protocol
 
 from core.config import Settings
 from core.errors import ConfigError
-from core.llm import ChatModel, LiteLLMModel, Model, uses_direct
+from core.model.llm import ChatModel, LiteLLMModel, Model, uses_direct
 
 
 class ModelRouter(Protocol):
@@ -21,7 +21,7 @@ def build_model(settings: Settings, name: str) -> ChatModel:
     s = settings
     kind: type[ChatModel] = LiteLLMModel
     if uses_direct(name, s.model_api_base, s.model_client):
-        from core.llm_direct import DirectModel  # httpx: not on a webhook's ack path
+        from core.model.direct import DirectModel  # httpx: not on a webhook's ack path
 
         kind = DirectModel
     return kind(
@@ -48,10 +48,9 @@ def sees_images(settings: Settings, name: str) -> tuple[bool, str]:
     """Whether ``name`` takes image parts, and whose word that is: litellm's model info, or the
     same table read directly for a model the direct client calls (no litellm import)."""
     if uses_direct(name, settings.model_api_base, settings.model_client):
-        from core import model_table
-
+        from core.model import table as model_table
         return model_table.sees_images(name), "litellm's model table"
-    from core.llm import supports_vision
+    from core.model.llm import supports_vision
 
     return supports_vision(name), "litellm's model info"
 

@@ -1,7 +1,7 @@
 """The model interface: what a turn asks of a model, the retries and streaming every client shares,
 and the litellm client. litellm is imported here only, and only when a call is made (the import
 costs seconds; webhook acks must never pay it). An OpenAI-compatible server at
-``IRIS_MODEL_API_BASE`` is called without it (``core/llm_direct.py``)."""
+``IRIS_MODEL_API_BASE`` is called without it (``core/model/direct.py``)."""
 
 from __future__ import annotations
 
@@ -19,11 +19,11 @@ from typing import Any, Protocol
 
 from core.errors import ProviderError
 from core.lanes import blocking
-from core.llm_stream import StreamAssembler
 from core.messages import Message, ToolCall, Usage
-from core.printed_calls import PrintedCallFilter
-from core.prompt_cache import wants_cache_control, with_cache_control
-from core.streaming import AnswerSink, answer_sink
+from core.model.printed_calls import PrintedCallFilter
+from core.model.prompt_cache import wants_cache_control, with_cache_control
+from core.model.stream import StreamAssembler
+from core.model.streaming import AnswerSink, answer_sink
 
 log = logging.getLogger("iris.llm")
 
@@ -225,7 +225,7 @@ class ChatModel:
     temperature: float | None = None
     max_tokens: int | None = None  # cap on the answer's length (finish_reason "length" past it)
     extra: dict[str, Any] = field(default_factory=dict)
-    prompt_caching: bool = True  # Anthropic cache_control breakpoints (core/prompt_cache.py)
+    prompt_caching: bool = True  # Anthropic cache_control breakpoints (core/model/prompt_cache.py)
     free: bool = False  # no per-token price: a model running on this machine
 
     def _payload(self, messages: Sequence[Message]) -> list[dict[str, Any]]:

@@ -3,10 +3,10 @@ turn's sink, and what a listener sends so the whole equals the stored answer."""
 
 import asyncio
 
-from core.llm import LiteLLMModel, ToolSpec
-from core.llm_stream import StreamAssembler
 from core.messages import Message
-from core.streaming import AnswerFeeds, FeedEvent, StreamedText, streaming_to
+from core.model.llm import LiteLLMModel, ToolSpec
+from core.model.stream import StreamAssembler
+from core.model.streaming import AnswerFeeds, FeedEvent, StreamedText, streaming_to
 from iris_testing.llm_server import ScriptedLLM
 from iris_testing.server import serve
 

@@ -7,7 +7,8 @@ answer is the user's next message in the chat: a press of a button (checked at t
 the person who was asked, the chat's latest open question, not expired), the number of a
 choice, a choice's text, or anything else in their own words. The first message after the
 question closes it, so a second press, a stale press or another person's press starts nothing.
-A question that closed without a press loses its buttons after the turn (``core.clarify_close``).
+A question that closed without a press loses its buttons after the turn
+(``core.asking.clarify_close``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 import pytest
 
-from core.answer_text import cut_short_note, end_cleanly, strip_tool_syntax
+from core.model.answer_text import cut_short_note, end_cleanly, strip_tool_syntax
 
 
 @pytest.mark.parametrize(("text", "left"), [

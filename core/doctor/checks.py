@@ -9,39 +9,17 @@ import os
 import re
 import stat
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from core.config import Settings, dotenv_path
+from core.doctor.report import Level, Report
 from core.dotenv import read_dotenv
 
 if TYPE_CHECKING:
     from core.store import Store
 
-Level = Literal["ok", "warning", "error"]
 TELEGRAM_TOKEN = re.compile(r"\d+:[A-Za-z0-9_-]{30,}")
 TELEGRAM_SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
-
-
-@dataclass(frozen=True)
-class Finding:
-    level: Level
-    check: str
-    message: str
-    fix: str | None = None
-
-
-@dataclass
-class Report:
-    findings: list[Finding] = field(default_factory=list)
-    settings: Settings | None = None
-
-    def add(self, level: Level, check: str, message: str, fix: str | None = None) -> None:
-        self.findings.append(Finding(level, check, message, fix))
-
-    @property
-    def errors(self) -> list[Finding]:
-        return [f for f in self.findings if f.level == "error"]
 
 
 ModelProbe = Callable[[Settings], None]
@@ -63,14 +41,12 @@ def check_configuration(
     _check_api_key(report, settings, cloud=cloud)
     _check_platforms(report, settings)
     if online:
-        from core import doctor_platforms
-
+        from core.doctor import platforms as doctor_platforms
         doctor_platforms.check_online(report, settings)
     _check_sandbox(report, settings, environ, cloud=cloud, modal_token=modal_token, store=store)
     _check_mcp(report, settings)
     _check_web(report, settings)
-    from core import doctor_features
-
+    from core.doctor import features as doctor_features
     doctor_features.check(report, settings)
 
 
@@ -123,7 +99,7 @@ def _check_model(
     report: Report, settings: Settings, environ: Mapping[str, str], *, online: bool,
     cloud: bool, probe: ModelProbe | None,
 ) -> None:
-    from core.providers import key_status
+    from core.model.providers import key_status
 
     if not settings.model:
         level: Level = "error" if cloud else "warning"
@@ -154,7 +130,7 @@ def one_token_call(settings: Settings) -> None:
     import dataclasses
 
     from core.messages import Message
-    from core.routing import build_model
+    from core.model.routing import build_model
 
     model = dataclasses.replace(
         build_model(settings, settings.model or ""), timeout=min(settings.model_timeout, 60),
@@ -205,8 +181,7 @@ def _check_platforms(report: Report, settings: Settings) -> None:
                        "use the Bot User OAuth Token, not a user or app token")
         else:
             report.add("ok", "slack", "signing secret and bot token set")
-    from core import doctor_platforms
-
+    from core.doctor import platforms as doctor_platforms
     doctor_platforms.check(report, settings)
 
 

@@ -13,11 +13,11 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from core import llm_direct
 from core.errors import ProviderError
-from core.llm_direct import DirectModel
 from core.messages import Message
-from core.streaming import streaming_to
+from core.model import direct as llm_direct
+from core.model.direct import DirectModel
+from core.model.streaming import streaming_to
 from iris_testing.server import serve
 
 USER = Message(role="user", content="hi")

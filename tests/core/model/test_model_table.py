@@ -6,11 +6,11 @@ import random
 
 import pytest
 
-from core import model_table
 from core.config import Settings
-from core.llm import LiteLLMModel, load_litellm
-from core.llm_direct import DirectModel
-from core.routing import build_model, needs_litellm, sees_images
+from core.model import table as model_table
+from core.model.direct import DirectModel
+from core.model.llm import LiteLLMModel, load_litellm
+from core.model.routing import build_model, needs_litellm, sees_images
 
 
 def _openai_chat_names(count: int) -> list[str]:

@@ -7,10 +7,10 @@ import json
 import pytest
 from pydantic import BaseModel
 
-from core.catalogue import SessionToolset
 from core.messages import ToolCall
 from core.toolkit import Tool, ToolContext
 from core.tools import default_toolset
+from core.tools.catalogue import SessionToolset
 from tests.core.acting.support import make_ctx
 
 

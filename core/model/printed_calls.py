@@ -1,6 +1,6 @@
 """Tool calls a model prints as text, kept out of a streamed answer as it is produced.
 
-``core.answer_text.strip_tool_syntax`` cleans the whole answer at the end; a stream shows text
+``core.model.answer_text.strip_tool_syntax`` cleans the whole answer at the end; a stream shows text
 before the end, so this filter sits between the model call and the answer sink. Ordinary text
 passes at once. A line that may begin printed call syntax (``<tool_call>``, a ``{`` or ``[`` at
 the start of a line, a ``functions.NAME:`` line) is held until it is known: a call is dropped,
@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import re
 
-from core.answer_text import strip_tool_syntax
-from core.streaming import AnswerSink
+from core.model.answer_text import strip_tool_syntax
+from core.model.streaming import AnswerSink
 
 MAX_HELD_CHARS = 16_000  # held text past this is not a call anyone would print: let it through
 _TAG = "<tool_call>"

@@ -5,9 +5,9 @@ import random
 
 import pytest
 
-from core.answer_text import strip_tool_syntax
-from core.printed_calls import PrintedCallFilter
-from core.streaming import FeedEvent, StreamedText
+from core.model.answer_text import strip_tool_syntax
+from core.model.printed_calls import PrintedCallFilter
+from core.model.streaming import FeedEvent, StreamedText
 
 
 class Sink:

@@ -16,7 +16,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from core.clarify import Asked, is_open, typed_choice
+from core.asking.clarify import Asked, is_open, typed_choice
 
 if TYPE_CHECKING:
     from core.hooks import HookContext

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from core.clarify import ask, button_data, parse_button, pressable, settle
+from core.asking.clarify import ask, button_data, parse_button, pressable, settle
 from core.clock import ManualClock
 from core.messages import InboundMessage
 from core.store.inbox import InboxEntry

@@ -1,0 +1,1 @@
+"""Asking the person: clarify questions and confirmations, and closing them."""

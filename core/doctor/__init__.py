@@ -1,0 +1,1 @@
+"""`iris doctor`: the checks of a deployment's configuration and features."""
