@@ -61,6 +61,10 @@ class DatabaseError(Exception):
     """A database operation failed; the message says which and why."""
 
 
+class DatabaseClosed(DatabaseError):
+    """A statement after ``close()``: work that outlived its store (a bug of its owner)."""
+
+
 class DatabaseUnavailable(DatabaseError):
     """The database could not be reached (or stayed locked) for the whole retry window."""
 
@@ -98,6 +102,7 @@ class Database:
         self._kept: dict[tuple[str, Any], list[tuple[float, Any]]] = {}
         self._kept_lock = threading.Lock()
         self.loop_calls = 0  # statements run on a thread that runs an event loop (see _run)
+        self._closed = False
         if not url.startswith("file:"):
             self._open_remote(url, auth_token or "", retry_for)
             return
@@ -144,7 +149,11 @@ class Database:
     @property
     def _remote(self) -> RemoteLink | None:
         """The calling thread's link to a remote database; None for a file."""
-        return self._links.current() if self._links is not None else None
+        if self._links is None:
+            return None
+        if self._closed:
+            raise DatabaseClosed("the database is closed")
+        return self._links.current()
 
     @property
     def remote(self) -> bool:
@@ -175,12 +184,15 @@ class Database:
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             if self._links is not None:
                 self._links.close()
             else:
                 self._conn.close()
 
     def _run(self, sql: str, params: Params) -> Any:
+        if self._closed:  # libsql's closed connection panics (a BaseException) instead
+            raise DatabaseClosed(f"the database is closed [{sql.split(None, 1)[0]}]")
         if _on_event_loop():
             self.loop_calls += 1
         if self._links is not None:
@@ -303,6 +315,8 @@ class Database:
 
     def executescript(self, sql: str) -> None:
         with self._lock:
+            if self._closed:
+                raise DatabaseClosed("the database is closed [script]")
             if self._remote is None:
                 self._conn.executescript(sql)
                 return
@@ -333,6 +347,8 @@ class Database:
     def transaction(self) -> Iterator[Database]:
         """A write transaction (BEGIN IMMEDIATE). Nested use joins the outer transaction."""
         with self._lock:
+            if self._closed:
+                raise DatabaseClosed("the database is closed [transaction]")
             if self._depth:
                 self._depth += 1
                 try:

@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from core.store.db import Database, DatabaseError
+from core.store.db import Database, DatabaseClosed, DatabaseError
 from core.store.migrations import discover, migrate
 
 
@@ -34,6 +34,21 @@ def test_transaction_rolls_back_on_error(open_db):
         db.execute("INSERT INTO t VALUES (1)")
         db.execute("INSERT INTO t VALUES (1)")
     assert db.scalar("SELECT count(*) FROM t") == 0
+
+
+def test_a_closed_database_refuses_with_a_python_error(open_db):
+    """Work that outlives its store gets DatabaseClosed, an Exception its caller's handlers see;
+    libsql's own closed connection panics instead (a BaseException that kills the thread)."""
+    db = open_db()
+    db.execute("CREATE TABLE t (x INTEGER)")
+    db.close()
+    with pytest.raises(DatabaseClosed, match="closed"):
+        db.execute("INSERT INTO t VALUES (1)")
+    with pytest.raises(DatabaseClosed), db.transaction():
+        pass
+    with pytest.raises(DatabaseClosed):
+        db.executescript("INSERT INTO t VALUES (2);")
+    db.close()  # twice: still fine
 
 
 def test_nested_transaction_joins_outer(open_db):
