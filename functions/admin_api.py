@@ -139,18 +139,12 @@ def build_admin_router(rt: Runtime) -> APIRouter:
 
     @router.post("/api/users/{user:path}/memory")
     async def write(user: str, body: dict[str, Any]) -> dict[str, Any]:
-        from pydantic import ValidationError
-
         from core.memory.ops import Author
         from core.tools.memory import MemoryArgs
+        from functions.bodies import parse_data
 
         user_id = resolve(user)
-        try:
-            args = MemoryArgs.model_validate(body)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "body"
-            raise ApiError(400, f"{where}: {first['msg']}", code="invalid_memory_write") from None
+        args = parse_data(MemoryArgs, body, "a memory write", "invalid_memory_write")
         try:
             result = book.write(
                 user_id, args.to_operations(), limits=limits,

@@ -24,12 +24,12 @@ import logging
 from typing import Any
 
 from fastapi import APIRouter, BackgroundTasks, Request
-from pydantic import ValidationError
 
 from core.errors import NotFound
 from core.lanes import in_store_lane
 from core.platforms.matrix_inbound import MxTransaction, parse_event
 from functions.auth import ApiError
+from functions.bodies import parse_json
 from functions.runtime import Runtime
 from functions.webhooks import accept, read_body
 
@@ -100,10 +100,7 @@ def build_router(rt: Runtime) -> APIRouter:
         hs_token, bot = configured(rt)
         authenticate(request, hs_token)
         body = await read_body(request, MAX_PAYLOAD_BYTES)
-        try:
-            transaction = MxTransaction.model_validate_json(body)
-        except ValidationError:
-            raise ApiError(400, "not a Matrix transaction", code="M_BAD_JSON") from None
+        transaction = parse_json(MxTransaction, body, "a Matrix transaction", "M_BAD_JSON")
         sender = rt.senders.get("matrix")
         groups: dict[str, bool] = {}
         counted: set[str] = set()

@@ -56,6 +56,17 @@ def test_the_hs_token_is_checked_before_anything_is_read(stack):
     assert put(stack, event, legacy=True).status_code == 200  # the legacy query parameter
 
 
+@pytest.mark.parametrize(("body", "named"), [
+    (b"{not json", "not valid JSON"), (b'{"events": [{"type": 5}]}', "events.0"),
+])
+def test_a_malformed_transaction_is_a_400_naming_what_failed(stack, body, named):
+    response = stack.matrix_put(body, txn="bad")
+    assert response.status_code == 400
+    error = response.json()
+    assert "not a Matrix transaction" in str(error) and named in str(error)
+    assert count(stack) == 0
+
+
 def test_a_transaction_sent_again_records_nothing_new(stack):
     body = stack.matrix.transaction(stack.matrix.message_event("once please"))
     for _ in range(3):
