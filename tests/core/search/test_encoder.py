@@ -103,3 +103,37 @@ def test_static_encoder_distils_only_the_tokens_it_sees_and_keeps_them(encoder, 
     again = StaticEncoder(encoder, tmp_path)
     assert int(again.known.sum()) == seen
     assert np.allclose(again.encode(["our new puppy chews shoes"])[0], a, atol=1e-2)
+
+
+def test_erf_and_gelu_leave_their_input_alone():
+    """Both compute in place on their own temporaries (a layer's activations are large)."""
+    from core.search.encoder import gelu
+
+    x = np.random.default_rng(3).standard_normal((64, 1536)).astype(np.float32) * 3
+    before = x.copy()
+    erf(x)
+    gelu(x)
+    assert np.array_equal(x, before)
+
+
+def test_a_forward_pass_holds_at_most_the_token_budget(encoder, monkeypatch):
+    """Batches are cut by padded tokens as well as by count: 40 full windows go through in
+    passes of at most MAX_BATCH_TOKENS tokens, each sequence once, vectors as encoded alone."""
+    from core.search.encoder import MAX_BATCH_TOKENS
+
+    long_text = " ".join(f"word{i} about rivers and boats" for i in range(60))
+    sequences = [encoder.chunks(ids)[0] for ids in encoder.token_ids([long_text] * 40)]
+    sequences += [encoder.chunks(ids)[0] for ids in encoder.token_ids(["tiny", "a bit longer"])]
+    passes = []
+    forward = encoder._forward
+
+    def counted(batch):
+        passes.append(len(batch) * max(len(s) for s in batch))
+        return forward(batch)
+
+    monkeypatch.setattr(encoder, "_forward", counted)
+    together = encoder.encode_ids(sequences, batch_size=32)
+    assert max(passes) <= MAX_BATCH_TOKENS and len(passes) > 1
+    monkeypatch.setattr(encoder, "_forward", forward)
+    alone = np.vstack([encoder.encode_ids([s]) for s in sequences[-3:]])
+    assert np.abs(together[-3:] - alone).max() < 1e-5
