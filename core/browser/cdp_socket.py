@@ -6,6 +6,8 @@ ping/pong and close (§5.4-5.5). ``http(s)://host:port`` is asked for its browse
 serves it); ``ws(s)://…`` (Browserbase's ``wss://connect.browserbase.com?apiKey=…``) is used
 as given."""
 
+from __future__ import annotations
+
 import base64
 import contextlib
 import hashlib
@@ -25,7 +27,7 @@ class CdpError(Exception):
     pass
 
 
-def endpoint(url, timeout):
+def endpoint(url: str, timeout: float) -> str:
     """The browser's WebSocket address for ``url``."""
     parts = urlsplit(url)
     if parts.scheme in ("ws", "wss"):
@@ -33,11 +35,14 @@ def endpoint(url, timeout):
     if parts.scheme not in ("http", "https"):
         raise CdpError(f"a CDP endpoint is ws://, wss://, http:// or https://, not {parts.scheme}")
     with urlopen(f"{url.rstrip('/')}/json/version", timeout=timeout) as answer:
-        return json.load(answer)["webSocketDebuggerUrl"]
+        found = json.load(answer)["webSocketDebuggerUrl"]
+    if not isinstance(found, str):
+        raise CdpError("the CDP endpoint's /json/version has no webSocketDebuggerUrl")
+    return found
 
 
 class CdpSocket:
-    def __init__(self, url, timeout):
+    def __init__(self, url: str, timeout: float) -> None:
         parts = urlsplit(endpoint(url, timeout))
         secure = parts.scheme == "wss"
         host, port = parts.hostname or "", parts.port or (443 if secure else 80)
@@ -74,10 +79,10 @@ class CdpSocket:
             raise CdpError("the CDP endpoint's handshake does not match")
         sock.settimeout(None)
 
-    def send(self, text):
+    def send(self, text: str) -> None:
         self._frame(0x1, text.encode())
 
-    def _frame(self, opcode, payload):
+    def _frame(self, opcode: int, payload: bytes) -> None:
         n = len(payload)
         if n < 126:
             head = struct.pack("!BB", 0x80 | opcode, 0x80 | n)
@@ -89,7 +94,7 @@ class CdpSocket:
         masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
         self.sock.sendall(head + mask + masked)
 
-    def _read(self, n):
+    def _read(self, n: int) -> bytes:
         while len(self.buf) < n:
             chunk = self.sock.recv(max(65536, n - len(self.buf)))
             if not chunk:
@@ -98,9 +103,10 @@ class CdpSocket:
         data, self.buf = self.buf[:n], self.buf[n:]
         return data
 
-    def recv(self):
+    def recv(self) -> str | None:
         """The next text message, or None when the connection ends."""
-        parts, size = [], 0
+        parts: list[bytes] = []
+        size = 0
         try:
             while True:
                 b0, b1 = self._read(2)
@@ -129,7 +135,7 @@ class CdpSocket:
         except (EOFError, OSError):
             return None
 
-    def close(self):
+    def close(self) -> None:
         with contextlib.suppress(OSError):
             self._frame(0x8, b"")
         self.sock.close()

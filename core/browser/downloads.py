@@ -4,9 +4,13 @@ of the workspace; a finished one within the caps is moved to ``downloads/<its na
 the size cap, or past the count cap, is cancelled and its file removed. The folder must be a
 real directory inside the workspace (a symlink there is refused, so nothing lands elsewhere)."""
 
+from __future__ import annotations
+
 import contextlib
 import os
 import re
+from collections.abc import Callable
+from typing import Any
 
 INCOMING = ".incoming"
 
@@ -15,14 +19,14 @@ class DownloadRefused(Exception):
     pass
 
 
-def safe_name(suggested):
+def safe_name(suggested: str) -> str:
     """A plain file name for ``suggested``: its last component, no leading dot, short."""
     name = re.sub(r"[^A-Za-z0-9._ -]", "_", os.path.basename(suggested.replace("\\", "/")))
     name = name.strip(" .")[:120]
     return name or "download"
 
 
-def real_dir(path):
+def real_dir(path: str) -> str:
     """``path`` (relative to the workspace) as an existing directory that is no symlink."""
     here = os.path.realpath(".")
     made = os.path.realpath(path)
@@ -37,23 +41,24 @@ def real_dir(path):
 class Downloads:
     """Follows ``Browser.download*`` events; ``cancel(guid)`` is the browser's cancelDownload."""
 
-    def __init__(self, folder, max_bytes, max_files, cancel, refused):
+    def __init__(self, folder: str, max_bytes: int, max_files: int,
+                 cancel: Callable[[str], object], refused: list[str]) -> None:
         self.folder = real_dir(folder)
         self.incoming = real_dir(os.path.join(folder, INCOMING))
         self.max_bytes, self.max_files = max_bytes, max_files
         self.cancel, self.refused = cancel, refused
-        self.active = {}  # guid -> suggested name
+        self.active: dict[str, str] = {}  # guid -> suggested name
         # Every download whose file was removed (refused, cancelled, over the cap): Chromium
         # may still write or finish it after, so a later event for one removes it again, as
         # does the action's end.
-        self.dropped = set()
-        self.kept = []
+        self.dropped: set[str] = set()
+        self.kept: list[dict[str, Any]] = []
         self.seen = 0
 
-    def kept_count(self):
+    def kept_count(self) -> int:
         return sum(1 for e in os.scandir(self.folder) if e.is_file(follow_symlinks=False))
 
-    def on_begin(self, p):
+    def on_begin(self, p: dict[str, Any]) -> None:
         self.seen += 1
         name = safe_name(p.get("suggestedFilename") or "")
         if self.kept_count() + len(self.active) >= self.max_files:
@@ -61,7 +66,7 @@ class Downloads:
             return
         self.active[p["guid"]] = name
 
-    def on_progress(self, p):
+    def on_progress(self, p: dict[str, Any]) -> None:
         guid = p["guid"]
         if guid in self.dropped:
             self._remove(guid)
@@ -78,7 +83,7 @@ class Downloads:
             self.active.pop(guid)
             self._remove(guid)
 
-    def _keep(self, guid, name):
+    def _keep(self, guid: str, name: str) -> None:
         partial = os.path.join(self.incoming, guid)
         size = os.path.getsize(partial)
         if size > self.max_bytes:
@@ -93,17 +98,17 @@ class Downloads:
         os.rename(partial, os.path.join(self.folder, final))
         self.kept.append({"name": final, "bytes": size})
 
-    def _drop(self, guid, why):
+    def _drop(self, guid: str, why: str) -> None:
         self.refused.append(f"download {why}")
         self.cancel(guid)
         self._remove(guid)
 
-    def _remove(self, guid):
+    def _remove(self, guid: str) -> None:
         self.dropped.add(guid)
         with contextlib.suppress(OSError):
             os.unlink(os.path.join(self.incoming, guid))
 
-    def stop_unfinished(self):
+    def stop_unfinished(self) -> None:
         """Cancel what is still running when the action ends, and remove its files."""
         for guid, name in list(self.active.items()):
             self._drop(guid, f"{name}: not finished within the action's time; removed")

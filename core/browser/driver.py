@@ -12,6 +12,8 @@ only to an address it checked: public, or a host in ``allow``. Input: one JSON o
 (see ``core.browser.session``).
 """
 
+from __future__ import annotations
+
 import base64
 import contextlib
 import json
@@ -20,7 +22,7 @@ import queue
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING or __package__:  # imported as Iris' module (tests, benchmarks)
     from core.browser.downloads import DownloadRefused, Downloads
@@ -75,17 +77,19 @@ SNAPSHOT_JS = r"""
 """
 COOKIE_FIELDS = ("name", "value", "domain", "path", "secure", "httpOnly", "sameSite", "expires")
 MAX_COOKIES = 500
+Json = dict[str, Any]  # a DevTools message, a command, a state or an answer
 
 
 class Browser:
-    def __init__(self, cmd):
+    def __init__(self, cmd: Json) -> None:
         self.cmd = cmd
         self.deadline = time.monotonic() + cmd["timeout"]
-        self.events = queue.Queue()
-        self.replies = {}
+        self.events: queue.Queue[Json | None] = queue.Queue()
+        self.replies: dict[int, Json] = {}
         self.next_id = 0
-        self.refused, self.console = [], []
-        self.inflight = set()
+        self.refused: list[str] = []
+        self.console: list[str] = []
+        self.inflight: set[str] = set()
         self.loaded = False
         self.downloads = Downloads(
             cmd["downloads"],
@@ -95,9 +99,11 @@ class Browser:
             self.refused,
         )
         self.hosted = bool(cmd.get("hosted"))
-        self.context = None
+        self.context: str | None = None
+        self.session = ""
+        self.guard: Guard | None = None
+        self.link: HostedLink | PipeLink
         if self.hosted:
-            self.guard = None
             self.link = HostedLink(os.environ["IRIS_BROWSER_CDP_URL"], min(15.0, cmd["timeout"]))
         else:
             self.guard = Guard(cmd["allow"], self.refused, timeout=min(10.0, cmd["timeout"]))
@@ -109,7 +115,7 @@ class Browser:
             self.close()  # never leave a Chromium behind
             raise
 
-    def _attach(self):
+    def _attach(self) -> None:
         if self.hosted:  # a context of its own: nothing shared with other users of the endpoint
             self.context = self.call("Target.createBrowserContext", disposeOnDetach=True)[
                 "browserContextId"
@@ -136,13 +142,13 @@ class Browser:
                 eventsEnabled=True,
             )
 
-    def _read(self):
+    def _read(self) -> None:
         for text in self.link.messages():
             self.events.put(None if text is None else json.loads(text))
 
-    def call(self, method, session=False, **params):
+    def call(self, method: str, session: bool = False, **params: Any) -> Json:
         self.next_id += 1
-        msg = {"id": self.next_id, "method": method, "params": params}
+        msg: Json = {"id": self.next_id, "method": method, "params": params}
         if session:
             msg["sessionId"] = self.session
         self.link.send(json.dumps(msg))
@@ -152,9 +158,10 @@ class Browser:
         reply = self.replies.pop(wanted)
         if "error" in reply:
             raise RuntimeError(f"{method}: {reply['error'].get('message')}")
-        return reply.get("result", {})
+        result: Json = reply.get("result", {})
+        return result
 
-    def pump(self, wait=None):
+    def pump(self, wait: float | None = None) -> None:
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise TimeoutError("the browser action ran out of time")
@@ -171,7 +178,7 @@ class Browser:
         else:
             self.on_event(msg["method"], msg.get("params", {}))
 
-    def on_event(self, method, p):
+    def on_event(self, method: str, p: Json) -> None:
         if method == "Fetch.requestPaused":
             url = p["request"]["url"]
             try:
@@ -201,17 +208,17 @@ class Browser:
             text = d.get("exception", {}).get("description", d["text"])
             self.console.append(f"exception: {text[:300]}")
 
-    def send_async(self, method, session=True, **params):
+    def send_async(self, method: str, session: bool = True, **params: Any) -> None:
         self.next_id += 1
-        msg = {"id": self.next_id, "method": method, "params": params}
+        msg: Json = {"id": self.next_id, "method": method, "params": params}
         if session:
             msg["sessionId"] = self.session
         self.link.send(json.dumps(msg))
 
-    def settle(self, quiet=0.4, cap=10.0):
+    def settle(self, quiet: float = 0.4, cap: float = 10.0) -> None:
         """Wait for the load event and then until no request has been in flight for ``quiet``."""
         end = min(self.deadline, time.monotonic() + cap)
-        calm_since = None
+        calm_since: float | None = None
         while time.monotonic() < end:
             self.pump(wait=0.05)
             if self.loaded and not self.inflight:
@@ -221,7 +228,7 @@ class Browser:
             else:
                 calm_since = None
 
-    def goto(self, url):
+    def goto(self, url: str) -> None:
         self.loaded = False
         result = self.call("Page.navigate", session=True, url=url)
         if result.get("errorText"):
@@ -231,14 +238,14 @@ class Browser:
             raise Refused(f"{url} could not be opened ({result['errorText']})")
         self.settle()
 
-    def finish_downloads(self):
+    def finish_downloads(self) -> None:
         """Wait for running downloads (until a second before the deadline); cancel the rest."""
         end = self.deadline - 1.0
         while self.downloads.active and time.monotonic() < end:
             self.pump(wait=0.05)
         self.downloads.stop_unfinished()
 
-    def js(self, expression):
+    def js(self, expression: str) -> Any:
         r = self.call(
             "Runtime.evaluate",
             session=True,
@@ -250,10 +257,10 @@ class Browser:
             raise RuntimeError(r["exceptionDetails"].get("text", "script error"))
         return r["result"].get("value")
 
-    def url(self):
-        return self.js("location.href")
+    def url(self) -> str:
+        return str(self.js("location.href"))
 
-    def cookies(self):
+    def cookies(self) -> list[Json]:
         """The hosted context's cookies, to keep in the workspace's state until next time."""
         got = self.call("Storage.getCookies", browserContextId=self.context)["cookies"]
         return [
@@ -261,11 +268,11 @@ class Browser:
             for c in got[:MAX_COOKIES]
         ]
 
-    def set_cookies(self, cookies):
+    def set_cookies(self, cookies: list[Json] | None) -> None:
         if cookies:
             self.call("Storage.setCookies", cookies=cookies, browserContextId=self.context)
 
-    def close(self):
+    def close(self) -> None:
         with contextlib.suppress(Exception):
             if self.hosted:
                 self.call("Target.disposeBrowserContext", browserContextId=self.context)
@@ -276,14 +283,14 @@ class Browser:
             self.guard.close()
 
 
-def find(b, ref):
+def find(b: Browser, ref: str) -> str:
     ok = b.js(f"!!document.querySelector('[data-iris-ref=\"{ref}\"]')")
     if not ok:
         raise Refused(f"no element {ref} on this page; take a new snapshot")
     return f"document.querySelector('[data-iris-ref=\"{ref}\"]')"
 
 
-def fill(b, ref, text, allow_password):
+def fill(b: Browser, ref: str, text: str, allow_password: bool) -> None:
     el = find(b, ref)
     kind = b.js(f"{el}.type || ''")
     if kind == "password" and not allow_password:
@@ -295,7 +302,7 @@ def fill(b, ref, text, allow_password):
     )
 
 
-def after_action(b, state, before):
+def after_action(b: Browser, state: Json, before: str) -> None:
     b.settle()
     now = b.url()
     if now != before:
@@ -304,7 +311,7 @@ def after_action(b, state, before):
     state["url"] = now
 
 
-def act(b, cmd, state):
+def act(b: Browser, cmd: Json, state: Json) -> None:
     action, a = cmd["action"], cmd.get("args", {})
     if action == "navigate":
         check_url(a["url"], cmd["allow"])
@@ -361,7 +368,7 @@ def act(b, cmd, state):
         after_action(b, state, before)
 
 
-def screenshot(b, cmd):
+def screenshot(b: Browser, cmd: Json) -> None:
     """The viewport as a JPEG no larger than ``screenshot_max`` (lower quality until it fits)."""
     for quality in (80, 60, 40, 25):
         shot = b.call(
@@ -379,11 +386,11 @@ def screenshot(b, cmd):
     raise Refused("the screenshot is too large even at low quality")
 
 
-def main():
+def main() -> None:
     print(json.dumps(run(json.loads(sys.stdin.read()))))
 
 
-def run(cmd):
+def run(cmd: Json) -> Json:
     """Perform ``cmd`` (the state, profile and output files are relative to the workspace)."""
     state_path = cmd["state"]
     try:
@@ -391,8 +398,8 @@ def run(cmd):
             state = json.load(f)
     except (OSError, ValueError):
         state = {"url": None, "history": [], "fills": []}
-    out = {"ok": True}
-    b = None
+    out: Json = {"ok": True}
+    b: Browser | None = None
     try:
         b = Browser(cmd)
         if b.hosted:

@@ -5,13 +5,16 @@ traffic through the checking proxy at ``proxy_port``. ``HostedLink`` reaches a h
 (``IRIS_BROWSER_CDP_URL``) over WebSocket. Both: ``send(text)``, ``messages()`` (texts, then
 None when the browser is gone), ``close()``."""
 
+from __future__ import annotations
+
 import contextlib
 import os
 import signal
 import subprocess
 import threading
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING or __package__:
     from core.browser.cdp_socket import CdpSocket
@@ -22,7 +25,7 @@ DEBIAN_BINARY = "/usr/lib/chromium/chromium"
 WATCH_SECONDS = 0.5  # how often the browser's memory is measured
 
 
-def chromium(named):
+def chromium(named: str) -> str:
     """Debian's ``chromium`` is a shell wrapper that reads /etc/chromium.d, which a sandbox
     need not have; its real binary needs nothing of /etc."""
     if named == "chromium" and os.access(DEBIAN_BINARY, os.X_OK):
@@ -31,7 +34,7 @@ def chromium(named):
 
 
 class PipeLink:
-    def __init__(self, cmd, proxy_port):
+    def __init__(self, cmd: dict[str, Any], proxy_port: int) -> None:
         to_child, self.write_end = os.pipe()
         self.read_end, from_child = os.pipe()
         os.set_inheritable(to_child, True)
@@ -57,7 +60,7 @@ class PipeLink:
             "about:blank",
         ]
 
-        def fds():
+        def fds() -> None:
             os.dup2(to_child, 3)
             os.dup2(from_child, 4)
 
@@ -76,7 +79,7 @@ class PipeLink:
         self._done = threading.Event()
         threading.Thread(target=self._watch, daemon=True).start()
 
-    def _watch(self):
+    def _watch(self) -> None:
         """Kill every process of the browser once together they hold more than the limit
         (proportional set size, so shared pages count once). The driver is their subreaper,
         so a process Chromium forked just before it died is still found (and killed) under
@@ -88,13 +91,13 @@ class PipeLink:
                 kill_descendants()
                 return
 
-    def send(self, text):
+    def send(self, text: str) -> None:
         try:
             os.write(self.write_end, text.encode() + b"\0")
         except BrokenPipeError:
             raise RuntimeError("the browser ended unexpectedly") from None
 
-    def messages(self):
+    def messages(self) -> Iterator[str | None]:
         buf = b""
         while True:
             chunk = os.read(self.read_end, 65536)
@@ -106,7 +109,7 @@ class PipeLink:
                 raw, buf = buf.split(b"\0", 1)
                 yield raw.decode()
 
-    def close(self):
+    def close(self) -> None:
         self._done.set()
         try:
             self.proc.wait(timeout=5)
@@ -115,7 +118,7 @@ class PipeLink:
             self.proc.wait()
 
 
-def become_subreaper():
+def become_subreaper() -> None:
     """Orphans of this process's children come to it, not to init (Linux ``prctl``)."""
     import ctypes
 
@@ -123,7 +126,7 @@ def become_subreaper():
         ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
 
 
-def kill_descendants(passes=20):
+def kill_descendants(passes: int = 20) -> None:
     """SIGKILL every live process below this one, again until none is left (a process may
     fork while the others die), reaping them as they end."""
     me = os.getpid()
@@ -140,9 +143,9 @@ def kill_descendants(passes=20):
         time.sleep(0.05)
 
 
-def tree(root):
+def tree(root: int) -> list[int]:
     """``root`` and every live (not zombie) process descended from it, read from /proc."""
-    children = {}
+    children: dict[int, list[int]] = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
@@ -162,7 +165,7 @@ def tree(root):
     return found
 
 
-def pss_kb(pid):
+def pss_kb(pid: int) -> int:
     """A process's proportional set size in kB (0 when it is gone or cannot be read)."""
     try:
         with open(f"/proc/{pid}/smaps_rollup") as f:
@@ -175,18 +178,18 @@ def pss_kb(pid):
 
 
 class HostedLink:
-    def __init__(self, url, timeout):
+    def __init__(self, url: str, timeout: float) -> None:
         self.ws = CdpSocket(url, timeout)
 
-    def send(self, text):
+    def send(self, text: str) -> None:
         self.ws.send(text)
 
-    def messages(self):
+    def messages(self) -> Iterator[str | None]:
         while True:
             text = self.ws.recv()
             yield text
             if text is None:
                 return
 
-    def close(self):
+    def close(self) -> None:
         self.ws.close()

@@ -10,11 +10,17 @@ address to a check and a private one to the connection (DNS rebinding) cannot ge
 is no second lookup.
 """
 
+from __future__ import annotations
+
 import contextlib
 import ipaddress
 import socket
 import threading
+from collections.abc import Collection
+from typing import Any
 from urllib.parse import urlsplit
+
+Address = tuple[socket.AddressFamily, Any]  # a family and the sockaddr to connect to
 
 METADATA = {"169.254.169.254", "169.254.170.2", "100.100.100.200", "fd00:ec2::254"}
 BAD_SUFFIXES = (".localhost", ".internal", ".local")
@@ -29,12 +35,12 @@ class Refused(Exception):
     pass
 
 
-def _local_name(host):
+def _local_name(host: str) -> None:
     if not host or host == "localhost" or host.endswith(BAD_SUFFIXES):
         raise Refused(f"{host or 'an empty host'} is a local name")
 
 
-def pinned(host, port, allow):
+def pinned(host: str, port: int, allow: Collection[str]) -> list[Address]:
     """The addresses ``host`` resolves to, all checked (one lookup); ``Refused`` otherwise."""
     host = host.rstrip(".").lower()
     allowed = host in allow or f"{host}:{port}" in allow
@@ -44,9 +50,9 @@ def pinned(host, port, allow):
         infos = RESOLVE(host, port, type=socket.SOCK_STREAM)
     except OSError as exc:
         raise Refused(f"{host} does not resolve ({exc})") from None
-    addresses = []
+    addresses: list[Address] = []
     for info in infos:
-        addr = ipaddress.ip_address(info[4][0].split("%")[0])
+        addr = ipaddress.ip_address(str(info[4][0]).split("%")[0])
         mapped = getattr(addr, "ipv4_mapped", None) or addr
         if not allowed and (str(mapped) in METADATA or not mapped.is_global):
             raise Refused(f"{host} resolves to {mapped}, which is not a public address")
@@ -56,7 +62,7 @@ def pinned(host, port, allow):
     return addresses
 
 
-def check_url(url, allow, resolve=True):
+def check_url(url: str, allow: Collection[str], resolve: bool = True) -> None:
     """Raise ``Refused`` unless ``url`` may be requested. ``resolve=False``: the scheme and the
     name only (for requests that go through ``Guard``, which checks the address it connects to;
     a lookup here would be a second one, which a rebinding name could answer differently)."""
@@ -74,9 +80,9 @@ def check_url(url, allow, resolve=True):
         _local_name(host.rstrip(".").lower())
 
 
-def connect(host, port, allow, timeout):
+def connect(host: str, port: int, allow: Collection[str], timeout: float) -> socket.socket:
     """A socket connected to an address of ``host`` that passed the check."""
-    last = None
+    last: OSError | None = None
     for family, sockaddr in pinned(host, port, allow):
         sock = socket.socket(family, socket.SOCK_STREAM)
         sock.settimeout(timeout)
@@ -91,7 +97,7 @@ def connect(host, port, allow, timeout):
     raise Refused(f"{host}:{port} could not be reached ({last})")
 
 
-def _pipe(src, dst):
+def _pipe(src: socket.socket, dst: socket.socket) -> None:
     try:
         while True:
             data = src.recv(65536)
@@ -106,7 +112,7 @@ def _pipe(src, dst):
                 sock.shutdown(how)
 
 
-def _split_target(target):
+def _split_target(target: str) -> tuple[str, int]:
     """``host:port`` of a CONNECT (``[v6]:port`` too)."""
     host, _, port = target.rpartition(":")
     return host.strip("[]"), int(port)
@@ -115,16 +121,17 @@ def _split_target(target):
 class Guard:
     """The checking proxy; ``refused`` collects what it turned away (for the model)."""
 
-    def __init__(self, allow, refused, timeout=10.0):
+    def __init__(self, allow: Collection[str], refused: list[str],
+                 timeout: float = 10.0) -> None:
         self.allow, self.refused, self.timeout = allow, refused, timeout
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(64)
-        self.port = self.sock.getsockname()[1]
-        self.open = []
+        self.port: int = self.sock.getsockname()[1]
+        self.open: list[socket.socket] = []
         threading.Thread(target=self._accept, daemon=True).start()
 
-    def _accept(self):
+    def _accept(self) -> None:
         while True:
             try:
                 conn, _ = self.sock.accept()
@@ -133,13 +140,13 @@ class Guard:
             self.open.append(conn)
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
-    def close(self):
+    def close(self) -> None:
         self.sock.close()
         for conn in self.open:
             with contextlib.suppress(OSError):
                 conn.close()
 
-    def _serve(self, conn):
+    def _serve(self, conn: socket.socket) -> None:
         try:
             head, rest = self._read_head(conn)
             lines = head.split(b"\r\n")
@@ -176,7 +183,7 @@ class Guard:
         _pipe(conn, upstream)
 
     @staticmethod
-    def _read_head(conn):
+    def _read_head(conn: socket.socket) -> tuple[bytes, bytes]:
         buf = b""
         while b"\r\n\r\n" not in buf:
             chunk = conn.recv(65536)
@@ -187,7 +194,7 @@ class Guard:
         return head, rest
 
     @staticmethod
-    def _deny(conn, why):
+    def _deny(conn: socket.socket, why: str) -> None:
         body = f"Refused by Iris' browser policy: {why}\n".encode()
         conn.sendall(
             b"HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\n"

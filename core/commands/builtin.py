@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from core.commands import CommandContext, CommandResult, command, help_text
 from core.commands.approve import is_owner
 from core.errors import IrisUsageError
 from core.model.choice import allowed_models, check_choice
+
+if TYPE_CHECKING:
+    from core.store.usage import UsageTotals
 
 
 @command("new", "start a new session (the old one stays searchable)")
@@ -29,14 +34,14 @@ def usage(ctx: CommandContext, args: str) -> CommandResult:
     session = ctx.store.usage.totals(ctx.user_id, session_id=ctx.session.id)
     total = ctx.store.usage.totals(ctx.user_id)
 
-    def cost(t) -> str:
+    def cost(t: UsageTotals) -> str:
         if t.cost_usd is None:
             return "cost unknown"
         if t.cost_usd == 0 and ctx.settings.model_free:
             return "cost 0 (local model)"
         return f"${t.cost_usd:.4f}"
 
-    def line(label: str, t) -> str:
+    def line(label: str, t: UsageTotals) -> str:
         cache = (f", cache read {t.cache_read_tokens} / write {t.cache_write_tokens}"
                  if t.cache_read_tokens or t.cache_write_tokens else "")
         return (

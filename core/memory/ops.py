@@ -11,6 +11,7 @@ import copy
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from core.errors import IrisUsageError
 from core.ids import new_id
@@ -25,7 +26,10 @@ from core.memory.models import (
     total_chars,
 )
 
-Scanner = Callable[[str], list]
+if TYPE_CHECKING:
+    from core.security.findings import Finding
+
+Scanner = Callable[[str], "list[Finding]"]
 MAX_LISTED = 8
 
 
@@ -51,7 +55,7 @@ class Author:
 LABEL = re.compile(r"^[^\S\n]*\w[\w \-/()'.]{0,40}:[^\S\n]+", re.M)
 
 
-def default_scan(text: str) -> list:
+def default_scan(text: str) -> list[Finding]:
     """The security scanner on an entry, and again with line labels (``Backup routine: …``)
     taken off, so a command after a label is judged like the same command on its own line."""
     from core.security import scan_text

@@ -13,6 +13,7 @@ from core.errors import IrisUsageError
 
 if TYPE_CHECKING:
     from core.context import PromptInputs
+    from core.security.findings import Finding
     from core.store import Store
     from core.store.personas import PersonaRow
 
@@ -28,7 +29,7 @@ class PersonaRefused(IrisUsageError):
     """The persona was not stored; the message says why."""
 
 
-def scan(text: str) -> list:
+def scan(text: str) -> list[Finding]:
     from core.memory.ops import default_scan
 
     return default_scan(text)

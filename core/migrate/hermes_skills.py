@@ -15,7 +15,7 @@ import shutil
 import tempfile
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from core.migrate.context import ImportContext
@@ -81,7 +81,7 @@ def import_skills_with_usage(ctx: ImportContext) -> None:
 
 def _skill_name(skill_dir: Path, parse: Any) -> str | None:
     try:
-        return parse((skill_dir / "SKILL.md").read_text(encoding="utf-8")).name
+        return cast("str | None", parse((skill_dir / "SKILL.md").read_text(encoding="utf-8")).name)
     except Exception:  # the importer reports the reason for an unreadable skill
         return skill_dir.name
 

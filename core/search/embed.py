@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -104,7 +104,8 @@ def dequantise(blobs: Sequence[bytes], dim: int) -> np.ndarray:
         return np.zeros((0, dim), dtype=np.float32)
     matrix = np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(len(blobs), dim)
     matrix = matrix.astype(np.float32)
-    return matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+    norms = np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+    return cast("np.ndarray", matrix / norms)
 
 
 def embed_messages(

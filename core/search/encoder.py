@@ -21,7 +21,7 @@ import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -146,7 +146,7 @@ def erf(x: np.ndarray) -> np.ndarray:
     del a
     np.subtract(1.0, poly, out=poly)
     poly *= np.sign(x)
-    return poly
+    return cast("np.ndarray", poly)
 
 
 def gelu(x: np.ndarray) -> np.ndarray:
@@ -161,7 +161,7 @@ def layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) 
     mean = x.mean(axis=-1, keepdims=True)
     centred = x - mean
     var = (centred * centred).mean(axis=-1, keepdims=True)
-    return centred / np.sqrt(var + eps) * weight + bias
+    return cast("np.ndarray", centred / np.sqrt(var + eps) * weight + bias)
 
 
 @dataclass(frozen=True)
@@ -296,7 +296,7 @@ class BertEncoder:
             x = self._layer(x, layer, bias)
         pooled = (x * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return pooled / np.maximum(norms, 1e-12)
+        return cast("np.ndarray", pooled / np.maximum(norms, 1e-12))
 
     def _layer(self, x: np.ndarray, p: Layer, bias: np.ndarray) -> np.ndarray:
         b, n, d = x.shape

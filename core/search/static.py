@@ -15,6 +15,7 @@ import os
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -88,7 +89,7 @@ class StaticEncoder:
             if ids:
                 out[i] = self.table[ids].mean(axis=0)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.maximum(norms, 1e-12)
+        return cast("np.ndarray", out / np.maximum(norms, 1e-12))
 
     def encode(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
         return self._embed([ids[:WINDOW - 2] for ids in self.full.token_ids(texts)])

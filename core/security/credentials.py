@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from typing import cast
 
 from core.security import linear
 from core.security.linear import Match, Regex
@@ -25,7 +26,8 @@ class _Secret:
     valid: Callable[[Match], bool]
 
 
-def _secret(reason: str, regex: str, keep: int = 4, valid=None) -> _Secret:
+def _secret(reason: str, regex: str, keep: int = 4,
+            valid: Callable[[Match], bool] | None = None) -> _Secret:
     strict, loose = linear.compile(regex), linear.compile(regex, re.I)
     return _Secret(reason, strict, loose, keep, valid or _not_placeholder)
 
@@ -121,16 +123,16 @@ def mask_secrets(fragment: str) -> str:
 def _mask(match: Match, keep: int, value: int | None) -> str:
     if value is not None:  # the number of the group holding the secret's value
         if "****" in match[value]:
-            return match[0]
-        return match[0][: match.start(value) - match.start()] + "****"
-    return match[0] if keep < 0 else match[0][:keep] + "****"
+            return cast("str", match[0])
+        return cast("str", match[0][: match.start(value) - match.start()] + "****")
+    return cast("str", match[0] if keep < 0 else match[0][:keep] + "****")
 
 
 def _mask_random(match: Match) -> str:
     pre, token = match["pre"], match["token"]
     if token.count("/") > len(token) // 8 or not looks_random(token, 3.5):
-        return match[0]
-    return pre + token[:4] + "****"
+        return cast("str", match[0])
+    return cast("str", pre + token[:4] + "****")
 
 
 def looks_random(value: str, bits: float) -> bool:

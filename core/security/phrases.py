@@ -21,7 +21,8 @@ class Rule:
     allow: Callable[[Match, str], bool] | None = None  # True: an innocent match
 
 
-def rule(category: Category, reason: str, *alternatives: str, allow=None, flags=0) -> Rule:
+def rule(category: Category, reason: str, *alternatives: str,
+         allow: Callable[[Match, str], bool] | None = None, flags: int = 0) -> Rule:
     return Rule(category, reason, linear.compile("|".join(alternatives), flags), allow)
 
 

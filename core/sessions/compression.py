@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from core.context import conversation_tail
 from core.lanes import blocking, in_store_lane
@@ -165,7 +165,7 @@ def plan(
 
 
 def backoff_seconds(failures: int) -> float:
-    return min(BACKOFF_MAX, BACKOFF_BASE * 2 ** max(0, failures - 1))
+    return cast("float", min(BACKOFF_MAX, BACKOFF_BASE * 2 ** max(0, failures - 1)))
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from core.skills.ranking import similarity, terms
+from core.skills.ranking import similarity
 from core.skills.records import SkillEntry
+from core.skills.terms import terms
 
 NAME_RATIO = 0.88
 DESCRIPTION_SIMILARITY = 0.62

@@ -20,7 +20,7 @@ class SkillParseError(ValueError):
         self.rule = rule
 
 
-class _Loader(yaml.SafeLoader):
+class _Loader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no types
     """Safe YAML without YAML 1.1 surprises: ``yes``/``no``/``on``/``off`` and dates stay text."""
 
 
@@ -34,7 +34,7 @@ _Loader.add_implicit_resolver(
 )
 
 
-class _Dumper(yaml.SafeDumper):
+class _Dumper(yaml.SafeDumper):  # type: ignore[misc]  # PyYAML ships no types
     def ignore_aliases(self, data: Any) -> bool:
         return True
 

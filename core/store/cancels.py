@@ -3,6 +3,8 @@ mark between steps, so a stop recorded by one container stops a turn running in 
 
 from __future__ import annotations
 
+from typing import cast
+
 from core.store.db import Database, Statement
 
 
@@ -30,7 +32,7 @@ class TurnCancels:
                 " requested_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (inbox_id) DO NOTHING",
                 (row["id"], user_id, chat_key, by, self.db.clock.now()),
             )
-            return row["id"]
+            return cast("int | None", row["id"])
 
     def requested(self, user_id: str, inbox_id: int) -> bool:
         return bool(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from core.store.db import Database, Row, Statement
 
@@ -65,9 +66,9 @@ class Clarifications:
         self.db.execute(
             "UPDATE clarifications SET closed_by = ? WHERE user_id = ? AND id = ?"
             " AND closed_by IS NULL", (inbox_id, user_id, question_id))
-        return self.db.scalar(
+        return cast("bool", self.db.scalar(
             "SELECT closed_by FROM clarifications WHERE user_id = ? AND id = ?",
-            (user_id, question_id)) == inbox_id
+            (user_id, question_id)) == inbox_id)
 
     def supersede(self, user_id: str, chat_key: str, inbox_id: int, *, keep: str) -> None:
         """Close the chat's open questions other than ``keep`` for inbox entry ``inbox_id``

@@ -4,6 +4,7 @@ per-session failure state for backing off. Compaction never deletes: it flags me
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from core.store.db import Database, Row, Statement
 
@@ -91,10 +92,10 @@ class Compaction:
 
     def live_count(self, user_id: str, session_id: str) -> int:
         """Messages of the session not yet compacted."""
-        return self.db.scalar(
+        return cast("int", self.db.scalar(
             "SELECT count(*) FROM messages WHERE user_id = ? AND session_id = ? AND compacted = 0",
             (user_id, session_id),
-        )
+        ))
 
     def state(self, user_id: str, session_id: str) -> CompressionState:
         row = self.db.one(

@@ -5,7 +5,7 @@ tick's ``due_jobs`` sweep and the operator's ``job_owner`` return keys only, nev
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from core.store.db import Database, Row
 
@@ -113,7 +113,8 @@ class CronTables:
 
     def job_owner(self, job_id: str) -> str | None:
         """Operator lookup: the owning user's id, nothing else."""
-        return self.db.scalar("SELECT user_id FROM cron_jobs WHERE id = ?", (job_id,))
+        return cast("str | None", self.db.scalar("SELECT user_id FROM cron_jobs WHERE id = ?",
+                                                 (job_id,)))
 
     # -- runs ----------------------------------------------------------------------------
 
@@ -143,12 +144,12 @@ class CronTables:
 
     def unfinished_run(self, user_id: str, job_id: str) -> str | None:
         """The id of a run of this job whose turn has not finished yet, if any."""
-        return self.db.scalar(
+        return cast("str | None", self.db.scalar(
             "SELECT r.id FROM cron_runs r JOIN inbox i ON i.id = r.inbox_id"
             " WHERE r.user_id = ? AND r.job_id = ? AND i.user_id = r.user_id"
             " AND i.status = 'pending' ORDER BY r.scheduled_for LIMIT 1",
             (user_id, job_id),
-        )
+        ))
 
     def run_rows(self, user_id: str, job_id: str, *, limit: int) -> list[Row]:
         """The job's latest runs with their inbox and delivery columns, newest first."""

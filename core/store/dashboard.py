@@ -5,6 +5,7 @@ session are ``core.dashboard``'s rules."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from core.store.db import Database, Row
 
@@ -93,8 +94,8 @@ class DashboardAccess:
         return [DashboardSession.from_row(row) for row in rows]
 
     def session_owner(self, session_id: str) -> str | None:
-        return self.db.scalar("SELECT user_id FROM dashboard_sessions WHERE id = ?",
-                              (session_id,))
+        return cast("str | None", self.db.scalar(
+            "SELECT user_id FROM dashboard_sessions WHERE id = ?", (session_id,)))
 
     def revoke(self, user_id: str, session_id: str, *, at: float) -> bool:
         return self.db.execute(

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from core.clock import SYSTEM_CLOCK, Clock
 from core.private import private_file
@@ -311,7 +311,7 @@ class Database:
         INSERT ... RETURNING-less insert is not returned: use ``one`` with RETURNING)."""
         with self._lock:
             cursor = self._run(sql, params)
-            return cursor.rowcount
+            return cast("int", cursor.rowcount)
 
     def executescript(self, sql: str) -> None:
         with self._lock:
@@ -417,7 +417,7 @@ class _Answer:
         self.description = [(name,) for name in outcome.names] if outcome.names else None
 
     def fetchall(self) -> list[tuple[Any, ...]]:
-        return self._rows
+        return cast("list[tuple[Any, ...]]", self._rows)
 
     def fetchone(self) -> tuple[Any, ...] | None:
         return self._rows[0] if self._rows else None

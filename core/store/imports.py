@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from core.store.db import Database
 
@@ -36,9 +36,9 @@ class Imports:
     # -- records -------------------------------------------------------------------------
 
     def target(self, user_id: str, source: str, kind: str, key: str) -> str | None:
-        return self.db.scalar(
+        return cast("str | None", self.db.scalar(
             "SELECT target FROM import_records WHERE user_id = ? AND source = ? AND kind = ?"
-            " AND key = ?", (user_id, source, kind, key))
+            " AND key = ?", (user_id, source, kind, key)))
 
     def records(self, user_id: str, source: str, kind: str) -> dict[str, tuple[str, Any]]:
         rows = self.db.query(

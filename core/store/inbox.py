@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from core.errors import NotFound
 from core.messages import Attachment, CronRun, InboundMessage
@@ -137,11 +137,11 @@ class Inbox:
 
     def mark_started(self, user_id: str, entry_id: int) -> int:
         """Count an attempt; returns the attempt number."""
-        return self.db.scalar(
+        return cast("int", self.db.scalar(
             "UPDATE inbox SET attempts = attempts + 1, started_at = ? WHERE user_id = ? AND id = ?"
             " RETURNING attempts",
             (self.db.clock.now(), user_id, entry_id),
-        )
+        ))
 
     def note_session(self, user_id: str, entry_id: int, session_id: str) -> None:
         """Record the session a running entry's turn uses (a streaming caller's header)."""

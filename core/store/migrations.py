@@ -13,6 +13,7 @@ import importlib
 import pkgutil
 import re
 from collections.abc import Callable
+from typing import cast
 
 from core.store import schema
 from core.store.db import Database
@@ -30,7 +31,8 @@ def discover() -> list[str]:
 
 
 def load(name: str) -> Callable[[Database], None]:
-    return importlib.import_module(f"{schema.__name__}.{name}").migrate
+    module = importlib.import_module(f"{schema.__name__}.{name}")
+    return cast("Callable[[Database], None]", module.migrate)
 
 
 def applied_count(db: Database) -> int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from core.store.objects_base import (
     CHECKSUMS_WHEN_REQUIRED,
@@ -93,7 +93,7 @@ class S3ObjectStore:
             )
         except ObjectNotFound:
             return None
-        return response["ETag"]
+        return cast("str | None", response["ETag"])
 
     def put(
         self,
@@ -121,7 +121,7 @@ class S3ObjectStore:
             if etag is None:
                 raise
             return etag
-        return response["ETag"]
+        return cast("str", response["ETag"])
 
     def _own_earlier_attempt(
         self, user_id: str, key: str, data: bytes, exc: PreconditionFailed

@@ -67,7 +67,8 @@ class SearchIndex:
     def count_matches(self, table: str, scope: str | None, expression: str) -> int:
         """How many of the scope's rows match ``expression`` (a document frequency)."""
         match = f"{scope} AND ({expression})" if scope else expression
-        return self.db.scalar(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (match,))
+        return cast("int", self.db.scalar(
+            f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (match,)))
 
     def stats(self, user_id: str, *, sample: int = 2000) -> tuple[int, float]:
         """(number of the user's messages, average length of the recent ones in characters)."""
@@ -145,9 +146,9 @@ class SearchIndex:
         return {row["id"]: cast(SessionMeta, row) for row in rows}  # the SELECT's columns
 
     def newest(self, user_id: str) -> float | None:
-        return self.db.scalar(
+        return cast("float | None", self.db.scalar(
             "SELECT max(last_active_at) FROM sessions WHERE user_id = ?", (user_id,)
-        )
+        ))
 
     def resolve_session(self, user_id: str, ref: str) -> str | None:
         """A session id from its id or the external id it was imported with."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from core.errors import NotFound
 from core.ids import new_id
@@ -142,11 +143,11 @@ class Sessions:
 
     def last_ended(self, user_id: str, chat_key: str, *, other_than: str) -> str | None:
         """The id of the chat's most recently ended session other than ``other_than``."""
-        return self.db.scalar(
+        return cast("str | None", self.db.scalar(
             "SELECT id FROM sessions WHERE user_id = ? AND chat_key = ? AND ended_at IS NOT NULL"
             " AND id != ? ORDER BY ended_at DESC LIMIT 1",
             (user_id, chat_key, other_than),
-        )
+        ))
 
     def count(self, user_id: str) -> int:
         return int(self.db.scalar("SELECT count(*) FROM sessions WHERE user_id = ?", (user_id,)))
@@ -177,11 +178,12 @@ class Messages:
 
     def count(self, user_id: str, session_id: str | None = None) -> int:
         if session_id is None:
-            return self.db.scalar("SELECT count(*) FROM messages WHERE user_id = ?", (user_id,))
-        return self.db.scalar(
+            return cast("int", self.db.scalar(
+                "SELECT count(*) FROM messages WHERE user_id = ?", (user_id,)))
+        return cast("int", self.db.scalar(
             "SELECT count(*) FROM messages WHERE user_id = ? AND session_id = ?",
             (user_id, session_id),
-        )
+        ))
 
     def count_user_turns(self, user_id: str, session_id: str, *, after_id: int = 0) -> int:
         """The session's user messages with an id above ``after_id``."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from core.errors import IrisUsageError
 from core.ids import new_id
@@ -38,9 +39,9 @@ class Transcripts:
         self.db = db
 
     def find_external(self, user_id: str, external_id: str) -> str | None:
-        return self.db.scalar(
+        return cast("str | None", self.db.scalar(
             "SELECT id FROM sessions WHERE user_id = ? AND external_id = ?", (user_id, external_id)
-        )
+        ))
 
     def import_session(
         self, user_id: str, *, external_id: str, started_at: float, title: str | None,

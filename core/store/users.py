@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import cast
 
 from core.errors import IrisUsageError, NotFound
 from core.ids import new_id
@@ -65,7 +66,7 @@ class Users:
         owner = ("SELECT user_id FROM accounts WHERE account = ?", (account,))
         row = self.db.one(*owner)
         if row:
-            return row["user_id"]
+            return cast("str", row["user_id"])
         platform, _ = split_account(account)
         user_id = new_id("grp" if kind == "group" else "usr")
         now = self.db.clock.now()
@@ -90,14 +91,14 @@ class Users:
                 "SELECT id, merged_into FROM users WHERE id = ?", (row["merged_into"],)
             )
         if row:
-            return row["id"]
+            return cast("str", row["id"])
         row = self.db.one("SELECT user_id FROM accounts WHERE account = ?", (ref,))
         if row:
-            return row["user_id"]
+            return cast("str", row["user_id"])
         if ":" not in ref:
             row = self.db.one("SELECT user_id FROM accounts WHERE account = ?", (f"http:{ref}",))
             if row:
-                return row["user_id"]
+                return cast("str", row["user_id"])
         raise NotFound(f"no user or account {ref!r}")
 
     def get(self, user_id: str) -> User:

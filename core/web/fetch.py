@@ -13,7 +13,7 @@ import asyncio
 import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import httpx
 
@@ -191,7 +191,7 @@ async def _get(client: httpx.AsyncClient, url: httpx.URL, target: Target,
             location = response.headers.get("location")
             if not location:
                 raise FetchFailed(f"HTTP {response.status_code} without a Location")
-            return location
+            return cast("Fetched | str", location)
         if response.status_code >= 400:
             raise FetchFailed(f"HTTP {response.status_code} {response.reason_phrase}")
         media, charset = _media_type(response.headers.get("content-type"))
