@@ -377,7 +377,7 @@ class Settings(BaseModel):
     @field_validator("web_allow_hosts")
     @classmethod
     def _allow_hosts(cls, value: list[str]) -> list[str]:
-        from core.web.addresses import parse_allow_entry
+        from core.addresses import parse_allow_entry
 
         return [parse_allow_entry(entry) for entry in value]
 

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from core.config import Settings
     from core.dispatch import Dispatcher
     from core.model.routing import ModelRouter
-    from core.platforms.delivery import Sender
+    from core.platforms.senders import Sender
     from core.store import Store
 
 

@@ -19,7 +19,8 @@ from core.dispatch import Dispatcher, Notifier
 from core.model.priority import InteractiveFirst
 from core.model.routing import ModelRouter, SettingsRouter
 from core.model.streaming import AnswerFeeds, Answers
-from core.platforms.delivery import DeliveryService, Sender
+from core.platforms.delivery import DeliveryService
+from core.platforms.senders import Sender
 from core.store import Store, open_store
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from core.parsers.runner import ParseLimits, ParserCrashed, ParseRefused, parse
 if TYPE_CHECKING:
     from core.acting.workspaces import Workspaces
     from core.messages import Attachment, InboundMessage
-    from core.platforms.delivery import Sender
+    from core.platforms.senders import Sender
 
 log = logging.getLogger("iris.documents")
 

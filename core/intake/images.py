@@ -25,7 +25,7 @@ from core.messages import Attachment, ImageRef, InboundMessage
 
 if TYPE_CHECKING:
     from core.config import Settings
-    from core.platforms.delivery import Sender
+    from core.platforms.senders import Sender
     from core.store.objects import ObjectStore
     from core.web.fetch import Resolver
 
@@ -138,7 +138,7 @@ async def _bytes_of(attachment: Attachment, platform: str, senders: Mapping[str,
 
 
 async def _fetch_url(url: str, settings: Settings, resolver: Resolver | None) -> bytes:
-    from core.web.addresses import AddressRefused
+    from core.addresses import AddressRefused
     from core.web.fetch import FetchFailed, FetchPolicy, fetch, system_resolver
 
     policy = FetchPolicy(allow_hosts=frozenset(settings.web_allow_hosts),

@@ -5,10 +5,18 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING
 
 from core.ids import new_id
 from core.platforms.offload import formatted
+from core.platforms.senders import (
+    DeliveryFailed,
+    PartSender,
+    RecordSender,
+    Reopener,
+    Sender,
+    VoiceSender,
+)
 from core.store import Store
 from core.store.deliveries import Delivery
 
@@ -20,54 +28,6 @@ log = logging.getLogger("iris.delivery")
 MAX_ATTEMPTS = 8
 CLAIM_SECONDS = 120.0
 HOLD_SECONDS = 7 * 86400.0  # how long a reply waits for the person to answer a template
-
-
-class DeliveryFailed(Exception):
-    def __init__(self, message: str, *, retryable: bool = True, retry_after: float | None = None,
-                 window_closed: bool = False):
-        super().__init__(message)
-        self.retryable = retryable
-        self.retry_after = retry_after
-        self.window_closed = window_closed  # the platform refused: outside its reply window
-
-
-class Sender(Protocol):
-    async def send(self, target: dict[str, Any], text: str) -> list[str]:
-        """Send ``text``; returns the platform's ids of the sent message(s)."""
-
-
-@runtime_checkable
-class PartSender(Sender, Protocol):
-    """A sender that splits long replies. The service sends part by part and records each
-    sent part, so a retry after a failure in the middle sends only the parts still missing."""
-
-    def parts(self, text: str) -> list[Any]: ...
-
-    async def send_part(self, target: dict[str, Any], part: Any, index: int) -> str: ...
-
-
-@runtime_checkable
-class RecordSender(Sender, Protocol):
-    """A sender that needs the whole delivery (its id and owner), not only target and text."""
-
-    async def send_record(self, delivery: Delivery) -> list[str]: ...
-
-
-@runtime_checkable
-class Reopener(Sender, Protocol):
-    """A platform that only lets Iris write within a window after the person's last message,
-    and can ask the person to reopen it (WhatsApp's template messages)."""
-
-    can_reopen: bool
-
-    async def reopen(self, target: dict[str, Any], text: str) -> str: ...
-
-
-@runtime_checkable
-class VoiceSender(Sender, Protocol):
-    """A sender that can send a voice note (spoken replies)."""
-
-    async def send_voice(self, target: dict[str, Any], audio: bytes, filename: str) -> str: ...
 
 
 def backoff(attempt: int) -> float:

@@ -21,7 +21,7 @@ import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from core.platforms.delivery import DeliveryFailed
+from core.platforms.senders import DeliveryFailed
 
 if TYPE_CHECKING:
     from core.config import Settings
@@ -48,7 +48,7 @@ def webhook_policy(allow_hosts: frozenset[str], timeout: float = TIMEOUT_SECONDS
 async def check_webhook_url(url: str, settings: Settings, resolver: Resolver | None) -> str:
     """The URL to register, or ``ValueError`` with the one reason given for any refusal (a
     refused address and an unresolvable name read alike: no probing the network by name)."""
-    from core.web.addresses import AddressRefused
+    from core.addresses import AddressRefused
     from core.web.fetch import FetchFailed, system_resolver
     from core.web.outbound import check_url
 
@@ -88,7 +88,7 @@ class InboxSender:
         hook = self.store.webhooks.get(delivery.user_id)
         if hook is None:
             return []
-        from core.web.addresses import AddressRefused
+        from core.addresses import AddressRefused
         from core.web.fetch import FetchFailed, system_resolver
         from core.web.outbound import post
 

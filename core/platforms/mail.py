@@ -19,9 +19,9 @@ from urllib.parse import unquote, urlsplit
 
 from core.errors import ConfigError, IrisUsageError
 from core.lanes import blocking
-from core.platforms.delivery import DeliveryFailed
 from core.platforms.format_email import to_email_html
 from core.platforms.offload import formatted
+from core.platforms.senders import DeliveryFailed
 from core.platforms.spec import ChatAddress, PlatformSpec
 
 if TYPE_CHECKING:

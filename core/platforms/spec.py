@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from core.config import Settings
     from core.messages import InboundMessage
-    from core.platforms.delivery import Sender
+    from core.platforms.senders import Sender
 
 
 @dataclass(frozen=True)

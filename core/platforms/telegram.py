@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from core.errors import IrisUsageError
 from core.lanes import blocking
-from core.platforms.delivery import DeliveryFailed
 from core.platforms.format_telegram import render_block
 from core.platforms.offload import formatted
+from core.platforms.senders import DeliveryFailed
 from core.platforms.spec import ChatAddress, PlatformSpec
 from core.platforms.split import Part, split_message
 

@@ -18,7 +18,7 @@ from core.messages import Usage
 if TYPE_CHECKING:
     from core.config import Settings
     from core.messages import Attachment, InboundMessage
-    from core.platforms.delivery import Sender
+    from core.platforms.senders import Sender
 
 log = logging.getLogger("iris.voice")
 

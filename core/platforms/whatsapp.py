@@ -18,9 +18,9 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from core.errors import IrisUsageError
-from core.platforms.delivery import DeliveryFailed
 from core.platforms.format_whatsapp import render_block
 from core.platforms.offload import formatted
+from core.platforms.senders import DeliveryFailed
 from core.platforms.spec import ChatAddress, PlatformSpec, same_chat_id
 from core.platforms.split import Part, split_message
 from core.platforms.whatsapp_buttons import question_interactive

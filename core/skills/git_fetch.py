@@ -16,8 +16,8 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.addresses import AddressRefused
 from core.errors import IrisUsageError
-from core.web.addresses import AddressRefused
 from core.web.fetch import (
     FetchFailed,
     FetchPolicy,

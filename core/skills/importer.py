@@ -29,7 +29,8 @@ from core.skills.sources import MAX_ENTRIES, open_source
 
 if TYPE_CHECKING:
     from core.skills.format import ParsedSkill
-    from core.skills.library import SkillLibrary, SkillSnapshot
+    from core.skills.library import SkillLibrary
+    from core.skills.snapshot import SkillSnapshot
 
 STATUSES = ("loaded", "unchanged", "quarantined", "refused")
 MAX_SKILLS = 300  # per import: each is scanned and stored, seconds for thousands

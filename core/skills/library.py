@@ -18,47 +18,19 @@ from core.skills.blobs import Manifest, SkillObjects, digest
 from core.skills.bundled import BundledSkill, load_bundled
 from core.skills.paths import MAX_FILES, MAX_SKILL_BYTES
 from core.skills.records import SkillEntry, SkillUsage, SkillVersion
+from core.skills.snapshot import SKILL_MD, SkillSnapshot
 from core.store.skills import IndexRow
 
 if TYPE_CHECKING:
     from core.config import Settings
     from core.store import Store
 
-SKILL_MD = "SKILL.md"
 SEARCH_TEXT_CHARS = 4000
 ATTEMPTS = 8
 
 
 class SkillConflict(IrisUsageError):
     """The skill kept changing under this writer; nothing was stored."""
-
-
-@dataclass
-class SkillSnapshot:
-    """One version of a skill: its index entry and its files (read on demand)."""
-
-    entry: SkillEntry
-    shas: dict[str, str]
-    sizes: dict[str, int]
-    reader: Callable[[str], bytes]
-    _cache: dict[str, bytes] = field(default_factory=dict)
-
-    @property
-    def paths(self) -> list[str]:
-        return sorted(self.shas)
-
-    def data(self, path: str) -> bytes:
-        if path not in self.shas:
-            raise NotFound(f"skill {self.entry.name!r} has no file {path!r}")
-        if path not in self._cache:
-            self._cache[path] = self.reader(path)
-        return self._cache[path]
-
-    def text(self, path: str = SKILL_MD) -> str:
-        return self.data(path).decode("utf-8")
-
-    def all_files(self) -> dict[str, bytes]:
-        return {path: self.data(path) for path in self.paths}
 
 
 @dataclass(frozen=True)

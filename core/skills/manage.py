@@ -16,9 +16,10 @@ from typing import Any
 from core.errors import IrisUsageError, NotFound
 from core.skills.duplicates import near_duplicate
 from core.skills.format import MAX_DESCRIPTION_CHARS, ParsedSkill, SkillParseError, parse_skill
-from core.skills.library import SKILL_MD, Change, SkillLibrary, SkillSnapshot, Written
+from core.skills.library import Change, SkillLibrary, Written
 from core.skills.paths import MAX_FILE_BYTES, MAX_SKILL_MD_BYTES, check_file_path, check_name
 from core.skills.safety import scan_file
+from core.skills.snapshot import SKILL_MD, SkillSnapshot
 
 TEMPLATE = (
     "---\nname: NAME\ndescription: What it does. Use when <the situations and words that call "
@@ -270,7 +271,7 @@ class SkillEditor:
             raise NotFound(f"skill {current.entry.name!r} has no file {sorted(remove)[0]!r}")
         write = make(current) if make else {}
         note = self.note or f"{action}{detail} by {self.provenance}"
-        proposed = propose_files(self.library, self.user_id, current, write, remove, note)
+        proposed = propose_files(self.library.store, self.user_id, current, write, remove, note)
         held = " (quarantined: the scan found something)" if proposed.findings else ""
         return Outcome(
             Written(entry=current.entry, version=None),

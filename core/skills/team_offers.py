@@ -21,7 +21,7 @@ from core.skills.records import SkillEntry, SkillUsage
 from core.store.team_skills import OfferedSkill, Proposal, TeamSkillVersion
 
 if TYPE_CHECKING:
-    from core.skills.library import SkillLibrary, SkillSnapshot
+    from core.skills.snapshot import SkillSnapshot
     from core.store import Store
 
 SHARE_MAX_BYTES = 256 * 1024
@@ -95,7 +95,7 @@ def proposal(name: str, files: Mapping[str, bytes], note: str = "") -> Proposal:
 
 
 def propose_files(
-    library: SkillLibrary, user_id: str, current: SkillSnapshot,
+    store: Store, user_id: str, current: SkillSnapshot,
     write: Mapping[str, bytes], remove: frozenset[str], note: str,
 ) -> TeamSkillVersion:  # fmt: skip
     """A member's change to the team skill ``current`` as its next proposed version."""
@@ -103,4 +103,4 @@ def propose_files(
     files = {p: current.data(p) for p in current.paths if p not in remove}
     files.update(write)
     made = proposal(current.entry.name, files, note)
-    return library.store.team_skills.propose(user_id, current.entry.team_id, made)
+    return store.team_skills.propose(user_id, current.entry.team_id, made)

@@ -1,7 +1,7 @@
 """Fetching one URL safely: every hop checked, the checked address connected to, bounded.
 
 For each hop (the URL, then each redirect) the host is resolved once, every address it
-resolves to is checked (``core.web.addresses``), and the request is sent to that checked
+resolves to is checked (``core.addresses``), and the request is sent to that checked
 address with the original name in ``Host`` and TLS SNI, so a second DNS answer (rebinding)
 never decides where the connection goes. Redirects are followed by hand, each re-checked.
 Time covers the whole fetch, redirects included; bytes are counted as they arrive.
@@ -17,9 +17,7 @@ from typing import TYPE_CHECKING, cast
 
 import httpx
 
-from core.lanes import blocking
-from core.tls import tls_client
-from core.web.addresses import (
+from core.addresses import (
     AddressRefused,
     IPAddress,
     allowed_host,
@@ -27,6 +25,8 @@ from core.web.addresses import (
     literal_address,
     refusal,
 )
+from core.lanes import blocking
+from core.tls import tls_client
 
 if TYPE_CHECKING:
     from core.config import Settings

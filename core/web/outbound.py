@@ -1,5 +1,5 @@
 """Requests to URLs a person chose (a notifications webhook), under ``web_extract``'s address
-rules (``core.web.addresses``): the URL is checked when it is registered and again before
+rules (``core.addresses``): the URL is checked when it is registered and again before
 every request, since DNS may answer differently later. The request goes to the address just
 checked (the name in ``Host`` and TLS SNI, never resolved a second time), with no proxy taken
 from the environment and no redirect followed: a 3xx is an answer like any other non-2xx.

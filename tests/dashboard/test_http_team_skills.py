@@ -10,8 +10,9 @@ import html
 
 import pytest
 
-from core.skills.library import SKILL_MD, Change, SkillLibrary
+from core.skills.library import Change, SkillLibrary
 from core.skills.manage import SkillEditor
+from core.skills.snapshot import SKILL_MD
 from tests.dashboard.test_http_new_forms import refused
 from tests.dashboard.test_http_team import make_eng, post, session
 

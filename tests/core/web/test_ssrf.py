@@ -6,7 +6,7 @@ import ipaddress
 
 import pytest
 
-from core.web.addresses import AddressRefused, inet_aton, refusal
+from core.addresses import AddressRefused, inet_aton, refusal
 from core.web.fetch import FetchFailed, FetchPolicy, fetch
 from iris_testing.server import serve
 from iris_testing.web_fakes import FakeSite
