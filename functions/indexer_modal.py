@@ -19,6 +19,8 @@ import queue
 import threading
 from typing import Any
 
+from functions.modal_spawn import ModalSpawner
+
 log = logging.getLogger("iris.search.indexer")
 
 INDEXER_CLASS = "Indexer"
@@ -36,13 +38,12 @@ class ModalIndexer:
         """``app_name``: the deployed Modal app; ``sdk``: the ``modal`` module or an object
         offering ``Cls.from_name`` and ``exception`` (tests)."""
         self.app_name = app_name
-        self.sdk = sdk
-        self.backoff = backoff
+        self._spawner = ModalSpawner(app_name, INDEXER_CLASS, INDEXER_METHOD, sdk=sdk,
+                                     attempts=ATTEMPTS, backoff=backoff)
         self._queue: queue.Queue[tuple[str, str] | None] = queue.Queue(maxsize=queue_size)
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._closed = False
-        self._handle: Any = None
         self.dropped = 0  # requests dropped: queue full, or their spawn failed
         self.spawned = 0  # calls spawned
 
@@ -104,34 +105,25 @@ class ModalIndexer:
                     self.dropped += len(batch)
                     log.exception("indexing of %d sessions not spawned", len(batch))
 
-    def _modal(self) -> Any:
-        if self.sdk is None:
-            import modal
+    @property
+    def sdk(self) -> Any:
+        return self._spawner.sdk
 
-            self.sdk = modal
-        return self.sdk
+    @sdk.setter
+    def sdk(self, value: Any) -> None:
+        self._spawner.sdk = value
 
     async def _spawn(self, batch: list[tuple[str, str]]) -> None:
-        modal = self._modal()
-        for attempt in range(1, ATTEMPTS + 1):
-            try:
-                if self._handle is None:
-                    self._handle = modal.Cls.from_name(self.app_name, INDEXER_CLASS)()
-                method = getattr(self._handle, INDEXER_METHOD)
-                await method.spawn.aio([list(pair) for pair in batch])
-                self.spawned += 1
-                return
-            except modal.exception.NotFoundError as exc:
-                self._handle = None
-                log.error("no %s.%s in Modal app %r (%s): is it deployed? `iris deploy` "
-                          "deploys it; %d sessions left without vectors", INDEXER_CLASS,
-                          INDEXER_METHOD, self.app_name, exc, len(batch))
-                break
-            except (modal.exception.Error, OSError, TimeoutError) as exc:
-                self._handle = None
-                if attempt == ATTEMPTS:
-                    log.error("could not spawn indexing of %d sessions after %d attempts (%s)",
-                              len(batch), attempt, exc)
-                    break
-                await asyncio.sleep(self.backoff * 2 ** (attempt - 1))
+        done = await self._spawner.spawn([list(pair) for pair in batch],
+                                         what=f"indexing of {len(batch)} sessions")
+        if done.outcome == "spawned":
+            self.spawned += 1
+            return
+        if done.outcome == "missing":
+            log.error("no %s.%s in Modal app %r (%s): is it deployed? `iris deploy` "
+                      "deploys it; %d sessions left without vectors", INDEXER_CLASS,
+                      INDEXER_METHOD, self.app_name, done.error, len(batch))
+        else:
+            log.error("could not spawn indexing of %d sessions after %d attempts (%s)",
+                      len(batch), done.attempts, done.error)
         self.dropped += len(batch)
