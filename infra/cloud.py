@@ -113,12 +113,11 @@ def preload_worker() -> None:
     ``openai/`` model at ``IRIS_MODEL_API_BASE``): it would hold ~130 MiB for nothing."""
     import os
 
-    from core.model.llm import load_litellm, uses_direct
+    from core.model.llm import load_litellm, needs_litellm_for
 
     env = os.environ
-    models = [name for name in (env.get("IRIS_MODEL"), env.get("IRIS_CHEAP_MODEL")) if name]
-    if not models or not all(uses_direct(name, env.get("IRIS_MODEL_API_BASE"),
-                                         env.get("IRIS_MODEL_CLIENT", "auto")) for name in models):
+    if needs_litellm_for((env.get("IRIS_MODEL"), env.get("IRIS_CHEAP_MODEL")),
+                         env.get("IRIS_MODEL_API_BASE"), env.get("IRIS_MODEL_CLIENT", "auto")):
         load_litellm()
     _preload(COMMON_MODULES, PLATFORM_MODULES + SEARCH_MODULES)
     from functions.runtime import default_after_turn, default_sections, default_tool_providers

@@ -144,8 +144,9 @@ class DirectModel(ChatModel):
 
     async def _ready(self) -> None:
         # The table lookup reads a 3 MB file once per model name: not on the event loop.
-        await blocking("io", f"model:{self.name}", model_table.entry, self.name,
-                       what="reading the model table")
+        if not model_table.known(self.name):
+            await blocking("io", f"model:{self.name}", model_table.entry, self.name,
+                           what="reading the model table")
 
     def known_window(self) -> int | None:
         return model_table.context_window(self.name)

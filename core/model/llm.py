@@ -70,6 +70,14 @@ def uses_direct(name: str, api_base: str | None, client: str = "auto") -> bool:
     return "/" not in name or name.split("/", 1)[0] == "openai"
 
 
+def needs_litellm_for(models: Sequence[str | None], api_base: str | None,
+                      client: str = "auto") -> bool:
+    """Whether a turn's ``models`` (main and side; unset ones skipped) go through litellm:
+    False only when every configured one is the direct client's."""
+    names = [name for name in models if name]
+    return not names or not all(uses_direct(name, api_base, client) for name in names)
+
+
 _litellm_module: Any = None
 
 
@@ -345,7 +353,8 @@ class LiteLLMModel(ChatModel):
     or ``openai/<name>`` with ``api_base`` for an OpenAI-compatible server."""
 
     async def _ready(self) -> None:
-        await blocking("io", "import:litellm", load_litellm, what="loading litellm")
+        if _litellm_module is None:  # once per process: later calls need no thread
+            await blocking("io", "import:litellm", load_litellm, what="loading litellm")
 
     def known_window(self) -> int | None:
         return litellm_window(self.name)

@@ -6,7 +6,7 @@ from typing import Protocol
 
 from core.config import Settings
 from core.errors import ConfigError
-from core.model.llm import ChatModel, LiteLLMModel, Model, uses_direct
+from core.model.llm import ChatModel, LiteLLMModel, Model, needs_litellm_for, uses_direct
 
 
 class ModelRouter(Protocol):
@@ -39,9 +39,8 @@ def build_model(settings: Settings, name: str) -> ChatModel:
 
 def needs_litellm(settings: Settings) -> bool:
     """Whether a turn's models go through litellm (False: both are the direct client's)."""
-    names = [name for name in (settings.model, settings.cheap_model) if name]
-    return not names or not all(
-        uses_direct(name, settings.model_api_base, settings.model_client) for name in names)
+    return needs_litellm_for((settings.model, settings.cheap_model), settings.model_api_base,
+                             settings.model_client)
 
 
 def sees_images(settings: Settings, name: str) -> tuple[bool, str]:

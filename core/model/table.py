@@ -8,7 +8,6 @@ Only the one entry is decoded: the file is ~3 MB and decoding all of it costs ~2
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 import json
 import re
@@ -41,9 +40,26 @@ def _decode_entry(text: str, name: str) -> dict[str, Any] | None:
     return entry if isinstance(entry, dict) else None
 
 
-@functools.lru_cache(maxsize=64)
+MAX_KEPT = 64  # model names whose entries this process keeps
+_kept: dict[str, dict[str, Any] | None] = {}
+
+
+def known(name: str) -> bool:
+    """Whether ``name``'s entry (or its absence) is kept: ``entry`` then reads no file."""
+    return name in _kept
+
+
 def entry(name: str) -> dict[str, Any] | None:
     """The table's entry for ``name`` (then for its name without the provider), or None."""
+    if name in _kept:
+        return _kept[name]
+    found = _read_entry(name)
+    if len(_kept) < MAX_KEPT:
+        _kept[name] = found
+    return found
+
+
+def _read_entry(name: str) -> dict[str, Any] | None:
     path = table_path()
     if path is None:
         return None

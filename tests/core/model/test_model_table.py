@@ -35,7 +35,9 @@ def test_the_table_says_what_litellm_says(name):
 
 
 def test_an_unknown_name_knows_nothing():
+    assert not model_table.known("openai/no-such-model-anywhere")
     assert model_table.entry("openai/no-such-model-anywhere") is None
+    assert model_table.known("openai/no-such-model-anywhere")  # the absence is kept too
     assert model_table.context_window("openai/no-such-model-anywhere") is None
     assert model_table.price("openai/no-such-model-anywhere", 10, 10) is None
     assert not model_table.sees_images("openai/no-such-model-anywhere")
