@@ -18,6 +18,7 @@ import os
 import threading
 import weakref
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,12 +79,18 @@ def _client() -> httpx.AsyncClient:
         return found
 
 
-async def _failure(response: httpx.Response) -> ModelHTTPError:
-    raw = b""
+async def _read_upto(response: httpx.Response, cap: int) -> tuple[bytes, bool]:
+    """The body, read until it ends or passes ``cap`` bytes; and whether it passed."""
+    raw = bytearray()
     async for piece in response.aiter_bytes():
         raw += piece
-        if len(raw) > 64 << 10:
-            break
+        if len(raw) > cap:
+            return bytes(raw), True
+    return bytes(raw), False
+
+
+async def _failure(response: httpx.Response) -> ModelHTTPError:
+    raw, _ = await _read_upto(response, 64 << 10)
     message, code = "", None
     try:
         body = json.loads(raw)
@@ -162,20 +169,24 @@ class DirectModel(ChatModel):
         body = json.dumps({**kwargs, "model": wire_name(self.name)}).encode("utf-8")
         return self.api_base.rstrip("/") + "/chat/completions", headers, body
 
-    async def _create(self, kwargs: dict[str, Any]) -> Any:
+    @asynccontextmanager
+    async def _post(self, kwargs: dict[str, Any]) -> AsyncIterator[httpx.Response]:
+        """The chat-completions request's response, its error status raised as ModelHTTPError."""
         url, headers, body = self._send(kwargs)
         async with _client().stream("POST", url, content=body, headers=headers,
                                     timeout=httpx.Timeout(self.timeout)) as response:
             if response.status_code >= 400:
                 raise await _failure(response)
-            raw = bytearray()
-            async for piece in response.aiter_bytes():
-                raw += piece
-                if len(raw) > MAX_ANSWER_BYTES:
-                    raise ModelHTTPError(502, "the model server's answer is larger than "
-                                         f"{MAX_ANSWER_BYTES:,} bytes")
+            yield response
+
+    async def _create(self, kwargs: dict[str, Any]) -> Any:
+        async with self._post(kwargs) as response:
+            raw, over = await _read_upto(response, MAX_ANSWER_BYTES)
+        if over:
+            raise ModelHTTPError(502, "the model server's answer is larger than "
+                                 f"{MAX_ANSWER_BYTES:,} bytes")
         try:
-            completion = _decode(bytes(raw))
+            completion = _decode(raw)
         except ValueError as exc:
             raise ModelHTTPError(502, "the model server's answer is not JSON") from exc
         if not isinstance(completion, dict):
@@ -187,11 +198,7 @@ class DirectModel(ChatModel):
         return completion
 
     async def _chunks(self, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
-        url, headers, body = self._send(kwargs)
-        async with _client().stream("POST", url, content=body, headers=headers,
-                                    timeout=httpx.Timeout(self.timeout)) as response:
-            if response.status_code >= 400:
-                raise await _failure(response)
+        async with self._post(kwargs) as response:
             async for data in _events(response):
                 if data.strip() == "[DONE]":
                     return
