@@ -14,6 +14,8 @@ from typing import Any
 
 import httpx
 
+from local_dev.lineinput import LineInput
+
 DEMO_NOTE = (
     "Note: you are talking to SmolLM2-135M, a tiny offline demo model that is often wrong.\n"
     "It cannot use tools, so tell Iris things with commands: /remember I live in Lisbon (then\n"
@@ -159,12 +161,12 @@ def _save_history(readline: Any, path: Path) -> None:
         readline.write_history_file(path)
 
 
-def read_message(prompt: str = "you › ") -> str | None:
+def read_message(lines_in: LineInput, prompt: str = "you › ") -> str | None:
     """One message; a line ending in a backslash continues on the next line. None at EOF."""
     lines: list[str] = []
     while True:
         try:
-            line = input(prompt if not lines else "   … ")
+            line = lines_in.read(prompt if not lines else "   … ")
         except EOFError:
             return None if not lines else "\n".join(lines)
         if line.endswith("\\"):
@@ -224,9 +226,10 @@ def _repl(client: ChatClient, history_file: Path) -> int:
     show_arrived(client, AWAY)
     _setup_history(history_file)
     interrupted = False
+    lines_in = LineInput()
     while True:
         try:
-            text = read_message()
+            text = read_message(lines_in)
         except KeyboardInterrupt:
             if interrupted:
                 print()

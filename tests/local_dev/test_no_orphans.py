@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import BinaryIO
 
 import httpx
 import pytest
@@ -59,16 +60,19 @@ def wait_for(condition, what: str, timeout: float = 120.0):
 
 
 class Output:
-    """A process's stdout, read by a thread so the test can wait for a line."""
+    """A process's stdout (or any binary stream), read by a thread so the test can wait for a
+    line."""
 
-    def __init__(self, process: subprocess.Popen[str]) -> None:
+    def __init__(self, source: subprocess.Popen[str] | BinaryIO) -> None:
         self.text = ""
-        self._thread = threading.Thread(target=self._read, args=(process,), daemon=True)
+        if isinstance(source, subprocess.Popen):
+            assert source.stdout is not None
+            source = source.stdout.buffer
+        self._thread = threading.Thread(target=self._read, args=(source,), daemon=True)
         self._thread.start()
 
-    def _read(self, process: subprocess.Popen[str]) -> None:
-        assert process.stdout is not None
-        raw = process.stdout.buffer  # chunks, not lines: a prompt ends in no newline
+    def _read(self, raw: BinaryIO) -> None:
+        # chunks, not lines: a prompt ends in no newline
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         while chunk := raw.read1(4096):
             self.text += decoder.decode(chunk)
@@ -79,20 +83,6 @@ class Output:
 
     def wait(self, fragment: str) -> None:
         wait_for(lambda: fragment in self.text, f"{fragment!r} in:\n{self.text}")
-
-
-@pytest.fixture
-def env(tmp_path, iris_home):
-    stand_in = stand_in_model.install(tmp_path / "stand-in")
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("IRIS_")}
-    environ.update({
-        "IRIS_HOME": str(iris_home), "PYTHONPATH": os.pathsep.join([str(stand_in), str(ROOT)]),
-        "IRIS_SANDBOX_ISOLATION": "none",
-    })
-    yield environ, stand_in / "pids"
-    for pid in [int(p.name) for p in (stand_in / "pids").iterdir()]:
-        if alive(pid):
-            os.kill(pid, signal.SIGKILL)
 
 
 def model_pid(pids: Path) -> int:
@@ -106,8 +96,8 @@ def assert_all_gone(*pids: int) -> None:
 
 
 @pytest.mark.parametrize("how", ["exit", "ctrl-c", "sigterm", "sigkill"])
-def test_iris_run_leaves_no_model_server(env, how):
-    environ, pids = env
+def test_iris_run_leaves_no_model_server(stand_in_env, how):
+    environ, pids = stand_in_env
     port = free_port()
     run = subprocess.Popen(
         ignoring_sigint([*IRIS, "run", "--port", str(port)]), env=environ, cwd=ROOT, text=True,
@@ -145,8 +135,8 @@ def test_iris_run_leaves_no_model_server(env, how):
             run.wait()
 
 
-def test_iris_dev_killed_outright_leaves_no_model_server(env):
-    environ, pids = env
+def test_iris_dev_killed_outright_leaves_no_model_server(stand_in_env):
+    environ, pids = stand_in_env
     port = free_port()
     dev = subprocess.Popen([*IRIS, "dev", "--port", str(port)], env=environ, cwd=ROOT,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
