@@ -31,17 +31,17 @@ CALLS = ('from iris_tools import read_file\nfor _ in range({n}):\n'
 def context(home: Path, backend: str, isolation: str, fakes: Path):  # type: ignore[no-untyped-def]
     from core.acting.workspaces import Workspaces, sandbox_options
     from core.config import load_settings
-    from core.services import Services
+    from core.contracts.toolkit import ToolContext
     from core.store import open_store
-    from core.toolkit import ToolContext
     from core.tools import default_toolset
+    from core.turn.services import standalone_services
 
     os.environ.update({"IRIS_HOME": str(home), "IRIS_SANDBOX_ISOLATION": isolation})
     settings = load_settings()
     store = open_store(settings)
     user = store.users.for_account("http:bench")
     session = store.sessions.start(user, "http:bench", "http")
-    services = Services.standalone(settings, store)
+    services = standalone_services(settings, store)
     if backend in ("modal", "daytona"):
         from iris_testing.sandboxes.fake_daytona import FakeDaytona
         from iris_testing.sandboxes.fake_modal import FakeModal

@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from core.config.mcp import McpServerConfig
 from core.mcp.client import McpConnections
-from core.mcp.config import McpServerConfig
 
 IMPORT_PROBE = "import time; t = time.perf_counter(); import mcp; print(time.perf_counter() - t)"
 
@@ -61,8 +61,8 @@ async def connect_and_call(config: McpServerConfig) -> tuple[float, float]:
 
 async def provider_turn(ctx: object, call: bool) -> float:
     from core.acting.mcp_tools import mcp_tools
+    from core.contracts.toolkit import Toolset
     from core.messages import ToolCall
-    from core.toolkit import Toolset
 
     started = time.perf_counter()
     async with mcp_tools(ctx) as tools:  # type: ignore[arg-type]

@@ -35,14 +35,14 @@ def load(folder, name):
 
 
 def tool_writer(store, settings, user_id):
+    from core.contracts.toolkit import ToolContext, Toolset
     from core.messages import ToolCall
-    from core.services import Services
-    from core.toolkit import ToolContext, Toolset
     from core.tools.memory import Memory
+    from core.turn.services import standalone_services
 
     tools = Toolset([Memory()])
     ctx = ToolContext(store=store, settings=settings,
-                      services=Services.standalone(settings, store),
+                      services=standalone_services(settings, store),
                       user_id=user_id, session_id="ses_bench",
                       chat_key="http:bench", platform="http", account="http:bench")
 

@@ -47,18 +47,18 @@ async def terminal_tool(home: Path, command: str, runs: int, isolation: str) -> 
     os.environ["IRIS_HOME"] = str(home)
     os.environ["IRIS_SANDBOX_ISOLATION"] = isolation
     from core.config import load_settings
+    from core.contracts.toolkit import ToolContext
     from core.messages import ToolCall
-    from core.services import Services
     from core.store import open_store
-    from core.toolkit import ToolContext
     from core.tools import default_toolset
+    from core.turn.services import standalone_services
 
     settings = load_settings()
     store = open_store(settings)
     user = store.users.for_account("http:bench")
     session = store.sessions.start(user, "http:bench", "http")
     ctx = ToolContext(store=store, settings=settings,
-                      services=Services.standalone(settings, store),
+                      services=standalone_services(settings, store),
                       user_id=user, session_id=session.id,
                       chat_key="http:bench", platform="http", account="http:bench")
     toolset = default_toolset()

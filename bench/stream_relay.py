@@ -35,7 +35,7 @@ def main() -> None:
     os.environ["IRIS_HOME"] = tempfile.mkdtemp(prefix="iris-bench-")
 
     from core.config import load_settings
-    from core.dispatch import ChatRef
+    from core.contracts.dispatch import ChatRef
     from functions.app import create_app
     from functions.dispatch_modal import ModalDispatcher
     from functions.runtime import Runtime, compose

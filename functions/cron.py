@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from core.dispatch import ChatRef
+from core.contracts.dispatch import ChatRef
 from core.ids import new_id
 from core.lanes import in_store_lane
 from core.scheduler.jobs import CronJobs

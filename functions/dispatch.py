@@ -6,7 +6,7 @@ import asyncio
 import logging
 from typing import Any
 
-from core.dispatch import ChatRef
+from core.contracts.dispatch import ChatRef
 
 log = logging.getLogger("iris.dispatch")
 

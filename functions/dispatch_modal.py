@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from core.dispatch import ChatRef
+from core.contracts.dispatch import ChatRef
 from functions.modal_spawn import ModalSpawner
 
 if TYPE_CHECKING:

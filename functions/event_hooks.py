@@ -15,7 +15,7 @@ import logging
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from core.dispatch import ChatRef
+from core.contracts.dispatch import ChatRef
 from core.event_hooks.runs import start
 from core.event_hooks.verify import Forged, verify
 from functions.auth import ApiError

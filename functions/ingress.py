@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.cancel import is_stop, request_stop
-from core.dispatch import ChatRef
+from core.contracts.dispatch import ChatRef
 from core.lanes import in_store_lane
 from core.messages import InboundMessage
 from core.store.inbox import InboxEntry
+from core.turn.cancel import is_stop, request_stop
 from functions.runtime import Runtime
 
 

@@ -15,33 +15,33 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from core.config import Settings
-from core.dispatch import Dispatcher, Notifier
+from core.contracts.dispatch import Dispatcher, Notifier
+from core.contracts.senders import Sender
 from core.model.priority import InteractiveFirst
 from core.model.routing import ModelRouter, SettingsRouter
 from core.model.streaming import AnswerFeeds, Answers
 from core.platforms.delivery import DeliveryService
-from core.platforms.senders import Sender
 from core.store import Store, open_store
 
 if TYPE_CHECKING:
     from core.clock import Clock
-    from core.context import PromptSection
-    from core.hooks import AfterTurn, HookContext
-    from core.search.indexer import SessionIndexer
-    from core.services import Services
+    from core.contracts.deps import ToolProvider, TurnDeps
+    from core.contracts.hooks import AfterTurn, HookContext, SessionIndexer
+    from core.contracts.outcome import TurnOutcome
+    from core.contracts.prompt import PromptSection
+    from core.contracts.services import Services
+    from core.contracts.toolkit import Toolset
     from core.store.inbox import InboxEntry
-    from core.toolkit import Toolset
-    from core.turn import ToolProvider, TurnDeps, TurnOutcome
     from core.web.fetch import Resolver
 
 
 def default_sections() -> list[PromptSection]:
     """The system prompt's sections, in order. The prompt is frozen per session, so the order
     and content must only depend on state at session start."""
-    from core.context import base_section
     from core.memory.persona import persona_section
     from core.memory.snapshot import memory_section
     from core.teams.prompt import skills_after_team_notes, team_notes_section
+    from core.turn.sections import base_section
 
     return [
         base_section,
@@ -117,7 +117,7 @@ class Runtime:
     def services(self) -> Services:
         from core.acting.subagents import SubagentRunner
         from core.acting.workspaces import Workspaces
-        from core.services import Services
+        from core.contracts.services import Services
 
         return Services(
             router=self.router, dispatcher=self.dispatcher, senders=self.senders,
@@ -149,7 +149,7 @@ class Runtime:
         self.store.close()
 
     def turn_deps(self) -> TurnDeps:
-        from core.turn import TurnDeps
+        from core.contracts.deps import TurnDeps
 
         deps = TurnDeps(
             store=self.store, settings=self.settings, services=self.services,
@@ -163,7 +163,7 @@ class Runtime:
         return deps
 
     def hook_context(self, entry: InboxEntry, outcome: TurnOutcome) -> HookContext:
-        from core.hooks import HookContext
+        from core.contracts.hooks import HookContext
 
         return HookContext(store=self.store, settings=self.settings, services=self.services,
                            entry=entry, outcome=outcome, indexer=self.indexer)

@@ -20,7 +20,7 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, BackgroundTasks, Request
 from fastapi.responses import JSONResponse, Response
 
-from core.asking.clarify import Asked
+from core.contracts.toolkit import Asked
 from core.errors import NotFound
 from core.platforms.inbound import Parsed
 from core.platforms.slack_actions import SlackActions, parse_press

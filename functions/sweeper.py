@@ -8,7 +8,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from core.dispatch import ChatRef
+from core.contracts.dispatch import ChatRef
 from core.lanes import blocking, in_store_lane
 from core.platforms.email_retention import expire_attachments
 from functions.runtime import Runtime

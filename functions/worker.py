@@ -11,28 +11,63 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from core.dispatch import ChatRef
+from core.contracts.dispatch import ChatRef
+from core.contracts.outcome import TurnOutcome
 from core.ids import new_id
 from core.lanes import in_store_lane
 from core.platforms.delivery import CLAIM_SECONDS
 from core.platforms.registry import PLATFORMS
 from core.platforms.typing import typing_while
-from core.replies import outbound_for
 from core.store.inbox import InboxEntry
-from core.turn import TurnOutcome, run_turn
-from core.turn_commit import TurnAlreadyFinished, TurnRecord, record_turn
+from core.turn.commit import TurnAlreadyFinished, TurnRecord, record_turn
+from core.turn.loop import run_turn
+from core.turn.replies import outbound_for
 
 if TYPE_CHECKING:
-    from functions.runtime import Runtime
+    from core.config import Settings
+    from core.contracts.deps import TurnDeps
+    from core.contracts.dispatch import Notifier
+    from core.contracts.hooks import AfterTurn, HookContext
+    from core.contracts.senders import Sender
+    from core.model.priority import InteractiveFirst
+    from core.platforms.delivery import DeliveryService
+    from core.store import Store
 
 log = logging.getLogger("iris.worker")
 T = TypeVar("T")
 
 MAX_ATTEMPTS = 3
 WATCH_SECONDS = 1.0  # how often a running turn's deadline is looked at (on the store's clock)
+
+
+class Runtime(Protocol):
+    """What the worker uses of its runtime (``functions.runtime.Runtime``): named here, so the
+    dispatcher that starts the worker and the runtime that builds that dispatcher form no
+    circle through the worker."""
+
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def store(self) -> Store: ...
+    @property
+    def senders(self) -> Mapping[str, Sender]: ...
+    @property
+    def delivery(self) -> DeliveryService: ...
+    @property
+    def notifier(self) -> Notifier: ...
+    @property
+    def checkpoint(self) -> Callable[[str], None] | None: ...
+    @property
+    def priority(self) -> InteractiveFirst: ...
+    @property
+    def after_turn(self) -> Sequence[AfterTurn]: ...
+
+    def turn_deps(self) -> TurnDeps: ...
+
+    def hook_context(self, entry: InboxEntry, outcome: TurnOutcome) -> HookContext: ...
 
 
 class TurnHung(Exception):

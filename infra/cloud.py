@@ -172,7 +172,7 @@ def web_app() -> FastAPI:
 
 
 async def drain_chat(runtime: Runtime, user_id: str, chat_key: str) -> int:
-    from core.dispatch import ChatRef
+    from core.contracts.dispatch import ChatRef
     from core.lanes import install_default_executor
     from functions.worker import drain
 

@@ -24,7 +24,7 @@ STEPS = ("after_lease", "after_model", "after_tools", "before_commit", "before_d
 
 def main(user_id: str, chat_key: str, step: str) -> None:
     from core.config import load_settings
-    from core.dispatch import ChatRef
+    from core.contracts.dispatch import ChatRef
     from functions import worker
     from functions.dispatch import LocalDispatcher
     from functions.runtime import compose

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from core.clock import ManualClock
-from core.dispatch import ChatRef
+from core.contracts.dispatch import ChatRef
 from core.model.llm import LiteLLMModel
 from iris_testing.fault_runs import FaultOutcome
 from iris_testing.llm_server import Failure, ScriptedLLM, Stall

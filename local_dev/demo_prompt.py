@@ -15,7 +15,7 @@ from core.memory.persona import persona_section
 from core.memory.snapshot import shown
 
 if TYPE_CHECKING:
-    from core.context import PromptInputs, PromptSection
+    from core.contracts.prompt import PromptInputs, PromptSection
 
 # Worded like the model's own default system prompt ("You are a helpful AI assistant named
 # SmolLM…"). Over the 20 first messages an earlier wording ("You are Iris, a friendly

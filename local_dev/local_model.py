@@ -18,8 +18,8 @@ import httpx
 from pydantic import SecretStr
 
 from core.config import Settings
+from core.contracts.toolkit import Toolset
 from core.errors import IrisUsageError
-from core.toolkit import Toolset
 from local_dev import tied
 
 ALIAS = "smollm2-135m-instruct"

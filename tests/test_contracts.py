@@ -32,13 +32,29 @@ def lint_imports(tree: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-VIOLATIONS = {
-    "core-below-entry-points": ("core/dispatch.py", "import functions.runtime\n"),
-    "store-knows-no-rules": ("core/store/leases.py", "import core.memory.book\n"),
-    "ack-path-light": ("functions/webhooks.py", "import litellm\n"),
-    "sandboxes-know-no-agent": ("sandboxes/options.py", "import core.store\n"),
-    "no-cycles": ("core/search/query.py", "import core.search.engine\n"),
-}
+TYPE_ONLY = "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    {}\n"
+
+# (case, the contract it breaks, the module it is planted in, the planted line)
+VIOLATIONS = [
+    ("entry point from core", "core-below-entry-points", "core/contracts/dispatch.py",
+     "import functions.runtime\n"),
+    ("feature from the store", "store-knows-no-rules", "core/store/leases.py",
+     "import core.memory.book\n"),
+    ("litellm on the ack path", "ack-path-light", "functions/webhooks.py", "import litellm\n"),
+    ("agent from a sandbox", "sandboxes-know-no-agent", "sandboxes/options.py",
+     "import core.store\n"),
+    ("cycle", "no-cycles", "core/search/query.py", "import core.search.engine\n"),
+    # Circles and upward arrows made of type-only imports count too
+    # (exclude_type_checking_imports = false).
+    ("type-only cycle", "no-cycles", "core/search/query.py",
+     TYPE_ONLY.format("from core.search.engine import Hit")),
+    ("type-only arrow up from contracts", "core-layers", "core/contracts/hooks.py",
+     TYPE_ONLY.format("from core.tools import default_toolset")),
+    ("feature importing the loop", "core-layers", "core/memory/book.py",
+     TYPE_ONLY.format("from core.turn.loop import run_turn")),
+    ("kernel importing the store", "core-layers", "core/messages.py",
+     TYPE_ONLY.format("from core.store import Store")),
+]
 
 
 @pytest.fixture(scope="module")
@@ -52,10 +68,11 @@ def test_the_tree_keeps_every_contract(tree: Path):
     assert "BROKEN" not in result.stdout
 
 
-@pytest.mark.parametrize("contract", sorted(VIOLATIONS))
-def test_a_planted_violation_breaks_its_contract(tmp_path: Path, contract: str):
+@pytest.mark.parametrize(("case", "contract", "path", "line"), VIOLATIONS,
+                         ids=[case for case, *_ in VIOLATIONS])
+def test_a_planted_violation_breaks_its_contract(tmp_path: Path, case: str, contract: str,
+                                                 path: str, line: str):
     tree = copy_tree(tmp_path)
-    path, line = VIOLATIONS[contract]
     module = tree / path
     module.write_text(module.read_text() + "\n" + line)
     result = lint_imports(tree)

@@ -4,7 +4,7 @@ text are never shown raw nor run."""
 
 import pytest
 
-from core.turn import PLAIN_WORDS, PRINTED_CALL_ONLY
+from core.turn.loop import PLAIN_WORDS, PRINTED_CALL_ONLY
 from iris_testing.llm_server import ScriptedLLM
 from tests.fakes.stack import emulator_stack
 

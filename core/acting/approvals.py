@@ -19,8 +19,8 @@ from core.store.acting import HeldCommand
 
 if TYPE_CHECKING:
     from core.config import Settings
+    from core.contracts.toolkit import ToolContext
     from core.security import DangerousPattern
-    from core.toolkit import ToolContext
 
 @lru_cache(maxsize=16)
 def _patterns(extra: tuple[str, ...]) -> tuple[DangerousPattern, ...]:

@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
+from core.contracts.toolkit import Tool, ToolContext
 from core.model.llm import ToolSpec
-from core.toolkit import Tool, ToolContext
 
 if TYPE_CHECKING:
     from core.config import Settings
+    from core.config.mcp import McpServerConfig
     from core.mcp.client import McpConnections, McpTool
-    from core.mcp.config import McpServerConfig
 
 log = logging.getLogger("iris.mcp")
 
@@ -46,7 +46,7 @@ class NoArguments(BaseModel):
 
 
 def configured_servers(settings: Settings) -> dict[str, McpServerConfig]:
-    from core.mcp.config import parse_mcp_servers
+    from core.config.mcp import parse_mcp_servers
 
     return parse_mcp_servers(settings.mcp_servers)
 

@@ -28,7 +28,7 @@ from core.ids import new_id
 from core.messages import ToolCall
 
 if TYPE_CHECKING:
-    from core.toolkit import ToolOutcome
+    from core.contracts.toolkit import ToolOutcome
     from sandboxes import Sandbox
 
 log = logging.getLogger("iris.acting")

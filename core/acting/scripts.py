@@ -30,8 +30,8 @@ from core.acting.tooling import sandbox_errors, workspaces
 
 if TYPE_CHECKING:
     from core.config import Settings
+    from core.contracts.toolkit import ToolContext, ToolOutcome, Toolset
     from core.messages import ToolCall
-    from core.toolkit import ToolContext, ToolOutcome, Toolset
     from sandboxes import ExecResult, Sandbox
 
 RUNS_DIR = ".iris-exec"

@@ -15,16 +15,16 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from core.contracts.services import ChildResult, DelegatingCall
+from core.contracts.toolkit import ToolContext, Toolset
 from core.errors import ProviderError
 from core.ids import new_id
 from core.messages import Message, Usage
-from core.toolkit import ToolContext, Toolset
 
 if TYPE_CHECKING:
-    from core.turn import TurnDeps
+    from core.contracts.deps import TurnDeps
 
 log = logging.getLogger("iris.subagents")
 
@@ -37,15 +37,6 @@ You are a subagent of Iris. Another agent delegated one task to you; it sees onl
 answer. Work on the task with your tools (the workspace is shared with that agent), do not \
 ask questions (nobody will answer), and never invent results. Finish with a concise summary: \
 what you did, what you found, files you created or changed, and anything left undone."""
-
-
-@dataclass(frozen=True)
-class ChildResult:
-    task: str
-    session_id: str
-    status: str  # done | stopped | failed
-    summary: str
-    tool_calls: int
 
 
 def child_request(goal: str, context: str, task: str) -> str:
@@ -70,7 +61,7 @@ class SubagentRunner:
         self._deps = deps
 
     async def run(
-        self, parent: ToolContext, goal: str, context: str, tasks: Sequence[str]
+        self, parent: DelegatingCall, goal: str, context: str, tasks: Sequence[str]
     ) -> list[ChildResult]:
         if not 1 <= len(tasks) <= MAX_CHILDREN:
             raise ValueError(f"between 1 and {MAX_CHILDREN} tasks, got {len(tasks)}")
@@ -85,7 +76,7 @@ class SubagentRunner:
         return list(await asyncio.gather(*runs))
 
     async def _child(
-        self, deps: TurnDeps, model: Any, toolset: Toolset, parent: ToolContext, request: str,
+        self, deps: TurnDeps, model: Any, toolset: Toolset, parent: DelegatingCall, request: str,
         task: str,
     ) -> ChildResult:
         store = deps.store
@@ -143,7 +134,7 @@ class SubagentRunner:
         return "stopped", f"{last}\n{note}" if last else note
 
     def _store(
-        self, deps: TurnDeps, parent: ToolContext, session_id: str, messages: list[Message],
+        self, deps: TurnDeps, parent: DelegatingCall, session_id: str, messages: list[Message],
         usages: list[Usage], status: str,
     ) -> None:
         store = deps.store

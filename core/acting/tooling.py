@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 from core.errors import ToolRetry
 
 if TYPE_CHECKING:
-    from core.acting.workspaces import Workspaces
-    from core.toolkit import ToolContext
+    from core.contracts.services import WorkspaceService
+    from core.contracts.toolkit import ToolContext
 
 
-def workspaces(ctx: ToolContext) -> Workspaces:
+def workspaces(ctx: ToolContext) -> WorkspaceService:
     return ctx.services.workspaces
 
 

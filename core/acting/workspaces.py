@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from core.config import Settings
-    from core.hooks import HookContext
+    from core.contracts.hooks import HookContext
     from core.store import Store
     from sandboxes import Sandbox, SandboxOptions
 

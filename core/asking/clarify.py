@@ -16,8 +16,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from core.contracts.toolkit import Asked
 from core.ids import new_id
 
 if TYPE_CHECKING:
@@ -30,26 +31,6 @@ MAX_CHOICES = 4
 PRESS_REFUSED = "This question is closed, or it was not asked to you."
 DATA_PREFIX = "clarify:"
 _DATA = re.compile(rf"^clarify:([A-Za-z0-9_]{{1,40}}):([1-{MAX_CHOICES}])$")
-
-
-@dataclass(frozen=True)
-class Asked:
-    id: str
-    question: str
-    choices: tuple[str, ...]
-
-    def text(self) -> str:
-        """The question as the turn's answer: what text-only platforms show, and what the model
-        sees in the history."""
-        if not self.choices:
-            return self.question
-        lines = [f"{n}. {label}" for n, label in enumerate(self.choices, 1)]
-        return f"{self.question}\n\n" + "\n".join(lines) + (
-            "\n\nAnswer with a number, or in your own words.")
-
-    def target(self) -> dict[str, Any]:
-        """What the reply's delivery carries for senders that draw buttons."""
-        return {"choices": {"id": self.id, "labels": list(self.choices)}}
 
 
 def button_data(question_id: str, number: int) -> str:

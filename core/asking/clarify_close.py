@@ -16,10 +16,11 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from core.asking.clarify import Asked, is_open, typed_choice
+from core.asking.clarify import is_open, typed_choice
+from core.contracts.toolkit import Asked
 
 if TYPE_CHECKING:
-    from core.hooks import HookContext
+    from core.contracts.hooks import HookContext
     from core.store.clarifications import Question
 
 log = logging.getLogger("iris.clarify")

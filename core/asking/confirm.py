@@ -19,9 +19,9 @@ from core.memory.models import MemoryOperation, clip
 
 if TYPE_CHECKING:
     from core.config import Settings
+    from core.contracts.toolkit import ToolContext
     from core.store import Store
     from core.store.held_writes import HeldWrite
-    from core.toolkit import ToolContext
 
 KINDS = ("memory", "skill")
 

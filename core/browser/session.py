@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from core.acting.stopping import watch_for_stop
 from core.acting.tooling import sandbox_errors, workspaces
 from core.browser.hosted import drive_hosted
+from core.contracts.toolkit import ToolContext
 from core.errors import ToolRetry
-from core.toolkit import ToolContext
 
 if TYPE_CHECKING:
     from core.config import Settings

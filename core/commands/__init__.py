@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     from core.config import Settings
-    from core.services import Services
+    from core.contracts.services import Services
     from core.store import Store
     from core.store.sessions import Session
 

@@ -109,7 +109,7 @@ def _actor(ctx: CommandContext) -> Actor:
 
 
 async def _run_now(ctx: CommandContext, ref: str) -> str:
-    from core.dispatch import ChatRef
+    from core.contracts.dispatch import ChatRef
     from core.ids import new_id
     from core.lanes import blocking
     from core.scheduler.runs import claim_manual

@@ -1,4 +1,4 @@
-"""/stop: cancel the chat's running turn. Handled at ingress (``core.cancel``), before the
+"""/stop: cancel the chat's running turn. Handled at ingress (``core.turn.cancel``), before the
 inbox, so it never waits behind the turn it stops; this entry lists it in /help and answers a
 /stop that reaches a turn some other way."""
 

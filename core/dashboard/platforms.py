@@ -11,7 +11,7 @@ from core.platforms.registry import PLATFORMS
 from core.platforms.telegram_webhook import TelegramWebhook, read_webhook
 
 if TYPE_CHECKING:
-    from core.platforms.senders import Sender
+    from core.contracts.senders import Sender
     from core.store import Store
 
 __all__ = ["PlatformState", "TelegramWebhook", "platform_states", "telegram_webhook"]

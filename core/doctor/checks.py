@@ -257,7 +257,7 @@ def _check_web(report: Report, settings: Settings) -> None:
 def _check_mcp(report: Report, settings: Settings) -> None:
     if not settings.mcp_servers:
         return
-    from core.mcp.config import parse_mcp_servers
+    from core.config.mcp import parse_mcp_servers
 
     try:
         servers = parse_mcp_servers(settings.mcp_servers)

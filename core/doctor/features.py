@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.browser.doctor import check_browser
+from core.doctor.browser import check_browser
 
 if TYPE_CHECKING:
     from core.config import Settings

@@ -19,7 +19,7 @@ from core.identity.merge import MergeReport, merge_users
 from core.store.db import Row
 
 if TYPE_CHECKING:
-    from core.hooks import HookContext
+    from core.contracts.hooks import HookContext
     from core.memory.book import Limits
     from core.store import Store
 
@@ -128,7 +128,7 @@ class Links:
 async def complete_links_after_turn(ctx: HookContext) -> list[MergeReport]:
     """The ``AfterTurn`` hook that runs merges confirmed by ``/link CODE`` (after the turn that
     confirmed them is committed), then drains chats whose pending messages moved."""
-    from core.dispatch import ChatRef
+    from core.contracts.dispatch import ChatRef
     from core.lanes import in_store_lane
     from core.memory.book import Limits
 

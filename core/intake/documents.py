@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 from core.parsers.runner import ParseLimits, ParserCrashed, ParseRefused, parse
 
 if TYPE_CHECKING:
-    from core.acting.workspaces import Workspaces
+    from core.contracts.senders import Sender
+    from core.contracts.services import WorkspaceService
     from core.messages import Attachment, InboundMessage
-    from core.platforms.senders import Sender
 
 log = logging.getLogger("iris.documents")
 
@@ -118,7 +118,7 @@ async def _free_path(box: object, name: str) -> str:
 
 async def take_documents(
     message: InboundMessage, user_id: str, text: str, *, senders: Mapping[str, Sender],
-    workspaces: Workspaces, limits: ParseLimits, text_chars: int = TEXT_CHARS,
+    workspaces: WorkspaceService, limits: ParseLimits, text_chars: int = TEXT_CHARS,
 ) -> Taken:
     """Save the message's documents into ``user_id``'s workspace; ``text`` gains a note each."""
     from core.security.untrusted import wrap_untrusted

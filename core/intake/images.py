@@ -25,7 +25,7 @@ from core.messages import Attachment, ImageRef, InboundMessage
 
 if TYPE_CHECKING:
     from core.config import Settings
-    from core.platforms.senders import Sender
+    from core.contracts.senders import Sender
     from core.store.objects import ObjectStore
     from core.web.fetch import Resolver
 

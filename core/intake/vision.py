@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from core.config import Settings
-    from core.platforms.senders import Sender
+    from core.contracts.senders import Sender
     from core.store import Store
 
 Sight = Literal["sees", "tool", "blind"]

@@ -22,8 +22,8 @@ from core.security.untrusted import wrap_untrusted
 
 if TYPE_CHECKING:
     from core.config import Settings
-    from core.hooks import HookContext
-    from core.services import Services
+    from core.contracts.hooks import HookContext
+    from core.contracts.services import Services
     from core.store import Store
     from core.store.sessions import StoredMessage
 
@@ -96,8 +96,8 @@ class MemoryReviewer:
     async def review(
         self, user_id: str, session_id: str, *, chat_key: str, platform: str
     ) -> ReviewResult:
+        from core.contracts.toolkit import ToolContext
         from core.security.untrusted import untrusted_sources
-        from core.toolkit import ToolContext
         from core.tools.memory import Memory, MemoryArgs, write_memory
 
         since = self.mark(user_id, session_id)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from core.messages import Message
 
 if TYPE_CHECKING:
-    from core.hooks import HookContext
+    from core.contracts.hooks import HookContext
 
 ERROR_STREAK = 3
 _CORRECTING = re.compile(

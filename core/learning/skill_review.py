@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 from core.messages import Message
 
 if TYPE_CHECKING:
-    from core.hooks import HookContext
-    from core.turn import TurnOutcome
+    from core.contracts.hooks import HookContext
+    from core.contracts.outcome import TurnOutcome
 
 
 log = logging.getLogger("iris.skills.review")
@@ -167,8 +167,8 @@ def review_request(ctx: HookContext, messages: Sequence[Message]) -> list[Messag
 
 async def skill_review(hook: HookContext) -> ReviewResult | None:
     """The after-turn hook: run the review if this turn calls for one; returns what it did."""
+    from core.contracts.toolkit import ToolContext, Toolset
     from core.security.untrusted import untrusted_sources
-    from core.toolkit import ToolContext, Toolset
     from core.tools.skill_manage import SkillManage
     from core.tools.skill_view import SkillView
 

@@ -1,5 +1,5 @@
 """MCP client: tools of the servers listed under ``mcp_servers:`` in iris.yaml.
 
-Import ``core.mcp.config`` for settings and ``core.mcp.client`` for connections; this package
+Import ``core.config.mcp`` for settings and ``core.mcp.client`` for connections; this package
 module imports neither, so importing it stays free.
 """

@@ -23,7 +23,7 @@ from typing import IO, TYPE_CHECKING, Any, TextIO, cast
 import anyio
 import anyio.to_thread
 
-from core.mcp.config import McpServerConfig
+from core.config.mcp import McpServerConfig
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup

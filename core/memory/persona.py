@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from core.errors import IrisUsageError
 
 if TYPE_CHECKING:
-    from core.context import PromptInputs
+    from core.contracts.prompt import PromptInputs
     from core.security.findings import Finding
     from core.store import Store
     from core.store.personas import PersonaRow

@@ -9,7 +9,7 @@ from core.memory.book import Limits, MemoryBook
 from core.memory.models import DELIMITER, TARGETS, MemoryEntry, Usage
 
 if TYPE_CHECKING:
-    from core.context import PromptInputs
+    from core.contracts.prompt import PromptInputs
     from core.store import Store
 
 INTRO = (

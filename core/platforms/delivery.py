@@ -7,9 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.ids import new_id
-from core.platforms.offload import formatted
-from core.platforms.senders import (
+from core.contracts.senders import (
     DeliveryFailed,
     PartSender,
     RecordSender,
@@ -17,6 +15,8 @@ from core.platforms.senders import (
     Sender,
     VoiceSender,
 )
+from core.ids import new_id
+from core.platforms.offload import formatted
 from core.store import Store
 from core.store.deliveries import Delivery
 
@@ -50,7 +50,7 @@ class DeliveryService:
 
     async def send_claimed(self, claimed: Delivery, owner: str) -> str:
         """Send a delivery ``owner`` has claimed (``attempt``, or recorded claimed with its
-        turn: ``core.turn_commit.record_turn``); returns its status afterwards."""
+        turn: ``core.turn.commit.record_turn``); returns its status afterwards."""
         user_id, delivery_id = claimed.user_id, claimed.id
         sender = self.senders.get(claimed.platform)
         if sender is None:

@@ -17,12 +17,12 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
+from core.contracts.senders import DeliveryFailed
 from core.errors import IrisUsageError
 from core.platforms.format_googlechat import render_block
 from core.platforms.googlechat_inbound import question_cards
 from core.platforms.oauth_token import CachedToken
 from core.platforms.offload import formatted
-from core.platforms.senders import DeliveryFailed
 from core.platforms.spec import ChatAddress, PlatformSpec, same_chat_id
 from core.platforms.split import Part, split_message
 

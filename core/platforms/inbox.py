@@ -21,7 +21,7 @@ import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from core.platforms.senders import DeliveryFailed
+from core.contracts.senders import DeliveryFailed
 
 if TYPE_CHECKING:
     from core.config import Settings

@@ -21,11 +21,11 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from core.contracts.senders import DeliveryFailed
 from core.errors import IrisUsageError
 from core.platforms.format_plain import render_block
 from core.platforms.line_buttons import quick_reply
 from core.platforms.offload import formatted
-from core.platforms.senders import DeliveryFailed
 from core.platforms.spec import ChatAddress, PlatformSpec, same_chat_id
 from core.platforms.split import Part, split_message
 

@@ -17,11 +17,11 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
+from core.contracts.senders import DeliveryFailed
 from core.errors import ConfigError, IrisUsageError
 from core.lanes import blocking
 from core.platforms.format_email import to_email_html
 from core.platforms.offload import formatted
-from core.platforms.senders import DeliveryFailed
 from core.platforms.spec import ChatAddress, PlatformSpec
 
 if TYPE_CHECKING:

@@ -22,11 +22,11 @@ import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from core.contracts.senders import DeliveryFailed
 from core.errors import IrisUsageError
 from core.platforms.format_plain import render_block
 from core.platforms.matrix_inbound import parse_mxc
 from core.platforms.offload import formatted
-from core.platforms.senders import DeliveryFailed
 from core.platforms.spec import ChatAddress, PlatformSpec, same_chat_id
 from core.platforms.split import split_message
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from core.platforms.senders import DeliveryFailed
+from core.contracts.senders import DeliveryFailed
 
 MARGIN = 300.0  # seconds before expiry a cached token is replaced
 

@@ -13,11 +13,11 @@ import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from core.contracts.senders import DeliveryFailed
 from core.errors import IrisUsageError
 from core.lanes import blocking
 from core.platforms.format_slack import render_block
 from core.platforms.offload import formatted
-from core.platforms.senders import DeliveryFailed
 from core.platforms.slack_actions import answered_blocks, question_blocks
 from core.platforms.spec import ChatAddress, PlatformSpec
 from core.platforms.split import Part, split_message

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from core.config import Settings
+    from core.contracts.senders import Sender
     from core.messages import InboundMessage
-    from core.platforms.senders import Sender
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from core.platforms.voice import has_voice
 
 if TYPE_CHECKING:
     from core.config import Settings
-    from core.hooks import HookContext
+    from core.contracts.hooks import HookContext
     from core.store import Store
 
 log = logging.getLogger("iris.speech")

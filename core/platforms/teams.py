@@ -18,11 +18,11 @@ import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
+from core.contracts.senders import DeliveryFailed
 from core.errors import IrisUsageError
 from core.platforms.format_teams import render_block
 from core.platforms.oauth_token import CachedToken
 from core.platforms.offload import formatted
-from core.platforms.senders import DeliveryFailed
 from core.platforms.spec import ChatAddress, PlatformSpec, same_chat_id
 from core.platforms.split import Part, split_message
 from core.platforms.teams_buttons import question_card

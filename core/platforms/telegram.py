@@ -15,11 +15,11 @@ import sys
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from core.contracts.senders import DeliveryFailed
 from core.errors import IrisUsageError
 from core.lanes import blocking
 from core.platforms.format_telegram import render_block
 from core.platforms.offload import formatted
-from core.platforms.senders import DeliveryFailed
 from core.platforms.spec import ChatAddress, PlatformSpec
 from core.platforms.split import Part, split_message
 

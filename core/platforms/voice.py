@@ -17,8 +17,8 @@ from core.messages import Usage
 
 if TYPE_CHECKING:
     from core.config import Settings
+    from core.contracts.senders import Sender
     from core.messages import Attachment, InboundMessage
-    from core.platforms.senders import Sender
 
 log = logging.getLogger("iris.voice")
 

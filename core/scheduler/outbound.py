@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from core.contracts.outcome import OutboundReply
 from core.scheduler.targets import Target
-from core.turn_commit import OutboundReply
 
 if TYPE_CHECKING:
     from core.messages import CronRun

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from core.lanes import blocking
 
 if TYPE_CHECKING:
-    from core.hooks import HookContext
+    from core.contracts.hooks import HookContext
 
 log = logging.getLogger("iris.search.after_turn")
 

@@ -28,7 +28,7 @@ import queue
 import threading
 import weakref
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from core.search.indexer_child import STOP, serve
 
@@ -93,16 +93,6 @@ def stop_child(process: Any, requests: Any) -> None:
             process.join()
     requests.cancel_join_thread()  # what is still buffered for a dead child is dropped
     requests.close()
-
-
-class SessionIndexer(Protocol):
-    """Where a runtime sends sessions to be indexed off the turn's path: this module's child
-    process, or in the cloud the deployed app's ``Indexer`` function
-    (functions/indexer_modal.py)."""
-
-    def request(self, user_id: str, session_id: str) -> bool: ...
-
-    def close(self) -> None: ...
 
 
 class Indexer:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from core.context import conversation_tail
+from core.contracts.prompt import conversation_tail
 from core.lanes import blocking, in_store_lane
 from core.messages import Message, Usage
 from core.sessions.summarise import summarise

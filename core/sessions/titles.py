@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from core.sessions.summarise import make_title
 
 if TYPE_CHECKING:
-    from core.hooks import HookContext
+    from core.contracts.hooks import HookContext
 
 log = logging.getLogger("iris.titles")
 

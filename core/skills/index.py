@@ -15,7 +15,7 @@ from core.skills.ranking import Ranked, rank
 from core.skills.records import SkillEntry, SkillUsage
 
 if TYPE_CHECKING:
-    from core.context import PromptInputs
+    from core.contracts.prompt import PromptInputs
     from core.skills.library import SkillLibrary
 
 log = logging.getLogger("iris.skills.index")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from core.skills.index import estimate_tokens
 
 if TYPE_CHECKING:
-    from core.context import PromptInputs
+    from core.contracts.prompt import PromptInputs
     from core.store import Store
 
 MIN_SHARE = 60  # estimated tokens: a team's heading, a note or two, and the count of the rest

@@ -11,7 +11,7 @@ import importlib
 import inspect
 import pkgutil
 
-from core.toolkit import Tool, ToolContext, Toolset
+from core.contracts.toolkit import Tool, ToolContext, Toolset
 
 SKIP = {"base", "catalogue"}  # the load_tools catalogue: no tool of its own
 

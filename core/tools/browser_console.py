@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from core.browser.tool import BrowserTool
-from core.toolkit import ToolContext
+from core.contracts.toolkit import ToolContext
 
 
 class BrowserConsoleArgs(BaseModel):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from core.browser.tool import BrowserTool
-from core.toolkit import ToolContext
+from core.contracts.toolkit import ToolContext
 
 
 class BrowserTypeArgs(BaseModel):

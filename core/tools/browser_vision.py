@@ -10,12 +10,12 @@ from dataclasses import replace
 from pydantic import BaseModel, Field
 
 from core.browser.tool import BrowserTool
+from core.contracts.toolkit import ToolContext
 from core.errors import ConfigError, ProviderError, ToolRetry
 from core.intake.images import data_url
 from core.intake.vision import sight_of
 from core.lanes import in_store_lane
 from core.messages import ImageRef, Message
-from core.toolkit import ToolContext
 
 INSTRUCTIONS = (
     "The attached image is a screenshot of a web page. Answer the question about it precisely "

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from core.toolkit import Tool, ToolContext, Toolset
+from core.contracts.toolkit import Tool, ToolContext, Toolset
 from core.tools.load_tools import CatalogueEntry, LoadTools, record_loaded
 
 if TYPE_CHECKING:

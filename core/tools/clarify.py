@@ -5,9 +5,9 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from core.asking.clarify import MAX_CHOICES, ask
+from core.contracts.toolkit import Tool, ToolContext
 from core.errors import ToolRetry
 from core.platforms.registry import PLATFORMS
-from core.toolkit import Tool, ToolContext
 
 
 class ClarifyArgs(BaseModel):

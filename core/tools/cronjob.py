@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.dispatch import ChatRef
+from core.contracts.dispatch import ChatRef
+from core.contracts.toolkit import Tool, ToolContext
 from core.errors import IrisError, ToolRetry
 from core.identity.access import is_owner_account
 from core.lanes import in_store_lane
 from core.platforms.registry import PLATFORMS
-from core.toolkit import Tool, ToolContext
 
 if TYPE_CHECKING:
     from core.scheduler.jobs import CronJobs

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pydantic import BaseModel, Field, field_validator
 
 from core.acting.subagents import MAX_CHILDREN
+from core.contracts.toolkit import Tool, ToolContext
 from core.errors import ToolRetry
-from core.toolkit import Tool, ToolContext
 
 
 class DelegateTaskArgs(BaseModel):

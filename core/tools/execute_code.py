@@ -6,9 +6,9 @@ from pydantic import BaseModel, Field
 
 from core.acting.approvals import danger_of
 from core.acting.scripts import describe, run_script
+from core.contracts.toolkit import Tool, ToolContext
 from core.errors import ToolRetry
 from core.lanes import blocking
-from core.toolkit import Tool, ToolContext
 
 MAX_CODE_CHARS = 100_000
 

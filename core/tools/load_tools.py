@@ -7,8 +7,8 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, Field
 
+from core.contracts.toolkit import Tool, ToolContext
 from core.errors import ToolRetry
-from core.toolkit import Tool, ToolContext
 
 
 class CatalogueEntry(NamedTuple):

@@ -8,12 +8,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from core.asking.confirm import hold_memory_write
+from core.contracts.toolkit import Tool, ToolContext
 from core.errors import IrisUsageError, ToolRetry
 from core.memory.book import Limits, MemoryBook, MemoryBusy
 from core.memory.models import TARGETS, MemoryOperation, Target, summary
 from core.memory.ops import Author, MemoryRefused, check_content
 from core.model.llm import ToolSpec
-from core.toolkit import Tool, ToolContext
 
 MAX_OPERATIONS = 20
 ASKED = re.compile(

@@ -9,8 +9,8 @@ from pydantic import BaseModel, Field
 
 from core.acting.output import decode_text, is_binary
 from core.acting.tooling import lock_key, sandbox_errors, workspaces
+from core.contracts.toolkit import Tool, ToolContext
 from core.errors import ToolRetry
-from core.toolkit import Tool, ToolContext
 
 if TYPE_CHECKING:
     from sandboxes import Sandbox

@@ -12,8 +12,8 @@ from pydantic import BaseModel, Field
 from core.acting.output import decode_text, is_binary
 from core.acting.text_window import MAX_SCAN, WINDOW, Found, TooDeep, find_lines
 from core.acting.tooling import sandbox_errors, workspaces
+from core.contracts.toolkit import Tool, ToolContext
 from core.errors import ToolRetry
-from core.toolkit import Tool, ToolContext
 
 MAX_LINE_CHARS = 2_000
 WHOLE = 1024 * 1024

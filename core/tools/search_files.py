@@ -7,8 +7,8 @@ import shlex
 from pydantic import BaseModel, Field, model_validator
 
 from core.acting.tooling import sandbox_errors, workspaces
+from core.contracts.toolkit import Tool, ToolContext
 from core.errors import ToolRetry
-from core.toolkit import Tool, ToolContext
 
 LINE_CHARS = 300
 SEARCH_TIMEOUT = 60.0

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel
 
-from core.toolkit import Tool, ToolContext
+from core.contracts.toolkit import Tool, ToolContext
 
 
 class SessionInfoArgs(BaseModel):

@@ -8,13 +8,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from core.contracts.toolkit import Tool, ToolContext
 from core.errors import ToolRetry
 from core.messages import Message
 from core.search.engine import search_messages
 from core.search.grouping import group_hits, render_groups, render_message
 from core.sessions.transfer import parse_time
 from core.store.search import Filters
-from core.toolkit import Tool, ToolContext
 
 log = logging.getLogger("iris.tools.session_search")
 

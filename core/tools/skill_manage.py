@@ -7,9 +7,9 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from core.asking.confirm import hold_skill_write
+from core.contracts.toolkit import Tool, ToolContext
 from core.errors import ToolRetry
 from core.lanes import blocking
-from core.toolkit import Tool, ToolContext
 
 Action = Literal["create", "patch", "edit", "delete", "write_file", "remove_file"]
 NEEDS = {

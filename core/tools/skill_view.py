@@ -6,8 +6,8 @@ import difflib
 
 from pydantic import BaseModel, Field
 
+from core.contracts.toolkit import Tool, ToolContext
 from core.errors import NotFound, ToolRetry
-from core.toolkit import Tool, ToolContext
 
 
 class SkillViewArgs(BaseModel):

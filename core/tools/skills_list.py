@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from core.contracts.toolkit import Tool, ToolContext
 from core.lanes import blocking
-from core.toolkit import Tool, ToolContext
 
 MAX_LISTED = 150
 MATCHES = 15

@@ -9,9 +9,9 @@ from core.acting.approvals import danger_of, hold_command, may_hold
 from core.acting.output import format_exec
 from core.acting.stopping import noted_if_stopped, watch_for_stop
 from core.acting.tooling import sandbox_errors, workspaces
+from core.contracts.toolkit import Tool, ToolContext
 from core.errors import ToolRetry
 from core.lanes import blocking
-from core.toolkit import Tool, ToolContext
 
 MAX_COMMAND_CHARS = 32_000
 

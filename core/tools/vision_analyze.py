@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from core.contracts.toolkit import Tool, ToolContext
 from core.errors import ProviderError, ToolRetry
 from core.intake.images import ImageNotFound, data_url, load_image
 from core.lanes import blocking
 from core.messages import ImageRef, Message
-from core.toolkit import Tool, ToolContext
 
 if TYPE_CHECKING:
     from core.config import Settings

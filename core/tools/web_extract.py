@@ -8,8 +8,8 @@ import logging
 from pydantic import BaseModel, Field
 
 from core.addresses import AddressRefused
+from core.contracts.toolkit import Tool, ToolContext
 from core.parsers.runner import ParseLimits
-from core.toolkit import Tool, ToolContext
 from core.web.fetch import FetchFailed, FetchPolicy, Resolver, fetch, system_resolver
 from core.web.readable import Page, readable
 

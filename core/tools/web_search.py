@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from core.contracts.toolkit import Tool, ToolContext
 from core.errors import ToolRetry
-from core.toolkit import Tool, ToolContext
 from core.web.search import SearchFailed, provider_for
 
 if TYPE_CHECKING:

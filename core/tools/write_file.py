@@ -7,8 +7,8 @@ import posixpath
 from pydantic import BaseModel, Field
 
 from core.acting.tooling import lock_key, sandbox_errors, workspaces
+from core.contracts.toolkit import Tool, ToolContext
 from core.errors import ToolRetry
-from core.toolkit import Tool, ToolContext
 
 
 class WriteFileArgs(BaseModel):

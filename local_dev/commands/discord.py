@@ -49,8 +49,8 @@ def register_commands() -> None:
 
     Example: iris discord register-commands
     """
+    from core.contracts.senders import DeliveryFailed
     from core.platforms.discord import DiscordSender
-    from core.platforms.senders import DeliveryFailed
     from local_dev.clikit import settings_or_exit
 
     settings = settings_or_exit()

@@ -17,7 +17,7 @@ import time
 from urllib.parse import urlencode
 
 HEAVY = ("litellm", "mcp", "modal", "daytona", "boto3", "telegram", "slack_sdk", "openai",
-         "core.turn", "core.tools", "core.toolkit", "numpy", "httpx", "smtplib",
+         "core.turn.loop", "core.tools", "core.contracts.toolkit", "numpy", "httpx", "smtplib",
          "jinja2",
          "functions.dashboard")
 SECRET, SIGNING = "tg-secret", "slack-signing-secret"

@@ -7,7 +7,7 @@ import os
 import sys
 
 from core.config import load_settings
-from core.dispatch import ChatRef
+from core.contracts.dispatch import ChatRef
 from functions import worker
 from functions.dispatch import LocalDispatcher
 from functions.runtime import compose

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-NEVER = {"litellm", "mcp", "modal", "daytona", "boto3", "openai", "core.turn", "core.tools",
-         "core.toolkit", "numpy", "jinja2", "functions.dashboard"}
+NEVER = {"litellm", "mcp", "modal", "daytona", "boto3", "openai", "core.turn.loop", "core.tools",
+         "core.contracts.toolkit", "numpy", "jinja2", "functions.dashboard"}
 
 
 def probe(tmp_path, *, preload: str = "") -> dict:
@@ -32,8 +32,8 @@ def test_acks_load_no_heavy_module(tmp_path):
 
 
 def test_the_probe_sees_a_heavy_import(tmp_path):
-    seen = probe(tmp_path, preload="import core.turn; ")
-    assert "core.turn" in seen["after_messages"]
+    seen = probe(tmp_path, preload="import core.turn.loop; ")
+    assert "core.turn.loop" in seen["after_messages"]
 
 
 def test_teams_and_google_chat_acks_load_no_turn_machinery(tmp_path):

@@ -16,7 +16,7 @@ import pytest
 from pydantic import SecretStr
 
 from core.clock import ManualClock
-from core.dispatch import ChatRef
+from core.contracts.dispatch import ChatRef
 from core.errors import ProviderError
 from core.messages import InboundMessage
 from core.scheduler.jobs import CronJobs

@@ -5,7 +5,7 @@ import logging
 import modal
 import pytest
 
-from core.dispatch import ChatRef
+from core.contracts.dispatch import ChatRef
 from functions.dispatch_modal import ModalDispatcher
 from functions.runtime import dispatcher_for
 from tests.infra.fakes import FakeModal

@@ -8,9 +8,9 @@ from datetime import timedelta
 import pytest
 
 from core.clock import ManualClock
+from core.contracts.senders import DeliveryFailed
 from core.platforms.email_inbound import strip_reply
 from core.platforms.mail import EmailSender, parse_smtp_url
-from core.platforms.senders import DeliveryFailed
 from functions import cron
 from iris_testing.mail_inbound import header_ids, mailgun_form, new_message_id, raw_mail
 from iris_testing.platform_stack import MAILGUN_KEY, platform_stack

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from core.dispatch import Notifier
+from core.contracts.dispatch import Notifier
 from functions import http_api
 
 

@@ -120,7 +120,7 @@ def test_a_pasted_teams_picture_downloads_with_the_bots_token_only_over_https(ir
         assert attachment.kind == "image" and attachment.ref.startswith("connector:")
         sender = stack.rt.senders["teams"]
         assert asyncio.run(sender.download(attachment.ref)) == PNG
-        from core.platforms.senders import DeliveryFailed
+        from core.contracts.senders import DeliveryFailed
 
         for ref in ("connector:http://files.example.net/x", "other:https://x.example/y"):
             with pytest.raises(DeliveryFailed):

@@ -5,8 +5,8 @@ import json
 
 import httpx
 
+from core.contracts.toolkit import ToolContext
 from core.sessions.transfer import import_sessions, read_lines
-from core.toolkit import ToolContext
 from core.tools.session_search import SessionSearch, SessionSearchArgs
 from functions.app import create_app
 from iris_testing.server import serve

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from core.config import load_settings
-from core.dispatch import ChatRef
+from core.contracts.dispatch import ChatRef
 from functions.answer_relay_modal import ModalAnswerRelay, partition_for
 from functions.app import create_app
 from functions.dispatch_modal import ModalDispatcher

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from core.dispatch import ChatRef
+from core.contracts.dispatch import ChatRef
 from core.messages import InboundMessage
 from functions import worker
 from functions.ingress import receive

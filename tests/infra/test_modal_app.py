@@ -189,7 +189,7 @@ def test_the_image_uploads_every_project_file_and_no_caches():
     expected |= {f"/root/skills/{path.relative_to(ROOT / 'skills')}"
                  for path in (ROOT / "skills").rglob("*") if path.is_file()}
     assert uploaded == expected
-    assert "/root/core/config.py" in uploaded and "/root/infra/modal_app.py" in uploaded
+    assert "/root/core/config/settings.py" in uploaded and "/root/infra/modal_app.py" in uploaded
     assert any(name.endswith("/SKILL.md") for name in uploaded)
 
 

@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from core.acting.workspaces import Workspaces, sandbox_options
+from core.contracts.services import Services
+from core.contracts.toolkit import Tool, ToolContext, Toolset
 from core.messages import InboundMessage, ToolCall
-from core.services import Services
-from core.toolkit import Tool, ToolContext, Toolset
 from core.tools import default_toolset
+from core.turn.services import standalone_services
 from iris_testing.waiting import until, wait_until
 from sandboxes.daytona_backend import DaytonaSandbox
 from sandboxes.modal_backend import ModalSandbox
@@ -34,7 +35,7 @@ def make_ctx(store, settings, account: str = "http:alice", *, platform: str = "h
     session = store.sessions.start(user_id, chat_key, platform)
     return ToolContext(
         store=store, settings=settings,
-        services=services or Services.standalone(settings, store), user_id=user_id,
+        services=services or standalone_services(settings, store), user_id=user_id,
         session_id=session.id, chat_key=chat_key, platform=platform, account=account,
     )
 

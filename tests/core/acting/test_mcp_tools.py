@@ -8,9 +8,9 @@ from mcp.server.mcpserver import MCPServer
 
 from core.acting.mcp_tools import mcp_tools
 from core.config import load_settings
+from core.contracts.toolkit import Toolset
 from core.errors import ConfigError
 from core.messages import ToolCall
-from core.toolkit import Toolset
 from iris_testing.server import serve
 from tests.core.acting.support import make_ctx
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from core.dispatch import ChatRef
+from core.contracts.dispatch import ChatRef
 from core.messages import InboundMessage
 from core.scheduler.jobs import CronJobs
 from functions.worker import drain

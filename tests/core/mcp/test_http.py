@@ -9,8 +9,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, ImageContent
 
+from core.config.mcp import McpServerConfig
 from core.mcp.client import McpConnections, McpError, list_server_tools
-from core.mcp.config import McpServerConfig
 from iris_testing.server import free_port, serve
 from iris_testing.waiting import until
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import anyio
 import pytest
 
+from core.config.mcp import McpServerConfig
 from core.mcp.client import McpConnections, McpError, child_environment, list_server_tools
-from core.mcp.config import McpServerConfig
 from iris_testing.waiting import until
 
 BIN = Path(sys.executable).parent

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import core.security
 from core.config import load_settings
-from core.services import Services
+from core.contracts.toolkit import ToolContext
 from core.store import open_store
-from core.toolkit import ToolContext
 from core.tools.memory import Memory, MemoryArgs
+from core.turn.services import standalone_services
 from iris_testing.waiting import wait_until
 
 WAIT_SECONDS = 120.0
@@ -43,7 +43,7 @@ def main(user_id: str, name: str, count: int, sync_dir: Path) -> None:
     settings = load_settings()
     store = open_store(settings)
     ctx = ToolContext(store=store, settings=settings,
-                      services=Services.standalone(settings, store),
+                      services=standalone_services(settings, store),
                       user_id=user_id, session_id=f"ses_{name}",
                       chat_key=f"http:{name}", platform="http", account=f"http:{name}")
     tool = Memory()

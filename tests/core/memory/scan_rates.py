@@ -8,10 +8,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.contracts.toolkit import ToolContext, Toolset
 from core.messages import ToolCall
-from core.services import Services
-from core.toolkit import ToolContext, Toolset
 from core.tools.memory import Memory
+from core.turn.services import standalone_services
 
 CORPUS = Path(__file__).parent / "corpus"
 
@@ -54,7 +54,7 @@ class Rates:
 def measure(store, settings, user_id: str) -> Rates:
     tools = Toolset([Memory()])
     ctx = ToolContext(store=store, settings=settings,
-                      services=Services.standalone(settings, store),
+                      services=standalone_services(settings, store),
                       user_id=user_id, session_id="ses_scan",
                       chat_key="http:scan", platform="http", account="http:scan")
 

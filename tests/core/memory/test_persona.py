@@ -6,7 +6,7 @@ import asyncio
 import pytest
 
 from core.commands import REGISTRY, CommandContext, _load
-from core.context import PromptInputs
+from core.contracts.prompt import PromptInputs
 from core.memory.persona import PERSONA_LIMIT, PersonaRefused, persona_section, set_persona
 
 

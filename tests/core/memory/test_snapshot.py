@@ -21,9 +21,9 @@ def send(rt, text, pmid, account="http:alice", chat="alice"):
 
 
 def test_memory_section_follows_the_base_and_persona_sections():
-    from core.context import base_section
     from core.memory.persona import persona_section
     from core.memory.snapshot import memory_section
+    from core.turn.sections import base_section
 
     sections = default_sections()
     assert sections.index(base_section) < sections.index(persona_section)

@@ -15,7 +15,7 @@ CLOCK = ToolSpec(name="clock", description="time", parameters={"type": "object"}
 
 def test_importing_core_does_not_import_litellm():
     code = (
-        "import sys, core.model.llm, core.turn, functions.app, functions.http_api;"
+        "import sys, core.model.llm, core.turn.loop, functions.app, functions.http_api;"
         "print('litellm' in sys.modules, 'mcp' in sys.modules, 'modal' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

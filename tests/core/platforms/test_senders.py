@@ -6,9 +6,9 @@ import asyncio
 import pytest
 
 from core.clock import ManualClock
+from core.contracts.senders import DeliveryFailed
 from core.platforms.delivery import DeliveryService, backoff
 from core.platforms.registry import PLATFORMS
-from core.platforms.senders import DeliveryFailed
 from core.platforms.slack import SlackSender
 from core.platforms.telegram import TelegramSender
 from iris_testing.server import serve

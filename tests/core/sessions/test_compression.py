@@ -3,7 +3,7 @@ import time
 
 import pytest
 
-from core.context import conversation_tail
+from core.contracts.prompt import conversation_tail
 from core.errors import ProviderError
 from core.messages import InboundMessage, Message, ToolCall
 from core.search.engine import search_messages

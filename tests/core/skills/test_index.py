@@ -86,7 +86,7 @@ def test_similarity():
 
 
 def test_section_lists_bundled_skills_and_counts_them_as_shown(runtime, store):
-    from core.context import PromptInputs
+    from core.contracts.prompt import PromptInputs
     from core.skills.library import SkillLibrary
 
     user = store.users.for_account("http:alice")

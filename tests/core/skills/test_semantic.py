@@ -63,7 +63,7 @@ def test_a_phrasing_sharing_no_word_finds_its_skill(library, alice):
 
 
 def test_the_prompt_index_is_ranked_by_meaning_too(runtime, store, library, alice):
-    from core.context import PromptInputs
+    from core.contracts.prompt import PromptInputs
     from core.skills.index import skills_section
 
     install(library, alice)

@@ -2,9 +2,10 @@ import time
 
 import pytest
 
+from core.contracts.outcome import OutboundReply
 from core.errors import NotFound
 from core.messages import InboundMessage, Message, Usage
-from core.turn_commit import OutboundReply, TurnAlreadyFinished, TurnRecord, record_turn
+from core.turn.commit import TurnAlreadyFinished, TurnRecord, record_turn
 
 
 def inbound(pmid="m1", text="hi", account="http:alice", chat="alice", platform="http"):

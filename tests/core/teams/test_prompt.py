@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.context import PromptInputs
+from core.contracts.prompt import PromptInputs
 from core.skills.index import estimate_tokens
 from core.teams.notes import NOTE_LIMIT, write_note
 from core.teams.prompt import (

@@ -7,8 +7,8 @@ import json
 import pytest
 from pydantic import BaseModel
 
+from core.contracts.toolkit import Tool, ToolContext
 from core.messages import ToolCall
-from core.toolkit import Tool, ToolContext
 from core.tools import default_toolset
 from core.tools.catalogue import SessionToolset
 from tests.core.acting.support import make_ctx
@@ -103,7 +103,7 @@ def test_loads_belong_to_one_session_of_one_user(ctx, store, settings):
 
 
 def test_a_toolset_without_a_catalogue_sends_everything(ctx):
-    from core.toolkit import Toolset
+    from core.contracts.toolkit import Toolset
     from core.tools import default_tools
 
     demo = Toolset((t for t in default_tools() if t.name in ("clock", "session_info")),

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 
-from core.dispatch import ChatRef
+from core.contracts.dispatch import ChatRef
+from core.contracts.toolkit import ToolContext, Toolset
 from core.messages import InboundMessage, ToolCall
 from core.scheduler.jobs import CronJobs
-from core.toolkit import ToolContext, Toolset
 from core.tools.cronjob import Cronjob
 from functions.worker import drain
 from iris_testing.scripted_model import call, tool_calls

@@ -5,10 +5,10 @@ import json
 
 import pytest
 
+from core.contracts.toolkit import ToolContext, Toolset
 from core.messages import InboundMessage, ToolCall
-from core.services import Services
-from core.toolkit import ToolContext, Toolset
 from core.tools.memory import Memory
+from core.turn.services import standalone_services
 
 
 @pytest.fixture
@@ -23,7 +23,7 @@ def call_memory(store, settings):
                                      platform_message_id=f"m{len(inbox_text)}", text=inbox_text)
             inbox_id = store.inbox.add(user, message)
         ctx = ToolContext(store=store, settings=settings,
-                          services=Services.standalone(settings, store),
+                          services=standalone_services(settings, store),
                           user_id=user, session_id="ses_1",
                           chat_key="http:alice", platform="http", account="http:alice",
                           inbox_id=inbox_id)

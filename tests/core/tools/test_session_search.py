@@ -1,8 +1,8 @@
 import asyncio
 
+from core.contracts.toolkit import ToolContext
 from core.messages import InboundMessage
 from core.store.transcripts import ImportedMessage
-from core.toolkit import ToolContext
 from core.tools.session_search import SessionSearch, SessionSearchArgs
 from functions.ingress import receive
 from iris_testing.scripted_model import call, tool_calls

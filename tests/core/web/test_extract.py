@@ -4,8 +4,8 @@ import asyncio
 
 import pytest
 
+from core.contracts.toolkit import Toolset
 from core.parsers.child import BLOCK, SKIP, tidy, visible_text
-from core.toolkit import Toolset
 from core.tools.web_extract import WebExtract
 from iris_testing.scripted_model import call
 from iris_testing.server import serve

@@ -5,7 +5,7 @@ import asyncio
 import pytest
 
 from core.config import load_settings
-from core.toolkit import Toolset
+from core.contracts.toolkit import Toolset
 from core.tools.web_search import WebSearch
 from core.web.search import problem, provider_for
 from iris_testing.scripted_model import call

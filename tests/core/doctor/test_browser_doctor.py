@@ -1,7 +1,7 @@
 """``iris doctor``'s browser line."""
 
-from core.browser.doctor import check_browser
 from core.config import Settings
+from core.doctor.browser import check_browser
 from core.doctor.report import Report
 
 

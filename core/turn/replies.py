@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from core.contracts.outcome import OutboundReply
 from core.platforms.registry import PLATFORMS
-from core.turn_commit import OutboundReply
 
 if TYPE_CHECKING:
     from core.store.inbox import InboxEntry

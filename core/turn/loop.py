@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Sequence
-from contextlib import AbstractAsyncContextManager, AsyncExitStack
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 
 from core.asking.clarify import settle
 from core.commands import CommandContext, run_command
-from core.context import PromptInputs, PromptSection, build_system_prompt
+from core.contracts.deps import TurnDeps
+from core.contracts.outcome import TurnCancelled, TurnOutcome
+from core.contracts.prompt import PromptInputs, build_system_prompt
+from core.contracts.toolkit import ToolContext, Toolset
 from core.errors import ConfigError, NotFound, ProviderError, TookTooLong
 from core.identity.access import is_owner_account
 from core.intake.documents import has_documents, take_documents
@@ -21,18 +23,14 @@ from core.intake.vision import ImageIntake, show_images, sight_of, take_for_turn
 from core.lanes import blocking, in_store_lane
 from core.messages import ImageRef, Message, Usage
 from core.model.answer_text import cut_short_note, end_cleanly, strip_tool_syntax
-from core.model.priority import InteractiveFirst, Yielding
-from core.model.streaming import Answers, AnswerSink, streaming_to
+from core.model.priority import Yielding
+from core.model.streaming import AnswerSink, streaming_to
 from core.parsers.runner import ParseLimits
 from core.platforms.voice import has_voice, transcribe_voice
 from core.sessions.compression import fit_context
-from core.toolkit import Tool, ToolContext, Toolset
 
 if TYPE_CHECKING:
-    from core.config import Settings
     from core.model.llm import ModelResponse
-    from core.services import Services
-    from core.store import Store
     from core.store.inbox import InboxEntry
     from core.store.sessions import Session
     from core.store.users import User
@@ -45,42 +43,6 @@ PLAIN_WORDS = Message(role="user", content="Answer my last message in plain word
                       "be called here.")
 PRINTED_CALL_ONLY = ("(The model answered with tool-call syntax instead of words, twice; "
                      "try asking another way.)")
-
-
-# Opens per-turn resources (MCP sessions, sandboxes...) and yields the extra tools they offer;
-# closed when the turn ends, whatever happens.
-ToolProvider = Callable[[ToolContext], AbstractAsyncContextManager[list[Tool]]]
-
-
-@dataclass(kw_only=True)
-class TurnDeps:
-    store: Store
-    settings: Settings
-    services: Services
-    toolset: Toolset
-    sections: Sequence[PromptSection]
-    tool_providers: Sequence[ToolProvider] = ()
-    checkpoint: Callable[[str], None] = lambda step: None  # fault-injection point for tests
-    priority: InteractiveFirst | None = None  # scheduled turns give way to chat turns
-    answers: Answers | None = None  # where a streaming caller reads the answer as it comes
-
-
-class TurnCancelled(Exception):
-    """The chat asked to stop this turn (``/stop``); checked between model and tool steps."""
-
-
-@dataclass
-class TurnOutcome:
-    session_id: str
-    messages: list[Message]
-    reply: str
-    usage: list[Usage] = field(default_factory=list)
-    status: str = "done"
-    error: str | None = None
-    tool_calls: int = 0
-    model: str | None = None
-    command: str | None = None
-    target_extras: dict[str, Any] = field(default_factory=dict)  # for the sender: buttons
 
 
 def count_tool_calls(messages: Sequence[Message]) -> int:

@@ -1,10 +1,10 @@
-"""Prompt assembly: a system prompt frozen per session, plus the conversation tail."""
+"""Prompt assembly: what a prompt section reads (``PromptInputs``), the system prompt built from
+the sections (frozen per session), and the conversation tail sent as history."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from core.messages import Message
@@ -13,12 +13,6 @@ if TYPE_CHECKING:
     from core.config import Settings
     from core.store import Store
     from core.store.sessions import Session, StoredMessage
-
-BASE_PROMPT = """\
-You are Iris, a personal AI agent. You remember what matters across conversations, learn \
-reusable procedures, and act through tools. Be direct and useful; ask when a request is \
-ambiguous; never invent tool results. When a tool fails, read its error and try a fix or \
-explain what went wrong."""
 
 
 @dataclass(frozen=True)
@@ -32,17 +26,6 @@ class PromptInputs:
 
 
 PromptSection = Callable[[PromptInputs], str | None]
-
-
-def base_section(inputs: PromptInputs) -> str:
-    started = datetime.fromtimestamp(inputs.session.started_at, UTC)
-    from core.platforms.registry import PLATFORMS
-
-    hint = PLATFORMS[inputs.platform].prompt_hint
-    return (
-        f"{BASE_PROMPT}\n{hint}\n"
-        f"This session started {started:%Y-%m-%d %H:%M} UTC; use the clock tool for the time now."
-    ).replace("\n\n", "\n")
 
 
 def build_system_prompt(inputs: PromptInputs, sections: Sequence[PromptSection]) -> str:

@@ -8,8 +8,9 @@ The worker builds a ``TurnRecord`` once a turn has run (or been given up) and ca
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from core.contracts.outcome import OutboundReply
 from core.messages import Message, Usage
 from core.store.db import NotApplied
 from core.store.deliveries import Delivery
@@ -21,14 +22,6 @@ if TYPE_CHECKING:
 
 class TurnAlreadyFinished(Exception):
     """Another worker finished this inbox entry first; this turn's results were discarded."""
-
-
-@dataclass(frozen=True)
-class OutboundReply:
-    platform: str
-    target: dict[str, Any]
-    text: str
-    chat_key: str | None = None  # the chat it goes to, when not the entry's own (cron jobs)
 
 
 @dataclass(frozen=True)

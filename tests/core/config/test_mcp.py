@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.mcp.config import McpServerConfig, parse_mcp_servers
+from core.config.mcp import McpServerConfig, parse_mcp_servers
 
 
 def test_parses_stdio_and_http_servers():
@@ -62,7 +62,7 @@ def test_config_module_does_not_import_mcp():
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[3]
-    code = "import sys, core.mcp, core.mcp.config, core.mcp.client; print('mcp' in sys.modules)"
+    code = "import sys, core.mcp, core.config.mcp, core.mcp.client; print('mcp' in sys.modules)"
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True
     )

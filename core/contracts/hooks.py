@@ -6,15 +6,24 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from core.config import Settings
-    from core.search.indexer import SessionIndexer
-    from core.services import Services
+    from core.contracts.outcome import TurnOutcome
+    from core.contracts.services import Services
     from core.store import Store
     from core.store.inbox import InboxEntry
-    from core.turn import TurnOutcome
+
+
+class SessionIndexer(Protocol):
+    """Where a runtime sends sessions to be indexed off the turn's path: the indexing child
+    process (core.search.indexer), or in the cloud the deployed app's ``Indexer`` function
+    (functions/indexer_modal.py)."""
+
+    def request(self, user_id: str, session_id: str) -> bool: ...
+
+    def close(self) -> None: ...
 
 
 @dataclass(frozen=True, kw_only=True)
