@@ -135,6 +135,15 @@ class Attachment:
     name: str | None = None
 
 
+@dataclass(frozen=True)
+class Press:
+    """A button pressed under a question the ``clarify`` tool asked: which question, which
+    choice (1-based). Checked at the webhook (core.asking.clarify) before a turn sees it."""
+
+    question_id: str
+    choice: int
+
+
 @dataclass(frozen=True, kw_only=True)
 class CronRun:
     """A scheduled job's run, carried by the message that starts its turn."""
@@ -164,6 +173,9 @@ class InboundMessage:
     session_hint: str | None = None
     attachments: tuple[Attachment, ...] = field(default=())
     meta: dict[str, Any] = field(default_factory=dict)  # what the platform's sender needs
+    press: Press | None = None  # a press of a clarify button: the message answers a question
+    stream: bool = False  # the caller reads the answer as it is written (HTTP API, dashboard)
+    tapped: str | None = None  # WhatsApp: the id of the template whose quick reply was tapped
     cron: CronRun | None = None  # set on the message of a scheduled run
     # Where it was typed when the platform name says too little: "terminal" for `iris chat`
     # over the HTTP API. Sessions started by it are labelled with it.

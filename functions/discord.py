@@ -76,14 +76,16 @@ async def press(rt: Runtime, interaction: Interaction,
     if parsed.message is None:
         return ephemeral("That button is not one of mine.")
     outcome = await accept_press(rt, parsed.message, background, group_ref=parsed.group_ref)
-    meta = parsed.message.meta
+    pressed = parsed.message.press
+    if pressed is None:  # parse_press sets it on every message it returns
+        return ephemeral("That button is not one of mine.")
     question = None
     if outcome.status == "recorded" and outcome.user_id is not None:
-        question = rt.store.clarifications.get(outcome.user_id, meta["clarify"])
+        question = rt.store.clarifications.get(outcome.user_id, pressed.question_id)
     if question is None:
         return ephemeral(PRESS_REFUSED)
     return {"type": UPDATE_MESSAGE, "data": {"components": answered_components(
-        question.id, question.choices, int(meta["choice"]))}}
+        question.id, question.choices, pressed.choice)}}
 
 
 def build_router(rt: Runtime) -> APIRouter:

@@ -170,7 +170,7 @@ def inbound_from(rt: Runtime, body: ChatCompletionRequest, *, idempotency_key: s
     return InboundMessage(
         platform="http", chat_id=user, account=account,
         platform_message_id=f"{account}:{key}", text=text, session_hint=session,
-        attachments=files, meta={"stream": True} if body.stream else {}, client=client,
+        attachments=files, stream=bool(body.stream), client=client,
     )
 
 

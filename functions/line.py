@@ -88,7 +88,7 @@ def build_router(rt: Runtime) -> APIRouter:
             if message is None:
                 statuses.append("ignored")
                 continue
-            if "clarify" in message.meta:
+            if message.press is not None:
                 outcome = await accept_press(rt, message, background, group_ref=parsed.group_ref)
             else:
                 outcome = await accept(

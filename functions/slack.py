@@ -20,7 +20,7 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, BackgroundTasks, Request
 from fastapi.responses import JSONResponse, Response
 
-from core.contracts.toolkit import Asked
+from core.contracts.asked import Asked
 from core.errors import NotFound
 from core.platforms.inbound import Parsed
 from core.platforms.slack_actions import SlackActions, parse_press
@@ -115,13 +115,15 @@ class SlackEndpoint:
                                      group_ref=parsed.group_ref)
         sender = self.rt.senders.get("slack")
         close = getattr(sender, "close_buttons", None)
-        if outcome.status == "recorded" and outcome.user_id and close is not None:
+        pressed = parsed.message.press  # a block action parses to a press
+        if outcome.status == "recorded" and outcome.user_id and close is not None \
+                and pressed is not None:
             meta = parsed.message.meta
-            question = self.rt.store.clarifications.get(outcome.user_id, meta["clarify"])
+            question = self.rt.store.clarifications.get(outcome.user_id, pressed.question_id)
             if question is not None:
                 asked = Asked(question.id, question.question, question.choices)
                 background.add_task(close, meta["channel"], meta["question_ts"], asked.text(),
-                                    question.choices[int(meta["choice"]) - 1])
+                                    question.choices[pressed.choice - 1])
         return outcome.status
 
     async def handle(self, request: Request, background: BackgroundTasks) -> Response:

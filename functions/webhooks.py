@@ -93,6 +93,10 @@ async def accept_press(
     twice records one message: the question's id is the message's idempotency key."""
     from core.asking.clarify import pressable
 
+    press = message.press
+    if press is None:
+        raise ValueError("accept_press takes a message that is a press (message.press set)")
+
     decision = await in_store_lane(message.account, access, rt, message)
     if not decision.allowed:
         return Outcome("ignored")
@@ -101,8 +105,7 @@ async def accept_press(
         owner = await in_store_lane(owner, group_owner, rt, message, group_ref, group_title)
     question = await in_store_lane(
         owner, pressable, rt.store, rt.settings, user_id=owner, chat_key=message.chat_key,
-        account=message.account, question_id=str(message.meta["clarify"]),
-        number=int(message.meta["choice"]))
+        account=message.account, question_id=press.question_id, number=press.choice)
     if question is None:
         return Outcome("ignored", owner)
     received = await receive(rt, message, owner=owner)

@@ -86,7 +86,7 @@ async def press(rt: Runtime, message: InboundMessage, background: BackgroundTask
 
 
 async def tap(rt: Runtime, message: InboundMessage, background: BackgroundTasks) -> Outcome:
-    """A tap on a quick-reply button of a template (``meta["tapped"]``: its wamid). When the
+    """A tap on a quick-reply button of a template (``message.tapped``: its wamid). When the
     template is one Iris sent this person's chat to reopen the window (held replies still
     waiting or already sent), the tap is recorded as a finished inbox entry, so a re-sent
     webhook is a duplicate, and starts no turn: the caller releases the held replies, which
@@ -97,7 +97,7 @@ async def tap(rt: Runtime, message: InboundMessage, background: BackgroundTasks)
         owner: str | None = store.users.resolve(message.account)
     except NotFound:
         owner = None
-    template = str(message.meta["tapped"])
+    template = str(message.tapped)
     if owner is None or not store.deliveries.reopened_by(owner, message.chat_key, template):
         return await accept(rt, message, background)
     decision = access(rt, message)
@@ -143,9 +143,9 @@ def build_router(rt: Runtime) -> APIRouter:
             if parsed.message is None:
                 statuses.append("ignored")
                 continue
-            if "clarify" in parsed.message.meta:
+            if parsed.message.press is not None:
                 outcome = await press(rt, parsed.message, background)
-            elif "tapped" in parsed.message.meta:
+            elif parsed.message.tapped is not None:
                 outcome = await tap(rt, parsed.message, background)
             else:
                 outcome = await accept(rt, parsed.message, background, instead=parsed.reply)

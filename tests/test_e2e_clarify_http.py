@@ -69,7 +69,7 @@ def test_the_choice_text_answers_and_other_words_close_the_question(stack):
 
 def test_duplicate_choices_go_back_to_the_model(stack):
     llm, client, _ = stack
-    from core.contracts.toolkit import Asked
+    from core.contracts.asked import Asked
 
     assert Asked("q_1", "Sure?", ()).text() == "Sure?"
     llm.tool_call("clarify", {"question": "Which?", "choices": ["A", "A"]}).reply("ok")

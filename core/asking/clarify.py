@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.contracts.toolkit import Asked
+from core.contracts.asked import Asked
 from core.ids import new_id
 
 if TYPE_CHECKING:
@@ -97,13 +97,13 @@ def answer_text(question: Question, number: int) -> str:
 def settle(store: Store, settings: Settings, entry: InboxEntry, text: str) -> Settled:
     """The user's message as the model should see it, closing the chat's open question."""
     message = entry.message
-    pressed = message.meta.get("clarify")
+    pressed = message.press.question_id if message.press is not None else None
     question = store.clarifications.latest(entry.user_id, entry.chat_key)
     mine = question is not None and question.closed_by == entry.id  # a retried turn
     if question is None or not (mine or is_open(store, settings, question)):
         return Settled(text, stale=pressed is not None)
     if pressed is not None:
-        number = int(message.meta.get("choice", 0))
+        number = message.press.choice if message.press is not None else 0
         if pressed != question.id or not 1 <= number <= len(question.choices):
             return Settled(text, stale=True)
     elif text.lstrip().startswith("/"):

@@ -17,7 +17,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from core.asking.clarify import is_open, typed_choice
-from core.contracts.toolkit import Asked
+from core.contracts.asked import Asked
 
 if TYPE_CHECKING:
     from core.contracts.hooks import HookContext
@@ -56,7 +56,8 @@ def _to_close(ctx: HookContext) -> list[tuple[Question, str | None]]:
             and store.clarifications.close(entry.user_id, latest.id, entry.id)):
         expired = latest.id  # expired, noticed now
     closed = [q for q in store.clarifications.closed_by(entry.user_id, entry.chat_key, entry.id)
-              if q.id != message.meta.get("clarify")]  # a press edited its message already
+              if message.press is None or q.id != message.press.question_id]
+    # (a press edited its question's message already)
     # A typed answer closed the newest of them (``settle``); asking closed older ones.
     words = message.cron is None and not message.text.lstrip().startswith("/")
     answered = next((q.id for q in reversed(closed) if q.id != expired), None) if words else None

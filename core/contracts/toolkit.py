@@ -1,5 +1,4 @@
-"""The tool interface, the per-call context (with the question a tool may ask, ``Asked``), and a
-toolset that runs calls safely."""
+"""The tool interface, the per-call context, and a toolset that runs calls safely."""
 
 from __future__ import annotations
 
@@ -21,32 +20,11 @@ from core.model.llm import ToolSpec
 
 if TYPE_CHECKING:
     from core.config import Settings
+    from core.contracts.asked import Asked
     from core.contracts.services import Services
     from core.store import Store
 
 log = logging.getLogger("iris.tools")
-
-
-@dataclass(frozen=True)
-class Asked:
-    """A question the ``clarify`` tool asked (core.asking.clarify): the turn ends with it."""
-
-    id: str
-    question: str
-    choices: tuple[str, ...]
-
-    def text(self) -> str:
-        """The question as the turn's answer: what text-only platforms show, and what the model
-        sees in the history."""
-        if not self.choices:
-            return self.question
-        lines = [f"{n}. {label}" for n, label in enumerate(self.choices, 1)]
-        return f"{self.question}\n\n" + "\n".join(lines) + (
-            "\n\nAnswer with a number, or in your own words.")
-
-    def target(self) -> dict[str, Any]:
-        """What the reply's delivery carries for senders that draw buttons."""
-        return {"choices": {"id": self.id, "labels": list(self.choices)}}
 
 
 @dataclass(kw_only=True)

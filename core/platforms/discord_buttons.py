@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.asking.clarify import button_data, parse_button
-from core.messages import InboundMessage
+from core.messages import InboundMessage, Press
 from core.platforms.discord_inbound import BUTTON, ComponentData, Interaction
 from core.platforms.inbound import Parsed
 
@@ -72,8 +72,8 @@ def parse_press(interaction: Interaction) -> Parsed:
         platform_message_id=f"{channel}:clarify:{question_id}", text=str(number),
         is_group=in_guild, display_name=name,
         meta={"channel_id": channel, "application_id": interaction.application_id,
-              "interaction_token": interaction.token, "followup": True,
-              "clarify": question_id, "choice": number},
+              "interaction_token": interaction.token, "followup": True},
+        press=Press(question_id, number),
     )
     group = f"{interaction.guild_id}:{channel}" if in_guild else None
     return Parsed(message=message, group_ref=group)

@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.asking.clarify import button_data, parse_button
-from core.messages import Attachment, InboundMessage
+from core.messages import Attachment, InboundMessage, Press
 from core.platforms.inbound import Parsed
 from core.platforms.media import MAX_ATTACHMENTS, kind_for
 
@@ -183,6 +183,6 @@ def parse_click(event: Event) -> Parsed:
         platform="googlechat", chat_id=space, account=f"googlechat:{who.name}",
         platform_message_id=f"{space}:clarify:{question_id}", text=str(number),
         is_group=group, display_name=who.display_name or who.name,
-        meta={**_meta(event), "clarify": question_id, "choice": number},
+        meta=_meta(event), press=Press(question_id, number),
     )
     return Parsed(message=message, group_ref=space if group else None)

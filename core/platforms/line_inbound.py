@@ -20,7 +20,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.asking.clarify import parse_button
-from core.messages import Attachment, InboundMessage
+from core.messages import Attachment, InboundMessage, Press
 from core.platforms.inbound import Parsed
 
 MEDIA_ONLY = (
@@ -108,6 +108,7 @@ def _message(
     text: str,
     attachments: tuple[Attachment, ...],
     meta: dict[str, object],
+    press: Press | None = None,
 ) -> InboundMessage:
     return InboundMessage(
         platform="line",
@@ -118,6 +119,7 @@ def _message(
         text=text,
         attachments=attachments,
         meta=meta,
+        press=press,
     )
 
 
@@ -143,10 +145,10 @@ def parse_event(event: LineEvent, group_mode: str = "mention") -> Parsed:
         if chosen is None:
             return Parsed(reason="a postback that is not a clarify choice")
         question_id, number = chosen
-        meta = {**_meta(event), "clarify": question_id, "choice": number}
         return Parsed(
             message=_message(
-                chat_id, user, group, f"{user}:clarify:{question_id}", str(number), (), meta
+                chat_id, user, group, f"{user}:clarify:{question_id}", str(number), (),
+                _meta(event), press=Press(question_id, number)
             ),
             group_ref=group_ref,
         )

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.asking.clarify import button_data, parse_button
-from core.messages import InboundMessage
+from core.messages import InboundMessage, Press
 from core.platforms.inbound import Parsed
 
 ID = r"^[A-Za-z0-9_-]{1,64}$"
@@ -94,7 +94,7 @@ def parse_press(payload: SlackActions) -> Parsed:
         platform="slack", chat_id=chat_id, account=f"slack:{team}/{payload.user.id}",
         platform_message_id=f"{chat_id}:clarify:{question_id}", text=str(number),
         thread_id=thread, is_group=not is_dm,
-        meta={"channel": channel, "thread_ts": thread, "clarify": question_id,
-              "choice": number, "question_ts": payload.message.ts},
+        meta={"channel": channel, "thread_ts": thread, "question_ts": payload.message.ts},
+        press=Press(question_id, number),
     )
     return Parsed(message=message, group_ref=None if is_dm else chat_id)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.asking.clarify import button_data, parse_button
-from core.messages import InboundMessage
+from core.messages import InboundMessage, Press
 from core.platforms.inbound import Parsed
 from core.platforms.teams_inbound import MESSAGE, Activity, is_group, person, reply_meta
 
@@ -61,6 +61,6 @@ def parse_press(activity: Activity) -> Parsed:
         platform="teams", chat_id=conversation, account=f"teams:{who.id}",
         platform_message_id=f"{conversation}:clarify:{question_id}", text=str(number),
         is_group=group, display_name=who.name or who.id,
-        meta={**reply_meta(activity), "clarify": question_id, "choice": number},
+        meta=reply_meta(activity), press=Press(question_id, number),
     )
     return Parsed(message=message, group_ref=conversation if group else None)

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from core.asking.clarify import parse_button
 from core.intake.images import is_image_attachment
-from core.messages import Attachment, InboundMessage
+from core.messages import Attachment, InboundMessage, Press
 from core.platforms.inbound import Parsed
 
 GROUP_TYPES = frozenset({"group", "supergroup"})
@@ -217,8 +217,8 @@ def parse_press(press: TgCallbackQuery) -> Parsed:
         platform="telegram", chat_id=chat_id, account=f"telegram:{sender.id}",
         platform_message_id=f"{chat_id}:clarify:{question_id}", text=f"{number}",
         thread_id=thread, is_group=is_group, display_name=name,
-        meta={"message_id": msg.message_id, "quote": False, "clarify": question_id,
-              "choice": number, "callback_id": press.id},
+        meta={"message_id": msg.message_id, "quote": False, "callback_id": press.id},
+        press=Press(question_id, number),
     )
     return Parsed(message=message, group_ref=chat_id if is_group else None,
                   group_title=msg.chat.title if is_group else None)

@@ -6,7 +6,7 @@ Every WhatsApp chat with a business number is one person's: the chat is the send
 and the message id (``wamid…``) is the inbox's idempotency key, so Meta's re-sends are no-ops.
 Text, button replies and captions are read (a press of a ``clarify`` button or list row is
 the answer to its question; a tap on a template's quick-reply button, type ``button``, carries
-the template's id in ``meta["tapped"]``: see ``functions.whatsapp.tap``); voice notes and
+the template's id in ``InboundMessage.tapped``: see ``functions.whatsapp.tap``); voice notes and
 audio go through transcription, images become image attachments and documents file
 attachments (the documents path saves them under ``inbox/``); the sender downloads each by its
 media id. Videos and stickers without a caption get a short answer without a turn.
@@ -17,7 +17,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.asking.clarify import parse_button
-from core.messages import Attachment, InboundMessage
+from core.messages import Attachment, InboundMessage, Press
 from core.platforms.inbound import Parsed
 from core.platforms.media import kind_for
 
@@ -172,7 +172,7 @@ def parse_press(msg: WaMessage, names: dict[str, str]) -> Parsed | None:
         platform="whatsapp", chat_id=wa_id, account=f"whatsapp:{wa_id}",
         platform_message_id=f"{wa_id}:clarify:{question_id}", text=str(number),
         display_name=names.get(wa_id),
-        meta={"message_id": msg.id, "clarify": question_id, "choice": number},
+        meta={"message_id": msg.id}, press=Press(question_id, number),
     )
     return Parsed(message=message)
 
@@ -191,13 +191,13 @@ def parse_message(msg: WaMessage, names: dict[str, str]) -> Parsed:
             return Parsed(reason="nothing to read")
         reply = MEDIA_ONLY
     wa_id = msg.from_
-    meta: dict[str, object] = {"message_id": msg.id}
+    tapped = None
     if msg.type == "button" and msg.context is not None and msg.context.id:
-        meta["tapped"] = msg.context.id  # a quick-reply button of this template was tapped
+        tapped = msg.context.id  # a quick-reply button of this template was tapped
     message = InboundMessage(
         platform="whatsapp", chat_id=wa_id, account=f"whatsapp:{wa_id}",
         platform_message_id=msg.id, text=text, display_name=names.get(wa_id),
-        attachments=attachments, meta=meta,
+        attachments=attachments, meta={"message_id": msg.id}, tapped=tapped,
     )
     return Parsed(message=message, reply=reply)
 

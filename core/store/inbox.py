@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from core.errors import NotFound
-from core.messages import Attachment, CronRun, InboundMessage
+from core.messages import Attachment, CronRun, InboundMessage, Press
 from core.store.db import Database, Row, Statement
+
+FLAGS_ONCE_IN_META = ("clarify", "choice", "stream", "tapped")
 
 
 def encode_inbound(message: InboundMessage) -> str:
@@ -25,6 +27,16 @@ def decode_inbound(raw: str) -> InboundMessage:
         data["cron"] = {**meta["cron"], "model": meta.get("model")}
     if data.get("cron") is not None:
         data["cron"] = CronRun(**data["cron"])
+    meta = data.get("meta") or {}
+    if any(flag in meta for flag in FLAGS_ONCE_IN_META):  # stored before they had fields
+        data["meta"] = {k: v for k, v in meta.items() if k not in FLAGS_ONCE_IN_META}
+        if meta.get("clarify") is not None and data.get("press") is None:
+            data["press"] = {"question_id": str(meta["clarify"]),
+                             "choice": int(meta.get("choice", 0))}
+        data["stream"] = bool(data.get("stream") or meta.get("stream"))
+        data["tapped"] = data.get("tapped") or meta.get("tapped")
+    if data.get("press") is not None:
+        data["press"] = Press(**data["press"])
     return InboundMessage(**data)
 
 

@@ -89,7 +89,7 @@ def _begin(deps: TurnDeps, entry: InboxEntry) -> tuple[Session, User]:
     session = resolve_session(deps, entry)
     if not session.system_prompt:  # its first turn builds it: read its inputs at once
         store.drains.prefetch_prompt(entry.user_id)
-    if entry.message.meta.get("stream"):  # a streaming caller sends the session as a header
+    if entry.message.stream:  # a streaming caller sends the session as a header
         store.inbox.note_session(entry.user_id, entry.id, session.id)
     user = store.users.get(entry.user_id)
     if user.kind == "group" or entry.message.platform == "slack":
@@ -178,7 +178,7 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
         session_id=session.id, chat_key=entry.chat_key, platform=message.platform,
         account=message.account, inbox_id=entry.id,
     )
-    answers = deps.answers if message.meta.get("stream") else None
+    answers = deps.answers if message.stream else None
     sink = answers.sink(entry.user_id, entry.id) if answers is not None else None
     try:
         async with AsyncExitStack() as stack:

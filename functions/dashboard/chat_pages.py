@@ -69,7 +69,7 @@ def _inbound(request: Request, user_id: str, form: FormData, *,
     return InboundMessage(
         platform="http", chat_id=CHAT_ID, account=account,
         platform_message_id=f"dashboard:{user_id}:{uuid.uuid4().hex}", text=text,
-        session_hint=session, meta={"stream": True} if stream else {}, client=CLIENT,
+        session_hint=session, stream=bool(stream), client=CLIENT,
     )
 
 

@@ -179,8 +179,8 @@ def test_a_button_message_without_a_context_is_read_as_text():
     wa = FakeWhatsApp(token="t")
     tap = wa.tap_payload("wamid.HBgLSOMETEMPLATE", BUTTON)
     (parsed,) = parse_payload(WaPayload.model_validate(tap), wa.phone_number_id)
-    assert parsed.message.meta["tapped"] == "wamid.HBgLSOMETEMPLATE"
+    assert parsed.message.tapped == "wamid.HBgLSOMETEMPLATE"
     assert parsed.message.text == BUTTON
     del tap["entry"][0]["changes"][0]["value"]["messages"][0]["context"]
     (parsed,) = parse_payload(WaPayload.model_validate(tap), wa.phone_number_id)
-    assert "tapped" not in parsed.message.meta and parsed.message.text == BUTTON
+    assert parsed.message.tapped is None and parsed.message.text == BUTTON

@@ -9,7 +9,7 @@ import pytest
 
 from core.asking.clarify import ask, button_data, parse_button, pressable, settle
 from core.clock import ManualClock
-from core.messages import InboundMessage
+from core.messages import InboundMessage, Press
 from core.store.inbox import InboxEntry
 
 START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
@@ -21,9 +21,10 @@ def clock():
     return ManualClock(START)
 
 
-def entry(entry_id, text, **meta):
+def entry(entry_id, text, clarify=None, choice=0):
+    press = Press(clarify, choice) if clarify is not None else None
     message = InboundMessage(platform="telegram", chat_id="4242", account="telegram:4242",
-                             platform_message_id=f"m{entry_id}", text=text, meta=meta)
+                             platform_message_id=f"m{entry_id}", text=text, press=press)
     return InboxEntry(id=entry_id, user_id="u1", chat_key=CHAT, message=message,
                       status="pending", attempts=1, session_id=None, reply=None, error=None,
                       received_at=0.0, done_at=None)
