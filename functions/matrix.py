@@ -27,7 +27,7 @@ from fastapi import APIRouter, BackgroundTasks, Request
 
 from core.errors import NotFound
 from core.lanes import in_store_lane
-from core.platforms.matrix_inbound import MxTransaction, parse_event
+from core.platforms.matrix_inbound import ENCRYPTED_ROOM, READ, MxTransaction, parse_event
 from functions.auth import ApiError
 from functions.bodies import parse_json
 from functions.runtime import Runtime
@@ -113,7 +113,7 @@ def build_router(rt: Runtime) -> APIRouter:
                     counted.add(room)
                     background.add_task(_count_members, rt, sender, room)
                 continue
-            if event.type != "m.room.message" or room is None or event.sender == bot:
+            if event.type not in READ or room is None or event.sender == bot:
                 continue
             if room not in groups:
                 groups[room] = await in_store_lane(room, is_group_room, rt, room)
@@ -145,6 +145,18 @@ async def _join(rt: Runtime, sender: Any, room_id: str) -> None:
         log.warning("could not join %s: %s", room_id, exc)
         return
     await _count_members(rt, sender, room_id)
+    await _tell_if_encrypted(sender, room_id)
+
+
+async def _tell_if_encrypted(sender: Any, room_id: str) -> None:
+    """Iris cannot read an end-to-end encrypted room: say so once, as it joins (best effort;
+    the send's transaction id is derived from the room and the text, so joining again sends
+    nothing new)."""
+    try:
+        if await sender.room_encrypted(room_id):
+            await sender.send({"chat_id": room_id}, ENCRYPTED_ROOM)
+    except Exception as exc:
+        log.warning("could not check or answer the encryption of %s: %s", room_id, exc)
 
 
 async def _count_members(rt: Runtime, sender: Any, room_id: str) -> None:

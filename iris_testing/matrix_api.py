@@ -8,6 +8,9 @@ standard error responses; application service API "Pushing events", "Identity as
   the body must be an object with ``msgtype`` and ``body``; events over 65,536 bytes are
   ``413 M_TOO_LARGE``.
 - ``POST …/join/{roomId}`` → ``{"room_id"}`` (Iris' user becomes a member).
+- ``GET …/rooms/{roomId}/state/{eventType}[/{stateKey}]`` → the state event's content (set by
+  the test with ``set_state``; ``encrypt`` turns on ``m.room.encryption``), ``404 M_NOT_FOUND``
+  when the room has no such state, ``403 M_FORBIDDEN`` when Iris' user is not in the room.
 - ``GET …/rooms/{roomId}/joined_members`` → ``{"joined": {user id: {"display_name",
   "avatar_url"}}}``; ``403 M_FORBIDDEN`` when Iris' user is not in the room. Members are set by
   the test (``set_members``).
@@ -44,6 +47,7 @@ BOT = "@iris:example.org"
 PERSON = "@ada:example.org"
 ROOM = "!dmroom:example.org"
 EVENT_LIMIT = 65_536
+MEGOLM = "m.megolm.v1.aes-sha2"
 
 
 def mx_error(status: int, errcode: str, error: str, **extra: Any) -> JSONResponse:
@@ -64,6 +68,7 @@ class FakeHomeserver:
         self.media: dict[tuple[str, str], tuple[bytes, str, bool]] = {}
         self.media_requests: list[str] = []
         self.unreachable: set[str] = set()  # servers whose media federation cannot fetch
+        self.state: dict[tuple[str, str, str], dict[str, Any]] = {}  # (room, type, key) → content
         self.app = Starlette(
             routes=[
                 Route(
@@ -85,6 +90,10 @@ class FakeHomeserver:
                     "/_matrix/client/v3/rooms/{room}/send/{kind}/{txn}", self._send, methods=["PUT"]
                 ),
                 Route("/_matrix/client/v3/join/{room}", self._join, methods=["POST"]),
+                Route("/_matrix/client/v3/rooms/{room}/state/{kind}", self._state,
+                      methods=["GET"]),
+                Route("/_matrix/client/v3/rooms/{room}/state/{kind}/{key}", self._state,
+                      methods=["GET"]),
             ]
         )
 
@@ -95,6 +104,41 @@ class FakeHomeserver:
     def sent(self, room: str | None = None) -> list[str]:
         with self._lock:
             return [m["content"]["body"] for m in self._sent if room in (None, m["room"])]
+
+    def set_state(self, room: str, kind: str, content: dict[str, Any], key: str = "") -> None:
+        with self._lock:
+            self.state[(room, kind, key)] = content
+
+    def encrypt(self, room: str) -> None:
+        """Turn on end-to-end encryption in ``room`` (Megolm, as Element does)."""
+        self.set_state(room, "m.room.encryption", {"algorithm": MEGOLM})
+
+    def encrypted_event(self, *, room: str = ROOM, sender: str = PERSON) -> dict[str, Any]:
+        """An ``m.room.encrypted`` event as a homeserver pushes it: Megolm ciphertext that only
+        a device holding the session key can read."""
+        return {
+            "type": "m.room.encrypted",
+            "room_id": room,
+            "sender": sender,
+            "event_id": f"${uuid.uuid4().hex}",
+            "origin_server_ts": 1,
+            "content": {"algorithm": MEGOLM, "ciphertext": "AwgAEnAC" + uuid.uuid4().hex,
+                        "device_id": "ADADEVICE", "sender_key": "c2VuZGVyX2tleQ",
+                        "session_id": "c2Vzc2lvbl9pZA"},
+        }
+
+    def encryption_event(self, *, room: str = ROOM, sender: str = PERSON) -> dict[str, Any]:
+        """Someone turned encryption on in ``room`` (the ``m.room.encryption`` state event)."""
+        self.encrypt(room)
+        return {
+            "type": "m.room.encryption",
+            "room_id": room,
+            "sender": sender,
+            "state_key": "",
+            "event_id": f"${uuid.uuid4().hex}",
+            "origin_server_ts": 1,
+            "content": {"algorithm": MEGOLM},
+        }
 
     def set_members(self, room: str, *users: str) -> None:
         with self._lock:
@@ -264,6 +308,22 @@ class FakeHomeserver:
             return mx_error(403, "M_FORBIDDEN", "You aren't a member of the room.")
         joined = {u: {"display_name": name, "avatar_url": None} for u, name in members.items()}
         return JSONResponse({"joined": joined})
+
+    async def _state(self, request: Request) -> Response:
+        refused = self._check(request)
+        if refused is not None:
+            return refused
+        room = unquote(request.path_params["room"])
+        key = (room, unquote(request.path_params["kind"]),
+               unquote(request.path_params.get("key", "")))
+        with self._lock:
+            member = self.bot in self.rooms.get(room, {})
+            content = self.state.get(key)
+        if not member:
+            return mx_error(403, "M_FORBIDDEN", f"User {self.bot} not in room {room}")
+        if content is None:
+            return mx_error(404, "M_NOT_FOUND", "Event not found.")
+        return JSONResponse(content)
 
     async def _download(self, request: Request) -> Response:
         key = (request.path_params["server"], request.path_params["media"])

@@ -73,6 +73,18 @@ class MatrixSender:
     async def join(self, room_id: str) -> None:
         await self._request("POST", f"/_matrix/client/v3/join/{quote(room_id, safe='')}", {})
 
+    async def room_encrypted(self, room_id: str) -> bool:
+        """Whether the room has end-to-end encryption on: its ``m.room.encryption`` state
+        event exists (``GET …/rooms/{roomId}/state/m.room.encryption``; ``404 M_NOT_FOUND``:
+        never turned on; it cannot be turned off)."""
+        path = f"/_matrix/client/v3/rooms/{quote(room_id, safe='')}/state/m.room.encryption"
+        status, data = await self._call("GET", path, None)
+        if status == 200:
+            return True
+        if status == 404 and data.get("errcode") == "M_NOT_FOUND":
+            return False
+        raise _failure(status, data)
+
     async def joined_members(self, room_id: str) -> list[str]:
         """The user ids of the room's joined members."""
         path = f"/_matrix/client/v3/rooms/{quote(room_id, safe='')}/joined_members"
@@ -102,6 +114,16 @@ class MatrixSender:
             return body
 
     async def _request(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
+        status, data = await self._call(method, path, body)
+        if status == 200:
+            return data
+        raise _failure(status, data)
+
+    async def _call(
+        self, method: str, path: str, body: dict[str, Any] | None
+    ) -> tuple[int, dict[str, Any]]:
+        """The status and JSON object of one client-server API call (an answer that is not an
+        object reads as ``{}``); an unreachable homeserver raises ``DeliveryFailed``."""
         import httpx
 
         from core.tls import tls_client
@@ -124,16 +146,15 @@ class MatrixSender:
             data = response.json()
         except ValueError:
             data = {}
-        data = data if isinstance(data, dict) else {}
-        if response.status_code == 200:
-            return data
-        message = f"Matrix error {data.get('errcode')}: {data.get('error') or response.status_code}"
-        if response.status_code == 429 or response.status_code >= 500:
-            wait = data.get("retry_after_ms")
-            raise DeliveryFailed(
-                message, retry_after=wait / 1000 if isinstance(wait, int) else None
-            )
-        raise DeliveryFailed(message, retryable=False)
+        return response.status_code, data if isinstance(data, dict) else {}
+
+
+def _failure(status: int, data: dict[str, Any]) -> DeliveryFailed:
+    message = f"Matrix error {data.get('errcode')}: {data.get('error') or status}"
+    if status == 429 or status >= 500:
+        wait = data.get("retry_after_ms")
+        return DeliveryFailed(message, retry_after=wait / 1000 if isinstance(wait, int) else None)
+    return DeliveryFailed(message, retryable=False)
 
 
 def _sender(settings: Settings) -> MatrixSender | None:

@@ -12,6 +12,12 @@ application service transaction (Application Service API "Pushing events") and o
 - An encrypted file (``file`` instead of ``url``), media kept on another server than Iris'
   own homeserver, a file whose declared ``info.size`` is over the cap, and video, locations and
   stickers get a short answer without a turn; nothing is recorded.
+- End-to-end encrypted rooms: Iris holds no Megolm session keys, so an ``m.room.encrypted``
+  event is unreadable. In a direct room each one gets a short answer (sent unencrypted, once
+  per event) saying how to reach Iris instead; in a group room they are not answered one by
+  one (Iris cannot tell whether it was addressed): the room is told once, when Iris joins an
+  encrypted room (``functions.matrix``) or when someone turns encryption on
+  (``m.room.encryption``). Nothing is recorded.
 - In a group room (more than two members) only messages addressed to Iris are read: its user
   id in ``m.mentions.user_ids`` or in the body or formatted body (a pill links
   ``https://matrix.to/#/@iris:…``), one of its names as a word of the body, or a command
@@ -39,6 +45,11 @@ MEDIA = ("m.image", "m.file", "m.audio")
 ENCRYPTED = (
     "I can't read files sent end-to-end encrypted; please send it in a room without "
     "encryption, or paste the text."
+)
+ENCRYPTED_ROOM = (
+    "This room is end-to-end encrypted, and I can't read encrypted messages. To talk to me, "
+    "start a room with encryption turned off and invite me (in Element: New room, then turn "
+    "off \"Enable end-to-end encryption\"). Encryption can't be turned off in this room."
 )
 OTHER_KINDS = (
     "I can read text, images, files and voice messages here, but not video, locations or "
@@ -147,6 +158,28 @@ def _media(content: MxContent) -> tuple[str, Attachment]:
     return caption, Attachment(kind=kind, ref=str(content.url), mime_type=mime, name=name[:255])
 
 
+READ = ("m.room.message", "m.room.encrypted", "m.room.encryption")
+
+
+def _encrypted(event: MxEvent, group: bool) -> Parsed:
+    """An encrypted message (answered in a direct room only) or encryption turned on (the
+    room is told once): the answer says where Iris can read."""
+    if event.type == "m.room.encryption" and event.state_key != "":
+        return Parsed(reason="not the room's encryption state")
+    if event.type == "m.room.encrypted" and group:
+        return Parsed(reason="an encrypted message in a group room (told once, at join)")
+    message = InboundMessage(
+        platform="matrix",
+        chat_id=str(event.room_id),
+        account=f"matrix:{event.sender}",
+        platform_message_id=str(event.event_id),
+        text="",
+        is_group=group,
+    )
+    group_ref = message.chat_id if group else None
+    return Parsed(message=message, reply=ENCRYPTED_ROOM, group_ref=group_ref)
+
+
 def parse_event(
     event: MxEvent,
     *,
@@ -159,10 +192,12 @@ def parse_event(
 ) -> Parsed:
     """What to do with one pushed event; ``group``: the room has more than two members;
     ``max_bytes``/``image_bytes``: the caps of a file and of an image (the image intake's)."""
-    if event.type != "m.room.message" or event.sender in (None, bot):
+    if event.type not in READ or event.sender in (None, bot):
         return Parsed(reason="not a message for Iris")
     if event.event_id is None or event.room_id is None or event.sender is None:
         return Parsed(reason="no event id, room or sender")
+    if event.type != "m.room.message":
+        return _encrypted(event, group)
     try:
         content = MxContent.model_validate(event.content)
     except ValidationError:
