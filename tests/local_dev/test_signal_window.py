@@ -62,15 +62,20 @@ class HeldRun:
         os.mkfifo(fifo)
         reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # first, so the writer's open returns
         self.errors = tmp / f"stderr-{hold:g}"
+        # buffered as a user's pipe is: the banner is one held write, not one per line
+        env = {k: v for k, v in environ.items() if k != "PYTHONUNBUFFERED"}
+        # Under libfaketime (CI's second pass) strace's own hold would never run out: strace
+        # runs on the real clock and hands the faked one to `iris run` only (-E).
+        faked = [k for k in env if k == "LD_PRELOAD" or k.startswith("FAKETIME")]
         with open(fifo, "wb") as writer, self.errors.open("wb") as errors:
             os.set_blocking(reader, True)
             self.tracer = subprocess.Popen(
                 ["strace", "-qq", "-o", "/dev/null", "-f", "--seccomp-bpf", "-e", "trace=write",
                  "-P", str(fifo),
                  "-e", f"inject=write:delay_exit={int(hold * 1_000_000)}",
+                 *[part for k in faked for part in ("-E", f"{k}={env[k]}")],
                  *IRIS, "run", "--port", str(free_port())],
-                # buffered as a user's pipe is: the banner is one held write, not one per line
-                env={k: v for k, v in environ.items() if k != "PYTHONUNBUFFERED"},
+                env={k: v for k, v in env.items() if k not in faked},
                 cwd=ROOT, stdin=subprocess.PIPE, stdout=writer, stderr=errors,
                 start_new_session=True,
             )
