@@ -117,7 +117,12 @@ async def _run(library: SkillLibrary, job: ImportJob, *, archive: Path | None,
 def import_page(request: Request, form: FormData | None) -> Response:
     seen = own(request)
     job = _jobs(request).get(seen.user_id, request.path_params["job"])
-    return render(request, "skill_import.html", viewer=seen, job=job, report=job.report)
+    # Done first: a job's report is set before it is marked done, so a page that says "done"
+    # always has the report (read the other way round, a job that ended in between showed
+    # "Done" with no report and stopped reloading).
+    done = job.done
+    return render(request, "skill_import.html", viewer=seen, job=job, done=done,
+                  report=job.report if done else None)
 
 
 def review_page(request: Request, form: FormData | None) -> Response:
