@@ -69,10 +69,15 @@ QUIET_TESTS = $(PY) -m local_dev.progress --verb test --what "the test suite" \
 	--expect "tens of minutes on 2 cores; an estimate follows" --every $(PROGRESS_EVERY) \
 	--log $(VENV)/test.log --
 
+# Types: strict on core/ and functions/ (pyproject.toml), the default level on the rest.
+MYPY_REST = $(VENV)/bin/mypy --config-file mypy-tests.ini --cache-dir .mypy_cache/rest \
+	tests iris_testing sandboxes local_dev bench
+
 test: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
+	$(MYPY_REST)
 	@$(QUIET_TESTS) $(PY) -m pytest $(PYTEST_PARALLEL)
 
 # The inner loop: lint, types and the unit tests (under 2 minutes; a test there that starts a
@@ -81,6 +86,7 @@ check: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
+	$(MYPY_REST)
 	IRIS_TEST_NO_PROCESSES=1 $(PY) -m pytest -n $(CHECK_WORKERS) --dist loadfile -m "$(CHECK_MARKERS)"
 
 # The whole suite while stress-ng keeps every core busy (stress-ng installed from Debian when

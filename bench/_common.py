@@ -9,9 +9,11 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from iris_testing.llm_server import Handler
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -106,7 +108,7 @@ def line(name: str, values: list[float]) -> str:
             f"max {max(values) * 1000:7.0f} ms   (n={len(values)})")
 
 
-def serve_scripted_model(port: int, handler: Callable[[dict[str, Any]], object]) -> None:
+def serve_scripted_model(port: int, handler: Handler) -> None:
     """Serve ``iris_testing``'s scripted OpenAI-compatible model on ``port`` for good (a bench's
     model-server child), answering every request with ``handler(request_json)``."""
     from iris_testing.llm_server import ScriptedLLM

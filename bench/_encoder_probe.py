@@ -72,7 +72,7 @@ def timing(seconds: Sequence[float]) -> str:
     return f"p50 {p50:.1f} ms, p99 {p99:.1f} ms, mean {statistics.fmean(seconds) * 1000:.1f} ms"
 
 
-def save(out: Path, texts: dict[str, list[str]], chunks: np.ndarray, owners: Sequence[int],
+def save(out: Path, texts: dict[str, Any], chunks: np.ndarray, owners: Sequence[int],
          queries: np.ndarray, label: str) -> None:
     if LIMIT:
         return
@@ -83,7 +83,7 @@ def save(out: Path, texts: dict[str, list[str]], chunks: np.ndarray, owners: Seq
           f"dim {chunks.shape[1]}")
 
 
-def encode_all(texts: dict[str, list[str]], chunked: Callable[[list[str]], Any],
+def encode_all(texts: dict[str, Any], chunked: Callable[[list[str]], Any],
                single: Callable[[str], np.ndarray], label: str
                ) -> tuple[np.ndarray, list[int], np.ndarray]:
     """Time the bulk embedding of the message texts (of the ``--users`` only, or the first

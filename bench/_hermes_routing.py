@@ -94,11 +94,13 @@ def run(semantic_available: bool, show_misses: bool, with_library: bool) -> None
         if semantic_available:
             runs["hybrid, no lexicon"] = evaluate(True)
 
-    groups: list[tuple[str, Callable[[dict], bool]]] = [
-        (split, lambda c, s=split: c["split"] == s) for split in SPLITS]
+    def of(split: str, style: str | None = None) -> Callable[[dict], bool]:
+        """Whether a case is in ``split`` (and, given one, phrased in ``style``)."""
+        return lambda c: c["split"] == split and (style is None or c["style"] == style)
+
+    groups = [(split, of(split)) for split in SPLITS]
     for style in ("direct", "indirect", "other-language"):
-        groups += [(f"  {split}: {style}", lambda c, s=split, t=style: c["split"] == s
-                    and c["style"] == t) for split in SPLITS]
+        groups += [(f"  {split}: {style}", of(split, style)) for split in SPLITS]
     head = "hit@1  hit@3  hit@5  index"
     for label_a, label_b in (("words", "hybrid"), ("words, no lexicon", "hybrid, no lexicon")):
         if label_a not in runs:

@@ -334,9 +334,9 @@ def build(seed: int = 3) -> tuple[list[dict], list[Question]]:
         plan: list[tuple[Item | None, str]] = [(item, "say") for item in items]
         plan += [(None, "filler")] * 3
         r.shuffle(plan)
-        for item in [i for i in items if i.before]:
-            say_at = plan.index((item, "say"))
-            plan.insert(r.randrange(0, say_at + 1), (item, "before"))
+        for updated in [i for i in items if i.before]:
+            say_at = plan.index((updated, "say"))
+            plan.insert(r.randrange(0, say_at + 1), (updated, "before"))
         start = 1_710_000_000.0 + u * 3600
         for s, (item, role) in enumerate(plan):
             sid = f"{user}-s{s:02d}"

@@ -7,6 +7,7 @@ be."""
 from __future__ import annotations
 
 import time
+from datetime import UTC, tzinfo
 from typing import Any
 
 from _common import summary
@@ -80,13 +81,16 @@ def switch_off(parts: list[str]) -> None:
     """Run without some ranking ingredients, to see what each is worth on held-out."""
     from core.search import context, dates, engine, hybrid
 
+    def no_dates(text: str, now: float, zone: tzinfo = UTC) -> None:
+        return None  # the engine passes the user's zone when it is not UTC
+
     for part in parts:
         if part == "dates":
-            dates.resolve = lambda text, now: None  # type: ignore[assignment]
+            dates.resolve = no_dates
         elif part == "speakers":
-            context.named_speaker = lambda store, user_id, text: None  # type: ignore[assignment]
+            context.named_speaker = lambda store, user_id, text: None
         elif part == "person":  # "what did I say…" lifts the user's turns (words and meaning)
-            engine.PERSON_WEIGHT = hybrid.PERSON_WEIGHT = 0.0  # type: ignore[misc]
+            engine.PERSON_WEIGHT = hybrid.PERSON_WEIGHT = 0.0
         elif part == "recency":
             engine.RECENCY_WEIGHT = 0.0
         elif part == "coverage":  # a message with more of the query's words goes first

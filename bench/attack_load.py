@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 from _common import free_port, health, line, percentile, scripted_dev_env, spawn, wait_up
@@ -59,7 +60,7 @@ def serve_model(port: int, page_port: int) -> None:
         "pdf": [ToolCall("web_extract", {"urls": [bomb_url]})],
     }
 
-    def answer(body: dict) -> object:
+    def answer(body: dict[str, Any]) -> ToolCalls | str:
         messages = body["messages"]
         last_user = max(i for i, m in enumerate(messages) if m["role"] == "user")
         text = str(messages[last_user].get("content"))

@@ -32,7 +32,8 @@ class Watch:
     """A process's output, read on a thread, each line's arrival time kept."""
 
     def __init__(self, process: subprocess.Popen[bytes], started: float) -> None:
-        self.text, self.started, self.lines = "", started, []  # type: list[tuple[float, str]]
+        self.text, self.started = "", started
+        self.lines: list[tuple[float, str]] = []
         self.changed = threading.Condition()
         threading.Thread(target=self._read, args=(process,), daemon=True).start()
 

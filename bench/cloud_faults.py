@@ -37,7 +37,7 @@ def home() -> Path:
     return Path(tempfile.mkdtemp(prefix="iris-faults-")) / "home"
 
 
-def kill():  # type: ignore[no-untyped-def]
+def kill():
     """``iris dev`` SIGKILLed with 50 chats mid-turn and 5 cron runs due, then restarted."""
     from iris_testing.fault_runs import FaultOutcome
     from iris_testing.kill_dev import kill_and_restart
@@ -65,7 +65,7 @@ def main() -> int:
 
     outcomes: list[tuple[FaultOutcome, float]] = []
 
-    def timed(run) -> None:  # type: ignore[no-untyped-def]
+    def timed(run) -> None:
         started = time.perf_counter()
         outcome = run()
         outcomes.append((outcome, time.perf_counter() - started))

@@ -35,7 +35,7 @@ class Recorder:
         self.chats.append(chat)
 
 
-def runtime(dispatcher=None, model=None):  # type: ignore[no-untyped-def]
+def runtime(dispatcher=None, model=None):
     """A runtime whose clock stands at START: jobs are made then, ticks say their own time."""
     from core.clock import ManualClock
     from core.config import load_settings
@@ -48,7 +48,7 @@ def runtime(dispatcher=None, model=None):  # type: ignore[no-untyped-def]
                    router=FixedRouter(model or ScriptedModel()))
 
 
-def create_jobs(rt, jobs: int, users: int) -> None:  # type: ignore[no-untyped-def]
+def create_jobs(rt, jobs: int, users: int) -> None:
     from core.scheduler.manage import Actor, create_job
 
     async def go() -> None:

@@ -28,7 +28,7 @@ CALLS = ('from iris_tools import read_file\nfor _ in range({n}):\n'
          '    read_file("data.txt")\nprint("ok")\n')
 
 
-def context(home: Path, backend: str, isolation: str, fakes: Path):  # type: ignore[no-untyped-def]
+def context(home: Path, backend: str, isolation: str, fakes: Path):
     from core.acting.workspaces import Workspaces, sandbox_options
     from core.config import load_settings
     from core.contracts.toolkit import ToolContext
@@ -67,7 +67,7 @@ def context(home: Path, backend: str, isolation: str, fakes: Path):  # type: ign
     return ctx
 
 
-async def timed(ctx, name: str, args: dict[str, object], runs: int) -> list[float]:  # type: ignore[no-untyped-def]
+async def timed(ctx, name: str, args: dict[str, object], runs: int) -> list[float]:
     from core.messages import ToolCall
 
     call = ToolCall(id="bench", name=name, arguments=json.dumps(args))
@@ -81,7 +81,7 @@ async def timed(ctx, name: str, args: dict[str, object], runs: int) -> list[floa
     return samples[1:]  # the first run opens the sandbox
 
 
-async def measure(ctx, runs: int, calls: int) -> None:  # type: ignore[no-untyped-def]
+async def measure(ctx, runs: int, calls: int) -> None:
     from core.messages import ToolCall
 
     await ctx.toolset.dispatch(ctx, ToolCall(

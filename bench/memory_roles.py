@@ -39,6 +39,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 from _common import (
@@ -61,7 +62,7 @@ SEARCH = "search: what did I say about marine biology?"
 MODEL_CLIENT = "auto"  # --model-client litellm: the model through litellm, as a named provider
 
 
-def answer(body: dict) -> object:
+def answer(body: dict[str, Any]) -> dict[str, Any] | str:
     """The scripted model: a tool turn reads a file, a search turn searches, then it answers."""
     last = body["messages"][-1]
     if last["role"] == "tool":
@@ -207,7 +208,7 @@ def run_web(plain: int, tools: int) -> None:
         web.wait(timeout=30)
 
 
-def web_app():  # type: ignore[no-untyped-def]
+def web_app():
     """The web container's app: modal is imported by its first spawn of the worker."""
     import contextlib
 
@@ -229,16 +230,22 @@ def worker_process(home: str, plain: int, tools: int) -> None:
     from functions.ingress import receive
     from functions.runtime import compose
 
-    rt = compose(load_settings(), dispatcher=LocalDispatcher())
+    dispatcher = LocalDispatcher()
+    rt = compose(load_settings(), dispatcher=dispatcher)
     handover = os.environ.get("BENCH_INDEX_REQUESTS")
     if handover:  # the cloud's shape: spawned Indexer calls become lines for that process
+        from functions.indexer_modal import ModalIndexer
         from iris_testing.modal_fake import FakeModal
 
         def spawn_index(pairs: list[list[str]]) -> None:
             with open(handover, "a", encoding="utf-8") as out:
                 out.write(json.dumps(pairs) + "\n")
 
-        rt.indexer.sdk = FakeModal(on_spawn=spawn_index)
+        indexer = rt.indexer
+        if not isinstance(indexer, ModalIndexer):
+            raise SystemExit("BENCH_INDEX_REQUESTS needs IRIS_DISPATCHER=modal and "
+                             f"IRIS_SEARCH_INDEXER=process; the indexer is {indexer!r}")
+        indexer.sdk = FakeModal(on_spawn=spawn_index)
     count = 0
 
     async def turn(text: str) -> str:
@@ -254,7 +261,7 @@ def worker_process(home: str, plain: int, tools: int) -> None:
                 text=text,
             ),
         )
-        await rt.dispatcher.idle()
+        await dispatcher.idle()
         entry = rt.store.inbox.get(received.user_id, received.entry_id)
         if entry.status != "done":
             raise SystemExit(f"turn {count}: {entry.status} {entry.error}")

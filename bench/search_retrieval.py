@@ -24,8 +24,13 @@ import os
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from _common import summary
+
+if TYPE_CHECKING:
+    import _conversations
+    import _memory_set
 
 KS = (1, 5, 10)
 
@@ -100,6 +105,8 @@ def main() -> None:
             ["lexical", "full"]
         run(open_store(load_settings()), modes, args.show_misses, args.split)
         return
+    # the generated and the hand-written sets each have their own (same-shaped) Question
+    questions: list[_conversations.Question] | list[_memory_set.Question]
     if args.which == "generated":
         from _conversations import generate
 

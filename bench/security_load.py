@@ -26,16 +26,20 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from _common import free_port, health, line, scripted_dev_env, serve_scripted_model, spawn, wait_up
+
+if TYPE_CHECKING:
+    from iris_testing.llm_server import ToolCalls
 
 WORST_COMMAND = "cat/" * 7999
 TRIGGER = "RUN-WORST-CASE"
 KEY = "bench-key"
 
 
-def answer(body: dict) -> object:
+def answer(body: dict[str, Any]) -> ToolCalls | str:
     """The scripted model: a terminal call for the trigger, plain answers otherwise."""
     from iris_testing.llm_server import ToolCall, ToolCalls
 

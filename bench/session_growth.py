@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 from _common import free_port, scripted_dev_env, serve_scripted_model, spawn, stop_child, wait_up
@@ -31,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 KEY = "bench-key"
 
 
-def answer(body: dict) -> object:
+def answer(body: dict[str, Any]) -> dict[str, Any] | str:
     """Text for a plain message; for one asking to read, a read_file call, then text."""
     last = body["messages"][-1]
     if last.get("role") == "tool":

@@ -32,6 +32,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from _common import ROOT, summary
@@ -124,12 +125,15 @@ def rates(rows: list[Result]) -> str:
 
 
 def print_table(words: list[Result], hybrid: list[Result], budget: int) -> None:
+    def of(split: str, style: str | None = None) -> Callable[[Case], bool]:
+        """Whether a case is in ``split`` (and, given one, phrased in ``style``)."""
+        return lambda c: c.split == split and (style is None or c.style == style)
+
     groups: list[tuple[str, Callable[[Case], bool]]] = [
-        (split, lambda c, s=split: c.split == s) for split in (*SPLITS, "blind")
+        (split, of(split)) for split in (*SPLITS, "blind")
     ]
     styles = sorted({r.case.style for r in words if r.case.split == "blind"})
-    groups += [(f"  blind: {s}", lambda c, s=s: c.split == "blind" and c.style == s)
-               for s in styles]
+    groups += [(f"  blind: {s}", of("blind", s)) for s in styles]
     groups += [("all but blind", lambda c: c.split != "blind"),
                ("held-out+fresh+blind", lambda c: c.split != "dev")]
     head = "hit@1  hit@3  hit@5  index"
@@ -303,10 +307,13 @@ def main() -> None:
 
     edge = import_skills(library, user, str(EDGE_CORPUS))
     have = len(library.entries(user))
+
+    def filler_change(i: int, _current: object) -> Change:
+        return Change(provenance="user", action="create", replace_all=True,
+                      write={"SKILL.md": filler_skill(i).encode()})
+
     for i in range(max(0, 200 - have)):
-        library.apply(user, f"team-routine-{i:03d}", lambda _, i=i: Change(
-            provenance="user", action="create", replace_all=True,
-            write={"SKILL.md": filler_skill(i).encode()}))
+        library.apply(user, f"team-routine-{i:03d}", partial(filler_change, i))
     installed = library.entries(user)[:200]
     sizes = []
     for case in cases:

@@ -39,11 +39,13 @@ HRANA_TOKEN = "bench-token"
 
 def load(messages: int, chats: int, repeat_share: float, concurrency: int,
          label: str = "file database", **env: str) -> bool:
+    from core.clock import SYSTEM_CLOCK
     from iris_testing.platform_stack import platform_stack
     from iris_testing.webhook_load import JWT_PLATFORMS, PLATFORMS, run
 
-    with platform_stack(Path(tempfile.mkdtemp(prefix="iris-bench-")), sweep_seconds=2.0,
-                        jwt_platforms=True, **env) as stack:
+    # clock named (its default): otherwise mypy matches env's str values against it
+    with platform_stack(Path(tempfile.mkdtemp(prefix="iris-bench-")), clock=SYSTEM_CLOCK,
+                        sweep_seconds=2.0, jwt_platforms=True, **env) as stack:
         report = run(stack, messages=messages, chats=chats, repeat_share=repeat_share,
                      concurrency=concurrency, timeout=900,
                      platforms=PLATFORMS + JWT_PLATFORMS)

@@ -25,6 +25,7 @@ STEPS = ("after_lease", "after_model", "after_tools", "before_commit", "before_d
 def main(user_id: str, chat_key: str, step: str) -> None:
     from core.config import load_settings
     from core.contracts.dispatch import ChatRef
+    from core.messages import Message
     from functions import worker
     from functions.dispatch import LocalDispatcher
     from functions.runtime import compose
@@ -35,7 +36,7 @@ def main(user_id: str, chat_key: str, step: str) -> None:
     dispatcher = LocalDispatcher()
     rt = compose(load_settings(), dispatcher=dispatcher, router=FixedRouter(model))
     if step == "wait_for_stop":  # a long first step, until another process asks to stop
-        def slow_step(messages: object) -> object:
+        def slow_step(messages: list[Message]) -> Message:
             Path(os.environ["IRIS_TEST_IN_MODEL"]).touch()
             wait_until(lambda: rt.store.db.scalar("SELECT count(*) FROM turn_cancels"),
                        "another process to ask for a stop")

@@ -161,7 +161,7 @@ TOPICS = ("Brew green tea at 80 degrees", "File travel expenses before Friday",
           "Replace smoke alarm batteries", "Review pull requests", "Practise Spanish verbs")
 
 
-def _skill_script(body: dict[str, Any]) -> object:
+def _skill_script(body: dict[str, Any]) -> ToolCalls | str:
     """Ask for a skill to be created, then report the tool's answer as it came back."""
     n = _number(body)
     last = body["messages"][-1]

@@ -122,7 +122,7 @@ def model_faults(home: Path, *, turns: int, rate: float, seed: int = 1,
     ``timeout`` s); Iris retries twice, then tells the user."""
     rng, lock, injected = random.Random(seed), threading.Lock(), Counter[str]()
 
-    def answer(body: dict[str, Any]) -> object:
+    def answer(body: dict[str, Any]) -> Failure | Stall | str:
         with lock:
             roll = rng.random()
         if roll < rate:

@@ -229,7 +229,7 @@ def write_state(path: Path, now: datetime) -> None:
 
 def jobs(now: datetime) -> dict[str, Any]:
     def job(jid: str, name: str, schedule: dict[str, Any], **extra: Any) -> dict[str, Any]:
-        base = {
+        base: dict[str, Any] = {
             "id": jid, "name": name, "prompt": f"{name}: do it", "skills": [], "skill": None,
             "model": None, "provider": None, "base_url": None, "script": None,
             "no_agent": False, "context_from": None, "schedule": schedule,

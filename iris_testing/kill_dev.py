@@ -48,7 +48,7 @@ class Model:
         self.seen: Counter[str] = Counter()
         self.lock = threading.Lock()
 
-    def __call__(self, body: dict) -> object:
+    def __call__(self, body: dict[str, Any]) -> Hang | str:
         users = [m for m in body.get("messages", []) if m.get("role") == "user"]
         text = users[-1]["content"] if users else ""
         text = text if isinstance(text, str) else json.dumps(text)

@@ -425,7 +425,9 @@ def _last_message(body: dict[str, Any]) -> object:
 def _stream_chunks(completion: dict[str, Any], *, include_usage: bool) -> Iterator[str]:
     choice = completion["choices"][0]
     message = choice["message"]
-    base = {key: completion[key] for key in ("id", "created", "model") if key in completion}
+    base: dict[str, Any] = {
+        key: completion[key] for key in ("id", "created", "model") if key in completion
+    }
     base["object"] = "chat.completion.chunk"
     base["system_fingerprint"] = completion.get("system_fingerprint")
 

@@ -94,7 +94,9 @@ class _Spawn:
 
     async def aio(self, *args: Any, **kwargs: Any) -> None:
         call = Call(f"{self._method}.spawn.aio", args, kwargs)
-        self._sdk.calls.append(_checked(modal.Function.spawn, call))
+        # modal's generated stubs declare ``spawn`` as an instance attribute of the generic
+        # Function, so reading it on the class is "ambiguous"; at runtime it is the method
+        self._sdk.calls.append(_checked(modal.Function.spawn, call))  # type: ignore[misc]
         if self._sdk.failures:
             raise self._sdk.failures.pop(0)
         if self._sdk.on_spawn is not None:

@@ -6,9 +6,10 @@ import asyncio
 import contextlib
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import uvicorn
 
@@ -89,7 +90,9 @@ class RunningServer:
         self.thread.join(timeout=10)
 
 
-def start_server(app: object, *, port: int | None = None, timeout: float = 10.0) -> RunningServer:
+def start_server(
+    app: Callable[..., Any], *, port: int | None = None, timeout: float = 10.0
+) -> RunningServer:
     # The listening socket is bound here and handed to uvicorn: no window between picking a
     # free port and binding it in which another server could take it.
     # IPPROTO_TCP named: asyncio turns Nagle off (TCP_NODELAY) only on accepted sockets whose
@@ -120,7 +123,7 @@ def start_server(app: object, *, port: int | None = None, timeout: float = 10.0)
 
 
 @contextmanager
-def serve(app: object) -> Iterator[RunningServer]:
+def serve(app: Callable[..., Any]) -> Iterator[RunningServer]:
     running = start_server(app)
     try:
         yield running

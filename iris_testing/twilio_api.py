@@ -26,6 +26,7 @@ import itertools
 import re
 import threading
 import uuid
+from collections.abc import Sequence
 from urllib.parse import parse_qsl
 
 from starlette.applications import Starlette
@@ -98,8 +99,8 @@ class FakeTwilio:
         *,
         sender: str = PERSON,
         sid: str | None = None,
-        media: list[tuple[str, str]] = (),
-    ) -> dict[str, str]:  # type: ignore[assignment]
+        media: Sequence[tuple[str, str]] = (),
+    ) -> dict[str, str]:
         """The form Twilio posts for an incoming message (``media``: (url, content type))."""
         form = {
             "ToCountry": "US",

@@ -89,7 +89,7 @@ async def until(condition: Callable[[], T | Awaitable[T]], what: str, *,
         if isinstance(value, Awaitable):
             value = await value
         if value:
-            return value  # type: ignore[return-value]
+            return value
         if time.monotonic() >= deadline:
             raise _failure(what, timeout, seen, value)
         await asyncio.sleep(next_pause())

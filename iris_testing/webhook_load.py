@@ -17,6 +17,7 @@ import random
 import re
 import time
 from collections import defaultdict
+from collections.abc import Awaitable
 from contextlib import suppress
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlencode
@@ -138,8 +139,8 @@ def plan(stack: Stack, *, messages: int, chats: int, repeat_share: float,
     return per_chat
 
 
-def _post(http: httpx.AsyncClient, url: str, stack: Stack,  # type: ignore[no-untyped-def]
-          delivery: Delivery):
+def _post(http: httpx.AsyncClient, url: str, stack: Stack,
+          delivery: Delivery) -> Awaitable[httpx.Response]:
     json_type = {"Content-Type": "application/json"}
     if delivery.platform == "telegram":
         headers = {**json_type, "X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET}

@@ -9,6 +9,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pydantic import SecretStr
 
@@ -18,6 +19,9 @@ from functions.dispatch import LocalDispatcher
 from functions.runtime import Runtime, compose
 from local_dev.clikit import default_account
 from local_dev.devkey import dev_api_key
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 log = logging.getLogger("iris.dev")
 
@@ -30,7 +34,7 @@ class Emulator:
     dispatcher: LocalDispatcher
     ticks: int = 0  # ticker runs finished: a test waits for more ticks instead of sleeping
 
-    def app(self, *, tick_seconds: float = TICK_SECONDS):  # type: ignore[no-untyped-def]
+    def app(self, *, tick_seconds: float = TICK_SECONDS) -> FastAPI:
         @asynccontextmanager
         async def lifespan(app: object) -> AsyncIterator[None]:
             ticker = asyncio.create_task(self._ticker(tick_seconds))

@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar, overload
 
 TIMEOUT_EXIT_CODE = -1
 DEFAULT_OUTPUT_LIMIT = 50_000
@@ -300,6 +300,10 @@ def join_capped(head: bytes, omitted: int, tail: bytes) -> str:
     return text + tail.decode("utf-8", errors="replace")
 
 
+@overload
+def resolve_in_workspace(root: Path, path: str) -> Path: ...
+@overload
+def resolve_in_workspace(root: PurePosixPath, path: str) -> PurePosixPath: ...
 def resolve_in_workspace(root: PurePosixPath | Path, path: str) -> PurePosixPath | Path:
     """Resolve ``path`` (relative to ``root``, or absolute) to a location inside ``root``.
 
@@ -309,6 +313,8 @@ def resolve_in_workspace(root: PurePosixPath | Path, path: str) -> PurePosixPath
     """
     if "\x00" in path:
         raise PathOutsideWorkspace(f"path contains a NUL byte: {path!r}")
+    base: PurePosixPath | Path
+    target: PurePosixPath | Path
     if isinstance(root, Path):
         base = root.resolve()
         target = (base / path).resolve()

@@ -369,9 +369,11 @@ class DaytonaSandbox:
                 self._handle.set(None)
                 raise
         if self._root is None:
-            workdir = self._options.daytona_workdir
-            if workdir is None:
-                workdir = await self._api(sandbox.get_work_dir, action="read the working dir of")
+            configured = self._options.daytona_workdir
+            workdir: str = (
+                configured if configured is not None
+                else await self._api(sandbox.get_work_dir, action="read the working dir of")
+            )
             self._root = PurePosixPath(workdir)
         return sandbox, self._root
 
@@ -463,8 +465,12 @@ class DaytonaSandbox:
         )
 
     def _transient(self, exc: BaseException) -> bool:
+        """A connection error, or a 5xx answer. Only the SDK's ``DaytonaError`` carries a
+        ``status_code`` (``None`` for client-side errors); any other exception is not."""
         sdk = self._sdk
-        return isinstance(exc, sdk.DaytonaConnectionError) or (exc.status_code or 0) >= 500
+        if isinstance(exc, sdk.DaytonaConnectionError):
+            return True
+        return isinstance(exc, sdk.DaytonaError) and (exc.status_code or 0) >= 500
 
     def _describe(self, exc: BaseException) -> str:
         sdk = self._sdk

@@ -21,7 +21,7 @@ import asyncio
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import PurePosixPath
 from typing import Any, TypeVar
@@ -72,8 +72,8 @@ async def _drain(stream: Any, into: list[str]) -> None:
         into.append(chunk)
 
 
-async def _ended(readers: list[asyncio.Future[None]], wait: Awaitable[int]) -> int:
-    exit_code, *_ = await asyncio.gather(wait, *readers)
+async def _ended(readers: Sequence[asyncio.Future[None]], wait: Awaitable[int]) -> int:
+    exit_code, _ = await asyncio.gather(wait, asyncio.gather(*readers))
     return int(exit_code)
 
 
@@ -112,13 +112,12 @@ class ModalSandbox:
         timeout = self._options.default_timeout if timeout is None else timeout
         workdir = resolve_in_workspace(self._root, cwd or ".")
         argv = shell_argv(command)
+        run_id = new_run_id()
         kwargs = {
             "workdir": str(workdir),
             "timeout": max(1, math.ceil(timeout)),
-            "env": {**(env or {}), "HOME": COMMAND_HOME},
+            "env": {**(env or {}), "HOME": COMMAND_HOME, RUN_MARKER: run_id},
         }
-        run_id = new_run_id()
-        kwargs["env"][RUN_MARKER] = run_id
         started = time.monotonic()
         boxes: list[Any] = []
 

@@ -102,3 +102,22 @@ def test_the_type_check_fails_on_a_type_error(tmp_path: Path):
     )
     assert result.returncode == 1, result.stdout
     assert 'incompatible type "int"; expected "str"' in result.stdout
+
+
+def test_the_rest_is_type_checked_at_the_default_level(tmp_path: Path):
+    """tests/, iris_testing/, sandboxes/, local_dev/ and bench/ are checked by
+    ``mypy --config-file mypy-tests.ini`` (make test): an annotated function's error fails."""
+    planted = tmp_path / "planted_test.py"
+    planted.write_text(
+        "from iris_testing.matrix_api import FakeHomeserver\n\n\n"
+        "def sent_count(home: FakeHomeserver) -> int:\n"
+        "    return home.sent()  # a list, not an int\n"
+    )
+    result = subprocess.run(
+        # the cache `make test`'s own step has just written (Makefile: MYPY_REST)
+        [str(BIN / "mypy"), "--config-file", str(ROOT / "mypy-tests.ini"), "--cache-dir",
+         str(ROOT / ".mypy_cache" / "rest"), str(planted)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 1, result.stdout
+    assert 'Incompatible return value type (got "list[str]", expected "int")' in result.stdout

@@ -13,6 +13,7 @@ import openai
 import pytest
 
 from core import lanes
+from core.contracts.prompt import PromptInputs
 from iris_testing.llm_server import ScriptedLLM
 from iris_testing.waiting import wait_until
 from tests.fakes.stack import emulator_stack
@@ -36,7 +37,7 @@ def test_stuck_users_do_not_delay_another_users_turn(monkeypatch):
         rt = stack.runtime
         mallory = {rt.store.users.for_account(f"http:mallory{n}") for n in range(ATTACKERS)}
 
-        def blocking_section(inputs) -> str:  # type: ignore[no-untyped-def]
+        def blocking_section(inputs: PromptInputs) -> str:
             if inputs.user_id in mallory:
                 with lock:
                     stuck.add(inputs.user_id)

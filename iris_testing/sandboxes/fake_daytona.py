@@ -61,11 +61,18 @@ DATA = (
 )
 
 
+def getter_return(owner: type, name: str) -> Any:
+    """The annotated return type of the property ``owner.name`` (read through ``getattr``:
+    mypy types a property read on its class as the bare getter, which has no ``fget``)."""
+    prop: property = getattr(owner, name)
+    return typing.get_type_hints(prop.fget)["return"]
+
+
 def daytona_targets() -> dict[str, Any]:
     import daytona
 
-    process = typing.get_type_hints(daytona.Sandbox.process.fget)["return"]
-    filesystem = typing.get_type_hints(daytona.Sandbox.fs.fget)["return"]
+    process = getter_return(daytona.Sandbox, "process")
+    filesystem = getter_return(daytona.Sandbox, "fs")
     targets = {name: getattr(daytona, name) for name in DATA}
     from daytona._sync.snapshot import SnapshotService
 

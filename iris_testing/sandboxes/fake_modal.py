@@ -71,7 +71,9 @@ def modal_targets() -> dict[str, Any]:
         "Sandbox.exec": modal.Sandbox.exec,
         "Sandbox.snapshot_filesystem": modal.Sandbox.snapshot_filesystem,
         "Sandbox.terminate": modal.Sandbox.terminate,
-        "StreamReader.read": StreamReader.read,
+        # modal's generated stubs declare ``read`` as an instance attribute of the generic
+        # StreamReader[T] ("ambiguous" on the class); at runtime it is the method
+        "StreamReader.read": StreamReader.read,  # type: ignore[misc]
         "StreamReader.__aiter__": StreamReader.__aiter__,
         "ContainerProcess.wait": ContainerProcess.wait,
         "SandboxFilesystem.read_bytes": SandboxFilesystem.read_bytes,

@@ -130,7 +130,10 @@ class _Modal:
     def saved_ids_hold_the_file(self) -> bool:
         for _, _, written in self.state.writes:
             image = self.fake.images.get(written.get("image_id", ""))
-            if image is not None and not (image.files / "workspace/notes.txt").is_file():
+            if image is None:
+                continue
+            # files is None only for the empty base image, which holds nothing
+            if image.files is None or not (image.files / "workspace/notes.txt").is_file():
                 return False
         return True
 

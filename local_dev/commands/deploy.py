@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -17,7 +17,8 @@ from core.dotenv import read_dotenv, update_dotenv, write_private
 from core.errors import ConfigError
 
 
-def _fail(message: str, code: int = 1) -> None:
+def _fail(message: str, code: int = 1) -> NoReturn:
+    """Print ``message`` to stderr and exit: it never returns, so callers need no fallback."""
     click.echo(message, err=True)
     sys.exit(code)
 
@@ -27,7 +28,6 @@ def _settings() -> Settings:
         return load_settings()
     except ConfigError as exc:
         _fail(f"config error: {exc}", 2)
-        raise
 
 
 def _git_tag(root: Path) -> str | None:
@@ -88,7 +88,6 @@ def _deployed_url(settings: Settings, url: str | None) -> str:
         pass
     _fail(f"no deployment of {settings.modal_app!r} recorded in {record}: pass --url "
           "https://…modal.run (see `modal app list`)")
-    raise AssertionError
 
 
 def _register(ctx: click.Context, base_url: str, *, telegram: bool, slack: bool,

@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from core.errors import IrisUsageError
 from local_dev.clikit import USER_HELP, friendly, opened, resolve_user
 from local_dev.held_cli import add_held_commands
+
+if TYPE_CHECKING:
+    from core.store.memory import Target
 
 TARGET = click.Choice(["memory", "user"])
 
@@ -41,7 +44,7 @@ def memory_group() -> None:
 @click.option("--target", type=TARGET, help="Only this store.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (entries with provenance).")
 @friendly
-def memory_show(user_ref: str | None, target: str | None, as_json: bool) -> None:
+def memory_show(user_ref: str | None, target: Target | None, as_json: bool) -> None:
     """Print a user's memory as the model sees it at the start of a session.
 
     Example: iris memory show --user alice
@@ -53,7 +56,7 @@ def memory_show(user_ref: str | None, target: str | None, as_json: bool) -> None
         user_id = resolve_user(store, user_ref)
         limits = Limits.from_settings(settings)
         usage, stores = MemoryBook(store).usage(user_id, limits), store.memory.snapshot(user_id)
-        targets = [target] if target else ["memory", "user"]
+        targets: list[Target] = [target] if target else ["memory", "user"]
         if as_json:
             from functions.admin_api import _entry, _usage
 
@@ -66,7 +69,7 @@ def memory_show(user_ref: str | None, target: str | None, as_json: bool) -> None
             return
         click.echo(f"# user {user_id}")
         for t in targets:
-            click.echo(render_store(usage[t], stores[t]))  # type: ignore[index]
+            click.echo(render_store(usage[t], stores[t]))
             click.echo()
         archived = store.memory.count_archive(user_id)
         if archived:
@@ -140,7 +143,9 @@ def memory_restore(archive_ids: tuple[str, ...], user_ref: str | None) -> None:
               help="Write MEMORY.md and USER.md into this directory instead of printing.")
 @click.option("--force", is_flag=True, help="Overwrite existing files in --out.")
 @friendly
-def memory_export(user_ref: str | None, target: str, out_dir: Path | None, force: bool) -> None:
+def memory_export(
+    user_ref: str | None, target: Target, out_dir: Path | None, force: bool
+) -> None:
     """Export in Hermes' format: one entry after another, separated by a line holding §.
 
     Example: iris memory export --user alice --out ./memories
@@ -151,7 +156,7 @@ def memory_export(user_ref: str | None, target: str, out_dir: Path | None, force
         user_id = resolve_user(store, user_ref)
         stores = store.memory.snapshot(user_id)
         if out_dir is None:
-            click.echo(render_entries(stores[target]), nl=False)  # type: ignore[index]
+            click.echo(render_entries(stores[target]), nl=False)
             return
         files = {"MEMORY.md": stores["memory"], "USER.md": stores["user"]}
         clash = [name for name in files if (out_dir / name).exists()]
@@ -170,7 +175,9 @@ def memory_export(user_ref: str | None, target: str, out_dir: Path | None, force
 @click.option("--target", type=TARGET,
               help="Store to import into [default: 'user' for USER.md, else 'memory'].")
 @friendly
-def memory_import(files: tuple[Path, ...], user_ref: str | None, target: str | None) -> None:
+def memory_import(
+    files: tuple[Path, ...], user_ref: str | None, target: Target | None
+) -> None:
     """Import MEMORY.md / USER.md files (Hermes' format), entry by entry. Every entry is
     scanned; refused ones are reported and the rest imported. A directory imports the
     MEMORY.md and USER.md inside it.
@@ -198,7 +205,7 @@ def memory_import(files: tuple[Path, ...], user_ref: str | None, target: str | N
     with opened() as (settings, store):
         user_id = resolve_user(store, user_ref, create=True)
         for path, entries in texts.items():
-            chosen: Any = target or target_for_filename(path.name)
+            chosen: Target = target or target_for_filename(path.name)
             report = import_entries(
                 MemoryBook(store), user_id, chosen, entries,
                 limits=Limits.from_settings(settings), who="cli import",
@@ -212,7 +219,7 @@ def memory_import(files: tuple[Path, ...], user_ref: str | None, target: str | N
 @click.option("--user", "user_ref", help=USER_HELP)
 @click.option("--target", type=TARGET, default="memory", show_default=True)
 @friendly
-def memory_edit(user_ref: str | None, target: str) -> None:
+def memory_edit(user_ref: str | None, target: Target) -> None:
     """Edit a store in $EDITOR (entries separated by a line holding §). Deleted entries go to
     the archive; new ones are scanned like any write. If memory changed while you edited,
     nothing is saved and your text is kept in a file.
@@ -227,7 +234,7 @@ def memory_edit(user_ref: str | None, target: str) -> None:
     with opened() as (settings, store):
         user_id = resolve_user(store, user_ref)
         versions = store.memory.versions(user_id)
-        before = store.memory.entries(user_id, target)  # type: ignore[arg-type]
+        before = store.memory.entries(user_id, target)
         original = render_entries(before)
         edited = click.edit(original, extension=".md", require_save=True)
         if edited is None or parse_entries(edited) == [e.content for e in before]:
@@ -236,10 +243,10 @@ def memory_edit(user_ref: str | None, target: str) -> None:
         after = parse_entries(edited)
         old_texts = [e.content for e in before]
         ops = [
-            MemoryOperation(action="remove", target=target, old_text=text)  # type: ignore[arg-type]
+            MemoryOperation(action="remove", target=target, old_text=text)
             for text in old_texts if text not in after
         ] + [
-            MemoryOperation(action="add", target=target, content=text)  # type: ignore[arg-type]
+            MemoryOperation(action="add", target=target, content=text)
             for text in dict.fromkeys(after) if text not in old_texts
         ]
         if not ops:

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
-try:
+if TYPE_CHECKING:
     from playwright.sync_api import expect
-except ImportError:  # the `browser` fixture skips, or fails under IRIS_REQUIRE_BROWSER=1
-    expect = None
+else:
+    try:
+        from playwright.sync_api import expect
+    except ImportError:  # the `browser` fixture skips, or fails under IRIS_REQUIRE_BROWSER=1
+        expect = None
 
 from core.dashboard.signin import issue_link
 from core.scheduler.jobs import CronJobs

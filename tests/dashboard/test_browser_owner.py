@@ -6,13 +6,17 @@ user who is not an owner gets 403 on each."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import pytest
 
-try:
+if TYPE_CHECKING:
     from playwright.sync_api import expect
-except ImportError:  # the `browser` fixture skips, or fails under IRIS_REQUIRE_BROWSER=1
-    expect = None
+else:
+    try:
+        from playwright.sync_api import expect
+    except ImportError:  # the `browser` fixture skips, or fails under IRIS_REQUIRE_BROWSER=1
+        expect = None
 
 from core.dashboard.signin import issue_link
 from iris_testing.server import serve

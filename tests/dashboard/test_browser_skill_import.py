@@ -7,11 +7,15 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from typing import TYPE_CHECKING
 
-try:
+if TYPE_CHECKING:
     from playwright.sync_api import expect
-except ImportError:  # the `browser` fixture skips, or fails under IRIS_REQUIRE_BROWSER=1
-    expect = None
+else:
+    try:
+        from playwright.sync_api import expect
+    except ImportError:  # the `browser` fixture skips, or fails under IRIS_REQUIRE_BROWSER=1
+        expect = None
 
 from core.skills import quarantine
 from core.skills.library import SkillLibrary

@@ -4,11 +4,15 @@ chunks behind a gate, and the browser shows the first words while the rest are h
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-try:
+if TYPE_CHECKING:
     from playwright.sync_api import expect
-except ImportError:  # the `browser` fixture skips, or fails under IRIS_REQUIRE_BROWSER=1
-    expect = None
+else:
+    try:
+        from playwright.sync_api import expect
+    except ImportError:  # the `browser` fixture skips, or fails under IRIS_REQUIRE_BROWSER=1
+        expect = None
 
 from iris_testing.llm_server import Gate
 from tests.dashboard.test_browser import script_ready, sign_in

@@ -5,10 +5,15 @@ an admin approves it from the Team page's diff, after which another member is of
 
 from __future__ import annotations
 
-try:
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
     from playwright.sync_api import expect
-except ImportError:  # the `browser` fixture skips, or fails under IRIS_REQUIRE_BROWSER=1
-    expect = None
+else:
+    try:
+        from playwright.sync_api import expect
+    except ImportError:  # the `browser` fixture skips, or fails under IRIS_REQUIRE_BROWSER=1
+        expect = None
 
 from core.teams import manage
 from core.teams.notes import write_note

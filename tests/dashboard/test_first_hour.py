@@ -20,7 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def sign_in(dash, web, link: str) -> str:
-    token = LINK.search(link)[1]
+    found = LINK.search(link)
+    assert found is not None, link
+    token = found[1]
     opened = web.post("/ui/signin", data={"t": token}, headers={"origin": dash.url})
     assert opened.status_code == 303
     return opened.headers["location"]

@@ -273,13 +273,15 @@ class Stream:
         if kind == "describe":
             return {"type": "describe", "result": self.describe(req)}
         if kind == "store_sql":
-            sql_id = req.get("sql_id")
+            sql_id = req["sql_id"]  # required, like ``sql``
             if sql_id in self._sql:
                 raise ProtocolError(f"SQL text {sql_id} already exists", "SQL_EXISTS")
             self._sql[int(sql_id)] = str(req["sql"])
             return {"type": "store_sql"}
         if kind == "close_sql":
-            self._sql.pop(req.get("sql_id"), None)
+            sql_id = req.get("sql_id")
+            if sql_id is not None:
+                self._sql.pop(sql_id, None)
             return {"type": "close_sql"}
         if kind == "get_autocommit":
             return {"type": "get_autocommit", "is_autocommit": self.conn.is_autocommit}

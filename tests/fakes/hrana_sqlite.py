@@ -138,7 +138,7 @@ class Connection:
             message = _text(_lib.sqlite3_errstr(rc)) or "cannot open"
             _lib.sqlite3_close_v2(handle)
             raise SqliteError(f"cannot open {path}: {message}", code_name(rc))
-        self._db = handle
+        self._db: ctypes.c_void_p | None = handle  # None once closed
         _lib.sqlite3_extended_result_codes(handle, 1)
         _lib.sqlite3_busy_timeout(handle, busy_timeout_ms)
 

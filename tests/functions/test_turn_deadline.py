@@ -12,6 +12,7 @@ import httpx
 from core.clock import ManualClock
 from core.config import load_settings
 from core.store import open_store
+from core.store.db import Row
 from functions.dispatch import LocalDispatcher
 from functions.runtime import compose
 from functions.worker import MAX_ATTEMPTS, lease_name
@@ -59,7 +60,7 @@ def test_a_hung_turn_is_given_up_after_max_attempts_through_the_sweeper(monkeypa
             alice = row["user_id"]
             lease = lease_name(type("Chat", (), {"user_id": alice, "chat_key": row["chat_key"]}))
 
-            def entry():  # type: ignore[no-untyped-def]
+            def entry() -> Row | None:
                 return store.db.one("SELECT attempts, status, reply FROM inbox WHERE id = ?",
                                     (row["id"],))
 

@@ -8,7 +8,9 @@ import sys
 from pathlib import Path
 
 import local_dev.emulator as emulator_module
+from core.config import Settings
 from local_dev.cli import cli
+from local_dev.emulator import Emulator
 
 
 def main() -> None:
@@ -20,7 +22,7 @@ def main() -> None:
         with fifo.open() as blocked:  # blocks until a writer comes: none does
             return blocked.read()
 
-    def build_stuck(settings):  # type: ignore[no-untyped-def]
+    def build_stuck(settings: Settings) -> Emulator:
         emulator = build(settings)
         emulator.runtime.sections = [*emulator.runtime.sections, stuck_section]
         return emulator

@@ -6,10 +6,13 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 from click.testing import CliRunner
 
+from core.messages import Message
+from core.model.llm import ModelResponse, ToolSpec
 from functions.app import create_app
 from functions.dispatch import LocalDispatcher
 from functions.runtime import compose
@@ -31,7 +34,9 @@ class GatedModel(ScriptedModel):
         self.started = threading.Event()
         self.release = threading.Event()
 
-    async def complete(self, messages, tools=()):  # type: ignore[no-untyped-def]
+    async def complete(
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec] = ()
+    ) -> ModelResponse:
         if not self.started.is_set():
             self.started.set()
             await asyncio.to_thread(self.release.wait, 60)

@@ -5,13 +5,13 @@ SIGTERM or SIGKILL, and `iris dev` killed outright. Real processes all the way d
 so each case loads no model."""
 
 import codecs
+import io
 import os
 import signal
 import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import BinaryIO
 
 import httpx
 import pytest
@@ -60,18 +60,19 @@ def wait_for(condition, what: str, timeout: float = 120.0):
 
 
 class Output:
-    """A process's stdout (or any binary stream), read by a thread so the test can wait for a
-    line."""
+    """A process's stdout (or any buffered binary stream), read by a thread so the test can
+    wait for a line."""
 
-    def __init__(self, source: subprocess.Popen[str] | BinaryIO) -> None:
+    def __init__(self, source: subprocess.Popen[str] | io.BufferedIOBase) -> None:
         self.text = ""
         if isinstance(source, subprocess.Popen):
-            assert source.stdout is not None
+            # a text-mode pipe: its stdout is a TextIOWrapper (typed IO[str], without .buffer)
+            assert isinstance(source.stdout, io.TextIOWrapper)
             source = source.stdout.buffer
         self._thread = threading.Thread(target=self._read, args=(source,), daemon=True)
         self._thread.start()
 
-    def _read(self, raw: BinaryIO) -> None:
+    def _read(self, raw: io.BufferedIOBase) -> None:
         # chunks, not lines: a prompt ends in no newline
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         while chunk := raw.read1(4096):

@@ -17,6 +17,8 @@ from sandboxes import (
     validate_user_id,
 )
 from sandboxes.base import HandleCache
+from sandboxes.daytona_backend import DaytonaSandbox
+from sandboxes.modal_backend import ModalSandbox
 from tests.sandboxes.fakes import MemoryStateStore
 
 ROOT = PurePosixPath("/workspace")
@@ -109,6 +111,8 @@ def test_open_sandbox_builds_cloud_backends_without_network(tmp_path: Path) -> N
     options = SandboxOptions(daytona_api_key="test-key", daytona_api_url="http://127.0.0.1:9")
     modal_sandbox = open_sandbox("modal", "alice", home=tmp_path, state=state, options=options)
     daytona_sandbox = open_sandbox("daytona", "alice", home=tmp_path, state=state, options=options)
+    assert isinstance(modal_sandbox, ModalSandbox)
+    assert isinstance(daytona_sandbox, DaytonaSandbox)
     assert (modal_sandbox.backend, daytona_sandbox.backend) == ("modal", "daytona")
     assert not (tmp_path / "workspaces").exists()
 

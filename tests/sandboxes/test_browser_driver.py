@@ -11,6 +11,7 @@ from iris_testing.browser import chromium_path
 from iris_testing.browser_site import BrowserSite
 from iris_testing.server import serve
 from tests.sandboxes.conftest import Backend
+from tests.sandboxes.fakes import FakeModal
 
 pytestmark = [
     pytest.mark.anyio,
@@ -55,5 +56,6 @@ async def test_the_same_driver_signs_in_and_keeps_the_cookie_across_hibernation(
     refused = await act(alice, settings, "navigate", url="http://169.254.169.254/latest/")
     assert not refused["ok"] and "not a public address" in refused["error"]
     if backend.name == "modal":
+        assert isinstance(backend.fake, FakeModal)
         images = backend.fake.recorder.named("Image.apt_install")
         assert images and all("chromium" in image.args for image in images)

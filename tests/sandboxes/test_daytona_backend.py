@@ -387,8 +387,9 @@ async def test_a_cancelled_command_is_stopped_in_the_sandbox(fake_daytona: Backe
     with pytest.raises(asyncio.CancelledError):
         await running
     await until(lambda: not alive(pid), "the command to be stopped")
-    assert record.sessions is not None
-    await until(lambda: record.sessions.open == {}, "its session to be deleted")
+    sessions = record.sessions
+    assert sessions is not None
+    await until(lambda: sessions.open == {}, "its session to be deleted")
 
 
 async def test_the_backstop_returns_what_was_printed_with_a_note(

@@ -13,6 +13,7 @@ from core.acting.output import format_exec
 from iris_testing.sandboxes.fake_modal import FakeModal
 from sandboxes import (
     FileStat,
+    Sandbox,
     SandboxError,
     SandboxFileNotFound,
     SandboxOptions,
@@ -30,7 +31,14 @@ def fake_of(backend: Backend) -> FakeModal:
     return backend.fake
 
 
-async def saved(backend: Backend, content: bytes = b"precious") -> ModalSandbox:
+def kept_state(backend: Backend) -> dict[str, str]:
+    """alice's stored Modal state, which the test expects to be there."""
+    state = backend.state.get_sandbox_state("alice", "modal")
+    assert state is not None
+    return state
+
+
+async def saved(backend: Backend, content: bytes = b"precious") -> Sandbox:
     """A user whose notes.txt is in a stored snapshot; no sandbox is running."""
     sandbox = backend.make()
     await sandbox.write_file("notes.txt", content)
@@ -163,8 +171,8 @@ async def test_1_a_failed_restore_keeps_the_snapshot(
     assert fake_modal.state.get_sandbox_state("alice", "modal") == stored
     assert await sandbox.read_file("notes.txt") == b"precious"
     await sandbox.hibernate()
-    image_id = fake_modal.state.get_sandbox_state("alice", "modal")["image_id"]
-    assert (fake.images[image_id].files / "workspace" / "notes.txt").read_bytes() == b"precious"
+    files = fake.images[kept_state(fake_modal)["image_id"]].files
+    assert files is not None and (files / "workspace" / "notes.txt").read_bytes() == b"precious"
 
 
 async def test_1_an_expired_snapshot_starts_empty_and_says_so(fake_modal: Backend) -> None:
@@ -175,7 +183,7 @@ async def test_1_an_expired_snapshot_starts_empty_and_says_so(fake_modal: Backen
     with pytest.raises(WorkspaceLost, match="no longer exists at Modal") as caught:
         await sandbox.exec("touch ran")
     assert "expired" in caught.value.reason
-    assert fake_modal.state.get_sandbox_state("alice", "modal")["lost_image_id"] == image_id
+    assert kept_state(fake_modal)["lost_image_id"] == image_id
     assert (await sandbox.exec("ls")).stdout == ""  # the command above did not run
     with pytest.raises(SandboxFileNotFound):
         await sandbox.read_file("notes.txt")
@@ -218,7 +226,7 @@ async def test_4_a_large_workspace_gets_time_to_snapshot(fake_modal: Backend) ->
     fake = fake_of(fake_modal)
     fake.snapshot_seconds = 120  # longer than Modal's 55 s default
     await saved(fake_modal)
-    assert fake_modal.state.get_sandbox_state("alice", "modal")["image_id"] in fake.images
+    assert kept_state(fake_modal)["image_id"] in fake.images
 
 
 async def test_4_a_failed_snapshot_keeps_the_sandbox_and_the_stored_id(

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from iris_testing.sandboxes.fake_common import Call, bind
-from iris_testing.sandboxes.fake_daytona import daytona_targets
+from iris_testing.sandboxes.fake_daytona import daytona_targets, getter_return
 from iris_testing.sandboxes.fake_modal import modal_targets
 from sandboxes import SandboxOptions
 from sandboxes.daytona_backend import _GONE, _HIBERNATED, _SETTLING, _STARTING, _WAKE
@@ -78,8 +78,8 @@ def test_the_fakes_raise_the_sdks_own_exception_classes(tmp_path: Path) -> None:
 def test_daytona_result_types_and_states_are_the_real_ones() -> None:
     import daytona
 
-    process = typing.get_type_hints(daytona.Sandbox.process.fget)["return"]
-    filesystem = typing.get_type_hints(daytona.Sandbox.fs.fget)["return"]
+    process = getter_return(daytona.Sandbox, "process")
+    filesystem = getter_return(daytona.Sandbox, "fs")
     response = typing.get_type_hints(process.exec)["return"]
     (file_info,) = typing.get_args(typing.get_type_hints(filesystem.list_files)["return"])
     assert {"exit_code", "result"} <= set(response.model_fields)

@@ -50,7 +50,7 @@ def answers(*addresses):
         family = socket.AF_INET6 if ":" in addr else socket.AF_INET
         return [(family, socket.SOCK_STREAM, 6, "", (addr, port))]
 
-    resolve.given = given  # type: ignore[attr-defined]
+    resolve.given = given
     return resolve
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import core.security
 from core.config import load_settings
 from core.contracts.toolkit import ToolContext
+from core.security import Finding
 from core.store import open_store
 from core.tools.memory import Memory, MemoryArgs
 from core.turn.services import standalone_services
@@ -31,13 +32,13 @@ def main(user_id: str, name: str, count: int, sync_dir: Path) -> None:
     scans = 0
     real_scan = core.security.scan_text
 
-    def slow_scan(text: str) -> list:
+    def slow_scan(text: str, *, docs: bool = False) -> list[Finding]:
         nonlocal scans
         scans += 1
         if name == "one" and scans == 1:  # read, then let the other worker commit first
             (sync_dir / "one-read").touch()
             wait_for(sync_dir / "two-added")
-        return real_scan(text)
+        return real_scan(text, docs=docs)
 
     core.security.scan_text = slow_scan
     settings = load_settings()

@@ -14,7 +14,9 @@ from core.model.routing import build_model, needs_litellm, sees_images
 
 
 def _openai_chat_names(count: int) -> list[str]:
-    table = json.loads(model_table.table_path().read_text(encoding="utf-8"))
+    path = model_table.table_path()
+    assert path is not None, "litellm's model table is not installed"
+    table = json.loads(path.read_text(encoding="utf-8"))
     names = sorted(name for name, info in table.items()
                    if isinstance(info, dict) and info.get("litellm_provider") == "openai"
                    and info.get("mode") == "chat" and "/" not in name)

@@ -25,9 +25,11 @@ def utc(month: int, day: int, hour: int, minute: int = 0, year: int = 2026) -> d
 
 
 def runs(schedule: Schedule, after: datetime, count: int) -> list[datetime]:
-    found = []
+    found: list[datetime] = []
     for _ in range(count):
-        after = next_run(schedule, after)
+        following = next_run(schedule, after)
+        assert following is not None, f"no run after {after}"  # only a past one-shot has none
+        after = following
         found.append(after)
     return found
 

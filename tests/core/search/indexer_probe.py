@@ -41,7 +41,8 @@ def main(home: str) -> None:
     scripted = ScriptedModel().then(
         "Hello Ada.", tool_calls(call("read_file", path="notes.txt")), "No notes yet."
     )
-    rt = compose(settings, dispatcher=LocalDispatcher(), router=FixedRouter(scripted))
+    dispatcher = LocalDispatcher()
+    rt = compose(settings, dispatcher=dispatcher, router=FixedRouter(scripted))
 
     async def turn(text: str, pmid: str) -> tuple[str, str]:
         received = await receive(
@@ -54,8 +55,9 @@ def main(home: str) -> None:
                 text=text,
             ),
         )
-        await rt.dispatcher.idle()
+        await dispatcher.idle()
         entry = rt.store.inbox.get(received.user_id, received.entry_id)
+        assert entry.session_id is not None, entry  # the turn ran in a session
         return entry.user_id, entry.session_id
 
     user, _ = asyncio.run(turn("hi", "1"))
@@ -66,7 +68,11 @@ def main(home: str) -> None:
         "the indexing child embeds both turns",
         timeout=120,
     )
-    child = rt.indexer.pid
+    from core.search.indexer import Indexer
+
+    indexer = rt.indexer
+    assert isinstance(indexer, Indexer), indexer  # search_indexer=process, not on Modal
+    child = indexer.pid
     messages = len(rt.store.messages.for_session(user, _))
     rt.close()
     print(

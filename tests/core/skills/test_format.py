@@ -202,8 +202,9 @@ def _clean(body: str) -> str:
     return re.sub(r"\A(?:[ \t]*\n)+", "", body).rstrip()
 
 
-_TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=80)
-_KEY = st.text(st.characters(codec="ascii", exclude_categories=("Cc",)), min_size=1, max_size=20)
+# lists, not tuples: mypy infers a tuple literal's items as str against Collection[...] | None
+_TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=80)
+_KEY = st.text(st.characters(codec="ascii", exclude_categories=["Cc"]), min_size=1, max_size=20)
 
 
 @settings(max_examples=200, deadline=None)
