@@ -17,19 +17,19 @@ empty workspace while the old one still exists.
 status: "running" for started and starting states, "hibernated" for stopped, archived,
 paused, stopping, archiving and recoverable error states, "absent" otherwise.
 
-One synchronous ``Daytona`` client per process and configuration (``shared_client``): each
-holds an event stream with a background thread and an HTTP pool. It runs in worker threads and
-binds to no event loop, so one sandbox object survives across ``asyncio.run`` calls.
+One synchronous ``Daytona`` client per process and configuration
+(``sandboxes.daytona_client.shared_client``): each holds an event stream with a background
+thread and an HTTP pool. It runs in worker threads and binds to no event loop, so one sandbox
+object survives across ``asyncio.run`` calls.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
-import os
 import threading
 import time
-import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import PurePosixPath
@@ -55,74 +55,29 @@ from sandboxes.base import (
     resolve_in_workspace,
     validate_user_id,
 )
+from sandboxes.daytona_client import (
+    _GONE,
+    _HIBERNATED,
+    _SETTLING,
+    _STARTING,
+    _WAKE,
+    BACKEND,
+    DAEMON,
+    HANDLE_MAX_IDLE,
+    STARTED,
+    USER_LABEL,
+    _broken,
+    _state_name,
+    _usable,
+    describe,
+    file_level,
+    shared_client,
+    transient,
+)
 from sandboxes.options import SandboxOptions
 from sandboxes.remote_files import check_readable, relative_target, remote_range, remote_stat
 
-BACKEND = "daytona"
-USER_LABEL = "iris-user"
-HANDLE_MAX_IDLE = 60.0
-DEFAULT_API_URL = "https://app.daytona.io/api"
-DAEMON = "DAYTONA_DAEMON"
-
-STARTED = "started"
-_WAKE = frozenset({"stopped", "archived", "paused"})
-_STARTING = frozenset({
-    "creating", "restoring", "starting", "pending_build", "building_snapshot",
-    "pulling_snapshot", "resuming",
-})
-_SETTLING = frozenset({
-    "stopping", "archiving", "pausing", "resizing", "snapshotting", "forking", "unknown",
-    "unknown_default_open_api",
-})
-_GONE = frozenset({"destroyed", "destroying"})
-_BUSY_RUNNING = frozenset({"resizing", "snapshotting", "forking"})
-_HIBERNATED = _WAKE | frozenset({"stopping", "archiving", "pausing"})
-
 T = TypeVar("T")
-
-_clients: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], Any]] = (
-    weakref.WeakKeyDictionary()
-)
-_clients_lock = threading.Lock()
-
-
-def api_url(options: SandboxOptions) -> str:
-    """The API address, resolved here as the SDK would: passing ``api_url=None`` makes the SDK
-    read its deprecated ``server_url`` field, which warns."""
-    return options.daytona_api_url or os.environ.get("DAYTONA_API_URL") or DEFAULT_API_URL
-
-
-def shared_client(sdk: Any, options: SandboxOptions) -> Any:
-    """The process's one ``Daytona`` client for this configuration, built on first use."""
-    key = (options.daytona_api_key, api_url(options), options.daytona_target)
-    with _clients_lock:
-        per_sdk = _clients.setdefault(sdk, {})
-        client = per_sdk.get(key)
-        if client is None:
-            config = sdk.DaytonaConfig(
-                api_key=options.daytona_api_key, api_url=key[1], target=options.daytona_target
-            )
-            try:
-                client = sdk.Daytona(config)
-            except sdk.DaytonaError as exc:
-                raise SandboxError(f"cannot configure the Daytona client: {exc}") from exc
-            per_sdk[key] = client
-        return client
-
-
-def _state_name(sandbox: Any) -> str:
-    state = sandbox.state
-    return str(getattr(state, "value", state) or "unknown")
-
-
-def _broken(sandbox: Any) -> bool:
-    return _state_name(sandbox) == "error" and not getattr(sandbox, "recoverable", False)
-
-
-def _usable(sandbox: Any) -> bool:
-    state = _state_name(sandbox)
-    return state not in _GONE and state != "build_failed" and not _broken(sandbox)
-
 
 class DaytonaSandbox:
     backend = BACKEND
@@ -194,7 +149,8 @@ class DaytonaSandbox:
                               stopped=True)
         try:
             done = await asyncio.to_thread(
-                daytona_exec.finish, self._sdk, sandbox, run, seconds, self._transient, halt
+                daytona_exec.finish, self._sdk, sandbox, run, seconds,
+                functools.partial(transient, self._sdk), halt
             )
         except asyncio.CancelledError:
             halt.set()  # the worker thread kills the command and deletes its session
@@ -202,7 +158,7 @@ class DaytonaSandbox:
         except self._sdk.DaytonaError as exc:
             self._handle.set(None)
             raise SandboxError(
-                f"the command was cut off: {self._describe(exc)}. It may have run in part; "
+                f"the command was cut off: {describe(self._sdk, exc)}. It may have run in part; "
                 "check its effects before running it again. Your files are kept in the sandbox."
             ) from exc
         finally:
@@ -430,10 +386,10 @@ class DaytonaSandbox:
             return await asyncio.to_thread(op, sandbox, root)
         except self._sdk.DaytonaError as exc:
             first = exc
-        if self._file_level(first):
+        if file_level(self._sdk, first):
             raise first
         if not await self._unusable(sandbox, first) and not (
-            idempotent and self._transient(first)
+            idempotent and transient(self._sdk, first)
         ):
             raise self._failure(action, first) from first
         self._handle.set(None)
@@ -441,7 +397,7 @@ class DaytonaSandbox:
         try:
             return await asyncio.to_thread(op, sandbox, root)
         except self._sdk.DaytonaError as exc:
-            if self._file_level(exc):
+            if file_level(self._sdk, exc):
                 raise
             raise self._failure(action, exc) from exc
 
@@ -458,38 +414,10 @@ class DaytonaSandbox:
             return False
         return _state_name(sandbox) != STARTED
 
-    def _file_level(self, exc: BaseException) -> bool:
-        sdk = self._sdk
-        return isinstance(exc, sdk.DaytonaFileNotFoundError) or (
-            isinstance(exc, sdk.DaytonaNotFoundError) and exc.source == DAEMON
-        )
-
-    def _transient(self, exc: BaseException) -> bool:
-        """A connection error, or a 5xx answer. Only the SDK's ``DaytonaError`` carries a
-        ``status_code`` (``None`` for client-side errors); any other exception is not."""
-        sdk = self._sdk
-        if isinstance(exc, sdk.DaytonaConnectionError):
-            return True
-        return isinstance(exc, sdk.DaytonaError) and (exc.status_code or 0) >= 500
-
-    def _describe(self, exc: BaseException) -> str:
-        sdk = self._sdk
-        if isinstance(exc, sdk.DaytonaRateLimitError):
-            kind = "Daytona's rate limit or quota was reached; try again in a few minutes"
-        elif isinstance(exc, sdk.DaytonaTimeoutError):
-            kind = "Daytona timed out; try again shortly"
-        elif self._transient(exc):
-            kind = "Daytona could not be reached; try again shortly"
-        elif isinstance(exc, sdk.DaytonaNotFoundError):
-            kind = "the sandbox was not found"
-        else:
-            kind = "Daytona reported an error"
-        return f"{kind} ({type(exc).__name__}: {exc})"
-
     def _failure(self, action: str, exc: BaseException) -> SandboxError:
         return SandboxError(
             f"could not {action} in the daytona sandbox of user {self.user_id}: "
-            f"{self._describe(exc)}. Your files are kept in the sandbox."
+            f"{describe(self._sdk, exc)}. Your files are kept in the sandbox."
         )
 
     async def _api(self, fn: Callable[..., T], *args: Any, action: str, **kwargs: Any) -> T:

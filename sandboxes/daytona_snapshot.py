@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sandboxes.base import SandboxError
-from sandboxes.daytona_backend import shared_client
+from sandboxes.daytona_client import shared_client
 from sandboxes.options import SandboxOptions
 
 BROWSER_SNAPSHOT = "iris-browser-1"  # a new name whenever the image below changes

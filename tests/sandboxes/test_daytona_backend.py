@@ -278,7 +278,7 @@ async def test_6_the_real_client_is_configured_without_deprecation_warnings(
 ) -> None:
     import daytona
 
-    from sandboxes.daytona_backend import shared_client
+    from sandboxes.daytona_client import shared_client
 
     monkeypatch.setenv("DAYTONA_API_URL", "http://127.0.0.1:9/api")  # loopback, nothing listens
     options = SandboxOptions(daytona_api_key="test-key")

@@ -16,7 +16,7 @@ from iris_testing.sandboxes.fake_common import Call, bind
 from iris_testing.sandboxes.fake_daytona import daytona_targets, getter_return
 from iris_testing.sandboxes.fake_modal import modal_targets
 from sandboxes import SandboxOptions
-from sandboxes.daytona_backend import _GONE, _HIBERNATED, _SETTLING, _STARTING, _WAKE
+from sandboxes.daytona_client import _GONE, _HIBERNATED, _SETTLING, _STARTING, _WAKE
 from tests.sandboxes.fakes import FakeDaytona, FakeModal
 
 
@@ -97,7 +97,7 @@ def test_daytona_result_types_and_states_are_the_real_ones() -> None:
 def test_the_real_daytona_config_takes_what_the_adapter_passes() -> None:
     import daytona
 
-    from sandboxes.daytona_backend import api_url
+    from sandboxes.daytona_client import api_url
 
     options = SandboxOptions(daytona_api_key="k", daytona_target="eu")
     config = daytona.DaytonaConfig(api_key="k", api_url=api_url(options), target="eu")
