@@ -4,6 +4,8 @@ with the inbox entry and read back typed; entries written while they were keys o
 
 import json
 
+import pytest
+
 from core.messages import InboundMessage, Press
 from core.store.inbox import decode_inbound, encode_inbound
 
@@ -13,6 +15,7 @@ def message(**fields) -> InboundMessage:
                           platform_message_id="42:clarify:q_1", text="2", **fields)
 
 
+@pytest.mark.both_backends
 def test_flags_survive_the_inbox(store):
     pressed = message(meta={"message_id": 9, "callback_id": "cb"}, press=Press("q_1", 2))
     entry_id = store.inbox.add("u_1", pressed)
