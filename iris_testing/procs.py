@@ -85,7 +85,12 @@ def nice(pid: int) -> int | None:
     return int(fields[16]) if fields is not None else None
 
 
+def state(pid: int) -> str:
+    """The process's state letter (``R``, ``S``, ``t`` for tracing stop, ``Z`` …); "" once gone."""
+    fields = _stat(pid)
+    return fields[0] if fields is not None else ""
+
+
 def running(pid: int) -> bool:
     """True while ``pid`` is a process that is not a zombie."""
-    fields = _stat(pid)
-    return fields is not None and fields[0] != "Z"
+    return state(pid) not in ("", "Z")

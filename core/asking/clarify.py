@@ -96,20 +96,19 @@ def answer_text(question: Question, number: int) -> str:
 
 def settle(store: Store, settings: Settings, entry: InboxEntry, text: str) -> Settled:
     """The user's message as the model should see it, closing the chat's open question."""
-    message = entry.message
-    pressed = message.press.question_id if message.press is not None else None
+    press = entry.message.press
     question = store.clarifications.latest(entry.user_id, entry.chat_key)
     mine = question is not None and question.closed_by == entry.id  # a retried turn
     if question is None or not (mine or is_open(store, settings, question)):
-        return Settled(text, stale=pressed is not None)
-    if pressed is not None:
-        number = message.press.choice if message.press is not None else 0
-        if pressed != question.id or not 1 <= number <= len(question.choices):
+        return Settled(text, stale=press is not None)
+    if press is not None:
+        number = press.choice
+        if press.question_id != question.id or not 1 <= number <= len(question.choices):
             return Settled(text, stale=True)
     elif text.lstrip().startswith("/"):
         return Settled(text)  # a command leaves the question open
     else:
         number = typed_choice(question, text) or 0
     if not store.clarifications.close(entry.user_id, question.id, entry.id):
-        return Settled(text, stale=pressed is not None)
+        return Settled(text, stale=press is not None)
     return Settled(answer_text(question, number) if number else text)

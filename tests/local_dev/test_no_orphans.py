@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from iris_testing import stand_in_model
+from iris_testing import procs, stand_in_model
 from iris_testing.server import free_port
 from iris_testing.signals import ignoring_sigint
 from iris_testing.waiting import wait_until
@@ -31,13 +31,7 @@ pytestmark = [
 ]
 
 
-def alive(pid: int) -> bool:
-    """Running: not gone, and not a zombie waiting for a reaper."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+alive = procs.running  # not gone, and not a zombie waiting for a reaper
 
 
 def pids_with(*words: str) -> list[int]:

@@ -44,14 +44,6 @@ pytestmark = [
 HOLDS = (1.0, 4.0, 16.0)  # seconds a write is held; longer when the test was too slow to signal
 
 
-def _state(pid: int) -> str:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return ""
-    return stat.rsplit(")", 1)[1].split()[0]
-
-
 class HeldRun:
     """``iris run`` under strace, each write to its stdout held for ``hold`` seconds."""
 
@@ -95,7 +87,7 @@ class HeldRun:
     def signal_at_prompt(self, sig: int) -> bool:
         """Signal ``iris run`` once its prompt is out; whether it was still held in the write."""
         self.out.wait("you › ")
-        held = _state(self.pid) == "t"
+        held = procs.state(self.pid) == "t"
         os.kill(self.pid, sig)
         return held
 
