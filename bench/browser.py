@@ -1,7 +1,12 @@
-"""The browser tools' cost: one ``browser_navigate`` (Chromium started in the user's local
-sandbox, the page loaded, the snapshot taken, Chromium ended) on a page served on loopback, with
-a fresh profile (cold) and with the profile of the runs before (warm); and the snapshot's size in
-cl100k tokens for a typical article page (iris_testing.web_fakes.ARTICLE) and the form page.
+"""The browser tools' cost in the user's local sandbox, on pages served on loopback:
+
+- a cold browser: one action with a Chromium of its own (started, the page loaded, the snapshot
+  taken, Chromium ended), with a fresh profile and with the profile of the runs before; this is
+  a turn's first action, and every action outside a turn;
+- a warm browser: the same action on the turn's browser (``WarmBrowser``, Chromium already
+  running), and a ``browser_snapshot`` of the open page on each kind (a cold one reopens it);
+- the snapshot's size in cl100k tokens for a typical article page
+  (iris_testing.web_fakes.ARTICLE) and the form page.
 
 Usage: .venv/bin/python bench/browser.py [--runs 5] [--isolation bwrap|none]
 """
@@ -13,11 +18,15 @@ import asyncio
 import shutil
 import tempfile
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from prompt_size import encoder
 
-from core.browser.session import PROFILE, answer_of, command_for, drive, page_view
+from core.browser.sandboxed import PROFILE, WarmBrowser, command_for, drive
+from core.browser.session import answer_of, page_view
 from core.config import Settings
 from iris_testing.browser_site import BrowserSite
 from iris_testing.server import serve
@@ -26,10 +35,13 @@ from sandboxes.local import LocalSandbox
 from sandboxes.options import SandboxOptions
 
 
-async def navigate(box: LocalSandbox, settings: Settings, url: str) -> tuple[float, str]:
+async def timed(box: LocalSandbox, settings: Settings, action: str, warm: WarmBrowser | None,
+                **args: Any) -> tuple[float, str]:
+    command = command_for(settings, action, args)
     started = time.perf_counter()
-    answer = answer_of(await drive(box, command_for(settings, "navigate", {"url": url})))
+    result = await (warm.act(box, command, None) if warm else drive(box, command))
     elapsed = time.perf_counter() - started
+    answer = answer_of(result)
     assert answer["ok"], answer
     return elapsed, page_view(answer, settings.browser_snapshot_chars)
 
@@ -43,24 +55,42 @@ async def main(runs: int, isolation: str) -> None:
             home=home, web_allow_hosts=[f"127.0.0.1:{s.port}", f"127.0.0.1:{a.port}"]
         )
         box = LocalSandbox("bench", home=home, options=SandboxOptions(local_isolation=isolation))  # type: ignore[arg-type]
-        cold, warm = [], []
+
+        @asynccontextmanager
+        async def use() -> AsyncIterator[LocalSandbox]:
+            yield box
+
+        page = f"{s.url}/js"
+        fresh, kept, cold_snap, warm_nav, warm_snap = [], [], [], [], []
         for _ in range(runs):
             shutil.rmtree(home / "workspaces" / "bench" / PROFILE, ignore_errors=True)
-            cold.append((await navigate(box, settings, f"{s.url}/js"))[0])
+            fresh.append((await timed(box, settings, "navigate", None, url=page))[0])
         for _ in range(runs):
-            warm.append((await navigate(box, settings, f"{s.url}/js"))[0])
-        _, text = await navigate(box, settings, f"{a.url}/article")
-        _, form = await navigate(box, settings, f"{s.url}/form")
+            kept.append((await timed(box, settings, "navigate", None, url=page))[0])
+            cold_snap.append((await timed(box, settings, "snapshot", None))[0])
+        warm = WarmBrowser(settings, use)
+        await timed(box, settings, "navigate", warm, url=page)  # starts it
+        for _ in range(runs):
+            warm_nav.append((await timed(box, settings, "navigate", warm, url=page))[0])
+            warm_snap.append((await timed(box, settings, "snapshot", warm))[0])
+        await warm.aclose()
+        _, text = await timed(box, settings, "navigate", None, url=f"{a.url}/article")
+        _, form = await timed(box, settings, "navigate", None, url=f"{s.url}/form")
         site.released.set()
-    med = sorted(cold)[len(cold) // 2], sorted(warm)[len(warm) // 2]
-    print(
-        f"navigate+snapshot of a JavaScript page, {isolation}, median of {runs}: "
-        f"cold profile {med[0] * 1000:.0f} ms, warm profile {med[1] * 1000:.0f} ms"
-    )
+    print(f"a JavaScript-drawn page, {isolation}, median of {runs}:")
+    print(f"  navigate, cold browser, fresh profile  {ms(fresh)}")
+    print(f"  navigate, cold browser, kept profile   {ms(kept)}")
+    print(f"  navigate, warm browser                 {ms(warm_nav)}")
+    print(f"  snapshot, cold browser (page reopened) {ms(cold_snap)}")
+    print(f"  snapshot, warm browser                 {ms(warm_snap)}")
     print(
         f"snapshot tokens (cl100k): article page {len(enc.encode(text))}, "
         f"form page {len(enc.encode(form))}"
     )
+
+
+def ms(times: list[float]) -> str:
+    return f"{sorted(times)[len(times) // 2] * 1000:6.0f} ms"
 
 
 if __name__ == "__main__":

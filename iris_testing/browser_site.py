@@ -1,6 +1,7 @@
 """A web site for the browser tools' tests, served on loopback: a page drawn by JavaScript, a
-form, a sign-in that sets a cookie, redirects and subresources toward other addresses, and a
-page that does not answer until the test lets it. ``hits`` records (path, cookie header)."""
+"load more" list, a form, a sign-in that sets a cookie, redirects and subresources toward other
+addresses, and a page that does not answer until the test lets it. ``hits`` records (path,
+cookie header)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,24 @@ LOGIN_PAGE = """<!doctype html><html><head><title>Sign in</title></head><body>
 <form action="/login" method="post">
 <input name="user" aria-label="User name"><input type="password" name="pw" aria-label="Password">
 <button type="submit">Sign in</button></form></body></html>"""
+
+# "Load more" fetches the next items and adds them to the page, then hides itself: what it
+# shows exists only in this page's life, as on a real feed or search result page.
+MORE_PAGE = """<!doctype html><html><head><title>Harbour notices</title></head><body>
+<h1>Harbour notices</h1><button id="more" onclick="loadMore()">Load more</button>
+<ul id="list"><li>Notice 1: dredging at berth 4</li></ul>
+<script>
+function loadMore() {
+  fetch('/more.json').then(r => r.json()).then(items => {
+    for (const it of items) {
+      const li = document.createElement('li'), a = document.createElement('a');
+      a.href = it.href; a.textContent = it.text; li.appendChild(a);
+      document.getElementById('list').appendChild(li);
+    }
+    document.getElementById('more').style.display = 'none';
+  });
+}
+</script></body></html>"""
 
 SOCKET_PAGE = """<!doctype html><html><head><title>Socket</title></head><body>
 <p id="out">socket waiting</p><script>
@@ -65,6 +84,19 @@ class BrowserSite:
         @app.get("/data.json")
         async def data() -> dict[str, str]:
             return {"high": "07:12 at Wash Point"}
+
+        @app.get("/more")
+        async def more() -> Response:
+            return HTMLResponse(MORE_PAGE)
+
+        @app.get("/more.json")
+        async def more_items() -> list[dict[str, str]]:
+            return [{"text": f"Notice {n}: {what}", "href": f"/notice/{n}"}
+                    for n, what in ((2, "pilot boarding moved"), (3, "fog signal testing"))]
+
+        @app.get("/notice/{n}")
+        async def notice(n: int) -> Response:
+            return HTMLResponse(f"<title>Notice {n}</title><p>The full text of notice {n}.</p>")
 
         @app.get("/form")
         async def form() -> Response:

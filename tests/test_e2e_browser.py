@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from core.browser.session import SCREENSHOT_MAX_BYTES
+from core.browser.sandboxed import SCREENSHOT_MAX_BYTES
 from iris_testing.browser import chromium_path
 from iris_testing.browser_site import BrowserSite
 from iris_testing.llm_server import ScriptedLLM

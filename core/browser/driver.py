@@ -1,15 +1,19 @@
 """The browser driver: a standalone script (standard library only) that Iris copies into the
-user's workspace and runs INSIDE the user's sandbox, one browser action per run.
+user's workspace and runs INSIDE the user's sandbox.
 
 It starts headless Chromium with the profile kept in the workspace (cookies and storage survive
-to the next action, turn and hibernation), talks the DevTools protocol over
-``--remote-debugging-pipe`` (no debugging port), reopens the page of the last action, replays the
-values typed there since it loaded, performs the action and prints one JSON object. Chromium ends
-with the run. Every request the page makes (navigation, redirect hop, subresource) is paused and
-its scheme and name checked; every connection Chromium opens (WebSockets included) goes through
-``netguard.Guard``, a proxy on loopback for this run, which resolves the host once and connects
-only to an address it checked: public, or a host in ``allow``. Input: one JSON object on stdin
-(see ``core.browser.session``).
+to the next action, turn and hibernation) and talks the DevTools protocol over
+``--remote-debugging-pipe`` (no debugging port). Run plainly (``run``), it performs one action
+and Chromium ends with it: it reopens the page of the last action, replays the values typed
+there since it loaded, acts and prints one JSON object. Run with ``--serve`` or ``--ask``
+(``serving``), one Chromium serves the actions of a whole turn, the page staying open between
+them (``perform`` on the same ``Browser``).
+
+Every request the page makes (navigation, redirect hop, subresource) is paused and its scheme
+and name checked; every connection Chromium opens (WebSockets included) goes through
+``netguard.Guard``, a proxy on loopback for the browser's life, which resolves the host once and
+connects only to an address it checked: public, or a host in ``allow``. Input: one JSON object
+on stdin (see ``core.browser.session``).
 """
 
 from __future__ import annotations
@@ -23,58 +27,19 @@ import sys
 import threading
 import time
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 if TYPE_CHECKING or __package__:  # imported as Iris' module (tests, benchmarks)
     from core.browser.downloads import DownloadRefused, Downloads
     from core.browser.links import HostedLink, PipeLink
     from core.browser.netguard import Guard, Refused, check_url
+    from core.browser.page_js import SNAPSHOT_JS
 else:  # run as a script, beside the modules in session.DRIVER_FILES
     from downloads import DownloadRefused, Downloads
     from links import HostedLink, PipeLink
     from netguard import Guard, Refused, check_url
+    from page_js import SNAPSHOT_JS
 
-SNAPSHOT_JS = r"""
-(() => {
-  const out = []; let n = 0;
-  const ROLES = {A: 'link', BUTTON: 'button', SELECT: 'combobox', TEXTAREA: 'textbox',
-                 SUMMARY: 'button'};
-  const INPUT = {checkbox: 'checkbox', radio: 'radio', submit: 'button', button: 'button',
-                 reset: 'button', password: 'password', search: 'searchbox'};
-  const vis = el => { const s = getComputedStyle(el);
-    return s.display !== 'none' && s.visibility !== 'hidden' && el.getClientRects().length; };
-  const label = el => (el.getAttribute('aria-label') || (el.labels && el.labels[0] &&
-    el.labels[0].innerText) || el.innerText || el.value || el.getAttribute('placeholder') ||
-    el.getAttribute('title') || el.getAttribute('alt') || el.name || '').trim()
-    .replace(/\s+/g, ' ').slice(0, 100);
-  const walk = node => {
-    for (const el of node.children) {
-      if (!vis(el)) continue;
-      const tag = el.tagName;
-      let role = el.getAttribute('role') || ROLES[tag];
-      if (tag === 'INPUT') { if (el.type === 'hidden') continue;
-                             role = INPUT[el.type] || 'textbox'; }
-      if (tag === 'A' && !el.hasAttribute('href')) role = null;
-      if (role && (ROLES[tag] || tag === 'INPUT' || el.onclick || el.tabIndex >= 0)) {
-        const ref = 'e' + (++n); el.setAttribute('data-iris-ref', ref);
-        let line = `[${ref}] ${role} "${label(el)}"`;
-        if (tag === 'INPUT' && role !== 'password' && el.value && !INPUT[el.type])
-          line += ` value="${el.value.slice(0, 60)}"`;
-        if (el.checked) line += ' checked';
-        if (tag === 'A') line += ` -> ${el.getAttribute('href').slice(0, 120)}`;
-        out.push(line); continue;
-      }
-      if (/^H[1-6]$/.test(tag)) { out.push(`heading "${label(el)}"`); continue; }
-      if (tag === 'IMG') { out.push(`img "${label(el)}"`); continue; }
-      const own = [...el.childNodes].filter(c => c.nodeType === 3)
-        .map(c => c.textContent.trim()).join(' ').replace(/\s+/g, ' ').trim();
-      if (own && !['SCRIPT', 'STYLE', 'NOSCRIPT'].includes(tag)) out.push('text: ' + own);
-      walk(el);
-    }
-  };
-  if (document.body) walk(document.body);
-  return JSON.stringify({title: document.title, lines: out});
-})()
-"""
 COOKIE_FIELDS = ("name", "value", "domain", "path", "secure", "httpOnly", "sameSite", "expires")
 MAX_COOKIES = 500
 Json = dict[str, Any]  # a DevTools message, a command, a state or an answer
@@ -88,9 +53,15 @@ class Browser:
         self.replies: dict[int, Json] = {}
         self.next_id = 0
         self.refused: list[str] = []
+        self.guard_refused: list[tuple[str, int, str]] = []  # the proxy's, shown if the page's
+        self.page_hosts: set[tuple[str, int]] = set()  # (host, port) the page has asked for
         self.console: list[str] = []
         self.inflight: set[str] = set()
         self.loaded = False
+        self.ended = False  # Chromium or the hosted connection is gone
+        # The page this browser has open and acted on, when it is the state's page as the last
+        # action left it (None: the next action reopens the state's page first).
+        self.showing: str | None = None
         self.downloads = Downloads(
             cmd["downloads"],
             cmd["download_max_bytes"],
@@ -106,7 +77,7 @@ class Browser:
         if self.hosted:
             self.link = HostedLink(os.environ["IRIS_BROWSER_CDP_URL"], min(15.0, cmd["timeout"]))
         else:
-            self.guard = Guard(cmd["allow"], self.refused, timeout=min(10.0, cmd["timeout"]))
+            self.guard = Guard(cmd["allow"], self.guard_refused, timeout=min(10.0, cmd["timeout"]))
             self.link = PipeLink(cmd, self.guard.port)
         threading.Thread(target=self._read, daemon=True).start()
         try:
@@ -142,6 +113,21 @@ class Browser:
                 eventsEnabled=True,
             )
 
+    def begin(self, cmd: Json) -> None:
+        """Start an action: its own deadline, and what it reports (refused requests, downloads)
+        counted afresh. The console is the page's, kept until the next page opens."""
+        self.cmd = cmd
+        self.deadline = time.monotonic() + cmd["timeout"]
+        del self.refused[:]  # shared with the downloads (and the guard's): emptied in place
+        del self.guard_refused[:]
+        del self.downloads.kept[:]
+        self.downloads.seen = 0
+
+    def alive(self) -> bool:
+        over = getattr(self.link, "over_kb", 0)
+        proc = getattr(self.link, "proc", None)
+        return not (self.ended or over or (proc is not None and proc.poll() is not None))
+
     def _read(self) -> None:
         for text in self.link.messages():
             self.events.put(None if text is None else json.loads(text))
@@ -172,6 +158,7 @@ class Browser:
         except queue.Empty:
             return
         if msg is None:
+            self.ended = True
             raise RuntimeError("the browser ended unexpectedly")
         if "id" in msg:
             self.replies[msg["id"]] = msg
@@ -181,6 +168,7 @@ class Browser:
     def on_event(self, method: str, p: Json) -> None:
         if method == "Fetch.requestPaused":
             url = p["request"]["url"]
+            self.asked_for(url)
             try:
                 check_url(url, self.cmd["allow"], resolve=self.guard is None)
             except Refused as exc:
@@ -190,6 +178,8 @@ class Browser:
                 )
                 return
             self.send_async("Fetch.continueRequest", requestId=p["requestId"])
+        elif method == "Network.webSocketCreated":  # not paused by Fetch: seen here
+            self.asked_for(p["url"])
         elif method == "Network.requestWillBeSent":
             self.inflight.add(p["requestId"])
         elif method in ("Network.loadingFinished", "Network.loadingFailed"):
@@ -200,13 +190,27 @@ class Browser:
             self.downloads.on_progress(p)
         elif method == "Page.loadEventFired":
             self.loaded = True
-        elif method == "Runtime.consoleAPICalled":
+        elif method == "Runtime.consoleAPICalled" and len(self.console) < 1000:
             text = " ".join(str(a.get("value", a.get("description", ""))) for a in p["args"])
             self.console.append(f"{p['type']}: {text[:300]}")
-        elif method == "Runtime.exceptionThrown":
+        elif method == "Runtime.exceptionThrown" and len(self.console) < 1000:
             d = p["exceptionDetails"]
             text = d.get("exception", {}).get("description", d["text"])
             self.console.append(f"exception: {text[:300]}")
+
+    def asked_for(self, url: str) -> None:
+        with contextlib.suppress(ValueError):
+            parts = urlsplit(url)
+            port = parts.port or {"https": 443, "wss": 443}.get(parts.scheme, 80)
+            if parts.hostname and len(self.page_hosts) < 10_000:
+                self.page_hosts.add((parts.hostname.lower(), port))
+
+    def refusals(self) -> list[str]:
+        """What was refused for this action: by the driver's checks, the downloads' caps, and
+        the proxy's for hosts the page asked for."""
+        return self.refused + [
+            why for host, port, why in self.guard_refused if (host, port) in self.page_hosts
+        ]
 
     def send_async(self, method: str, session: bool = True, **params: Any) -> None:
         self.next_id += 1
@@ -230,6 +234,7 @@ class Browser:
 
     def goto(self, url: str) -> None:
         self.loaded = False
+        del self.console[:]  # a new page: its own console
         result = self.call("Page.navigate", session=True, url=url)
         if result.get("errorText"):
             self.settle(quiet=0.3, cap=1.0)
@@ -315,28 +320,30 @@ def act(b: Browser, cmd: Json, state: Json) -> None:
     action, a = cmd["action"], cmd.get("args", {})
     if action == "navigate":
         check_url(a["url"], cmd["allow"])
-        if state.get("url"):
-            state["history"].append(state["url"])
-        state["fills"] = []
+        before = state.get("url")
         b.goto(a["url"])
         now = b.url()
-        if b.downloads.seen and now == "about:blank" and state["history"]:
-            now = state["history"].pop()  # a download: the open page stays the same
-        state["url"] = now
+        if b.downloads.seen and before and now in ("about:blank", before):
+            return  # the address was a download: the page open before stays the open page
+        if before:
+            state["history"].append(before)
+        state["url"], state["fills"] = now, []
         return
     if not state.get("url"):
         raise Refused("no page is open; call browser_navigate first")
     if action == "back":
         if not state["history"]:
             raise Refused("there is no earlier page")
-        state["url"], state["fills"] = state["history"].pop(), []
-        b.goto(state["url"])
+        state["fills"] = []
+        b.goto(state["history"].pop())
+        state["url"] = b.url()
         return
-    b.goto(state["url"])
-    b.js(SNAPSHOT_JS)
-    for ref, text in state["fills"]:
-        with contextlib.suppress(Refused):
-            fill(b, ref, text, True)
+    if b.showing != state["url"]:  # a browser new to this page: open it as it was left
+        b.goto(state["url"])
+        b.js(SNAPSHOT_JS)
+        for ref, text in state["fills"]:
+            with contextlib.suppress(Refused):
+                fill(b, ref, text, True)
     before = b.url()
     if action == "click":
         b.js(f"{find(b, a['ref'])}.click()")
@@ -387,26 +394,81 @@ def screenshot(b: Browser, cmd: Json) -> None:
 
 
 def main() -> None:
+    if len(sys.argv) > 1:  # --serve or --ask: a browser kept for the turn
+        if TYPE_CHECKING or __package__:
+            from core.browser.serving import command_line
+        else:
+            from serving import command_line
+        command_line(sys.argv[1], sys.modules[__name__])
+        return
     print(json.dumps(run(json.loads(sys.stdin.read()))))
 
 
-def run(cmd: Json) -> Json:
-    """Perform ``cmd`` (the state, profile and output files are relative to the workspace)."""
-    state_path = cmd["state"]
+def load_state(path: str) -> Json:
     try:
-        with open(state_path) as f:
-            state = json.load(f)
+        with open(path) as f:
+            state: Json = json.load(f)
     except (OSError, ValueError):
         state = {"url": None, "history": [], "fills": []}
-    out: Json = {"ok": True}
+    return state
+
+
+def save_state(path: str, state: Json) -> None:
+    state["history"] = state["history"][-20:]
+    with open(path, "w") as f:
+        json.dump(state, f)
+
+
+def failed(exc: BaseException, b: Browser | None, cmd: Json) -> Json:
+    out: Json = {"ok": False, "error": str(exc)}
+    over = getattr(getattr(b, "link", None), "over_kb", 0)
+    if over:
+        out["error"] = (
+            f"the page used more than {cmd.get('memory_mb')} MB of memory "
+            f"({over // 1024} MB across the browser's processes); the browser was stopped"
+        )
+    return out
+
+
+def still_showing(b: Browser, state: Json) -> str | None:
+    """After a failed action: the state's page when the browser still has it open (a refused
+    ref or address changed nothing), else None, so the next action reopens it."""
+    if not b.alive() or not state.get("url"):
+        return None
+    b.deadline = time.monotonic() + 2.0
+    try:
+        return state["url"] if b.url() == state["url"] else None
+    except (TimeoutError, RuntimeError):
+        return None
+
+
+def run(cmd: Json) -> Json:
+    """Perform ``cmd`` with a browser of its own, ended afterwards (the state, profile and output
+    files are relative to the workspace)."""
+    state = load_state(cmd["state"])
     b: Browser | None = None
     try:
         b = Browser(cmd)
+        out = perform(b, cmd, state)
+    except (Refused, DownloadRefused, TimeoutError, RuntimeError) as exc:  # it did not start
+        out = failed(exc, b, cmd)
+    finally:
+        if b is not None:
+            b.close()
+    save_state(cmd["state"], state)
+    return out
+
+
+def perform(b: Browser, cmd: Json, state: Json) -> Json:
+    """Perform ``cmd`` on ``b``, which may have served earlier actions; the answer."""
+    b.begin(cmd)
+    out: Json = {"ok": True}
+    try:
         if b.hosted:
             b.set_cookies(state.get("cookies"))
         act(b, cmd, state)
         b.finish_downloads()
-        out["downloads"] = b.downloads.kept
+        out["downloads"] = list(b.downloads.kept)
         if state.get("url"):
             info = json.loads(b.js(SNAPSHOT_JS))
             out.update(url=b.url(), title=info["title"], lines=info["lines"])
@@ -419,22 +481,12 @@ def run(cmd: Json) -> Json:
                 screenshot(b, cmd)
         if b.hosted:
             state["cookies"] = b.cookies()
+        b.showing = state["url"] if state.get("url") and b.url() == state["url"] else None
     except (Refused, DownloadRefused, TimeoutError, RuntimeError) as exc:
-        out = {"ok": False, "error": str(exc)}
-        over = getattr(getattr(b, "link", None), "over_kb", 0)
-        if over:
-            out["error"] = (
-                f"the page used more than {cmd.get('memory_mb')} MB of memory "
-                f"({over // 1024} MB across the browser's processes); the browser was stopped"
-            )
-    finally:
-        if b is not None:
-            out["refused"] = b.refused
-            out["console"] = b.console[-50:]
-            b.close()
-    state["history"] = state["history"][-20:]
-    with open(state_path, "w") as f:
-        json.dump(state, f)
+        out = failed(exc, b, cmd)
+        b.showing = still_showing(b, state)
+    out["refused"] = b.refusals()
+    out["console"] = b.console[-50:]
     return out
 
 

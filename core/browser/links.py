@@ -51,6 +51,20 @@ class PipeLink:
             "--disable-extensions",
             "--mute-audio",
             "--disable-background-networking",
+            # services that call Google on their own (component updates, network time,
+            # safe-browsing models, translation, pings): not the user's traffic. Some still
+            # do (sign-in, push messaging); they pass the proxy's checks like any public host
+            "--disable-component-update",
+            "--disable-default-apps",
+            "--disable-domain-reliability",
+            "--disable-client-side-phishing-detection",
+            "--disable-breakpad",
+            "--metrics-recording-only",
+            "--no-pings",
+            "--disable-features=Translate,OptimizationHints,MediaRouter,"
+            "DialMediaRouteProvider,AutofillServerCommunication,"
+            "CertificateTransparencyComponentUpdater,InterestFeedContentSuggestions,"
+            "NetworkTimeServiceQuerying",
             "--disable-sync",
             "--no-default-browser-check",
             f"--js-flags=--max-old-space-size={cmd.get('heap_mb', 512)}",

@@ -119,9 +119,11 @@ def _split_target(target: str) -> tuple[str, int]:
 
 
 class Guard:
-    """The checking proxy; ``refused`` collects what it turned away (for the model)."""
+    """The checking proxy; ``refused`` collects what it turned away as (host, port, why). The
+    driver shows the model those of hosts the page asked for: Chromium also connects on its
+    own (Google's sign-in and push services), which is no concern of the page's reader."""
 
-    def __init__(self, allow: Collection[str], refused: list[str],
+    def __init__(self, allow: Collection[str], refused: list[tuple[str, int, str]],
                  timeout: float = 10.0) -> None:
         self.allow, self.refused, self.timeout = allow, refused, timeout
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -163,7 +165,7 @@ class Guard:
             try:
                 upstream = connect(host, port, self.allow, self.timeout)
             except Refused as exc:
-                self.refused.append(f"{shown[:200]}: {exc}")
+                self.refused.append((host.lower(), port, f"{shown[:200]}: {exc}"))
                 self._deny(conn, str(exc))
                 return
         except (ValueError, OSError, Refused):

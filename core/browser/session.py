@@ -1,91 +1,27 @@
-"""Running one browser action in the user's sandbox: the driver (``core.browser.driver``) is
-written into the workspace, given its command as a file, and run there with the same exec,
-walls, timeout and ``/stop`` as ``terminal``. Its JSON answer becomes the model's text. With a
-hosted browser (``IRIS_BROWSER_CDP_URL``) the driver runs on Iris' side instead
-(``core.browser.hosted``)."""
+"""One browser action for a tool: on the turn's browser (``sandboxed.WarmBrowser``) when the
+tool runs in a turn, else with a browser of its own (``sandboxed.drive``), or on a hosted browser;
+the driver's JSON answer becomes the model's text (``page_view``)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import weakref
-from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.acting.stopping import watch_for_stop
 from core.acting.tooling import sandbox_errors, workspaces
-from core.browser.hosted import drive_hosted
+from core.browser.sandboxed import (
+    DOWNLOADS,
+    SCREENSHOT_MAX_BYTES,
+    WarmBrowser,
+    command_for,
+    drive,
+    user_lock,
+)
 from core.contracts.toolkit import ToolContext
 from core.errors import ToolRetry
 
 if TYPE_CHECKING:
-    from core.config import Settings
-    from sandboxes import ExecResult, Sandbox
-
-DIR = ".iris/browser"
-PROFILE = f"{DIR}/profile"
-DOWNLOADS = "downloads"  # in the workspace: where the page's downloads land
-SCREENSHOT_MAX_BYTES = 2_000_000  # a viewport JPEG is ~50-300 kB; the driver lowers quality
-_locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
-
-
-# The driver script and the modules it imports, copied side by side into the workspace.
-DRIVER_FILES = ("driver.py", "netguard.py", "downloads.py", "links.py", "cdp_socket.py")
-
-
-@cache
-def driver_source(name: str = "driver.py") -> bytes:
-    return (Path(__file__).parent / name).read_bytes()
-
-
-def _lock(user_id: str) -> asyncio.Lock:
-    """One action at a time per user: the profile is one Chromium's at a time."""
-    lock = _locks.get(user_id)
-    if lock is None:
-        lock = _locks[user_id] = asyncio.Lock()
-    return lock
-
-
-def command_for(settings: Settings, action: str, args: dict[str, Any]) -> dict[str, Any]:
-    """What the driver is told: the action, where its files are, and the rules it enforces."""
-    return {
-        "action": action,
-        "args": args,
-        "state": f"{DIR}/state.json",
-        "profile": PROFILE,
-        "screenshot": f"{DIR}/screenshot.jpg",
-        "screenshot_max": SCREENSHOT_MAX_BYTES,
-        "downloads": DOWNLOADS,
-        "download_max_bytes": settings.browser_download_max_bytes,
-        "downloads_max": settings.browser_downloads_max,
-        "allow": [h.lower() for h in settings.web_allow_hosts],
-        "timeout": settings.browser_action_timeout,
-        "chromium": settings.browser_chromium,
-        "heap_mb": settings.browser_heap_mb,
-        "memory_mb": settings.browser_memory_mb,
-        "hosted": settings.browser_cdp_url is not None,
-    }
-
-
-async def drive(
-    box: Sandbox,
-    command: dict[str, Any],
-    stop: asyncio.Event | None = None,
-    cdp_url: str | None = None,
-) -> ExecResult:
-    """Run the driver once in ``box`` (any backend: the same script everywhere), or, with a
-    hosted browser's ``cdp_url``, on Iris' side with ``box``'s state (``core.browser.hosted``)."""
-    if cdp_url is not None:
-        return await drive_hosted(box, command, cdp_url, stop)
-    for name in DRIVER_FILES:
-        await box.write_file(f"{DIR}/{name}", driver_source(name))
-    await box.write_file(f"{DIR}/command.json", json.dumps(command).encode())
-    return await box.exec(
-        f"python3 {DIR}/driver.py < {DIR}/command.json",
-        timeout=command["timeout"] + 10,
-        stop=stop,
-    )
+    from sandboxes import ExecResult
 
 
 async def run_action(
@@ -96,17 +32,34 @@ async def run_action(
     from the same sandbox under the same lock, are the answer's ``file``."""
     s = ctx.settings
     command = command_for(s, action, args)
+    cdp_url = s.secret("browser_cdp_url")
     with sandbox_errors():
         async with (
-            _lock(ctx.user_id),
+            user_lock(ctx.user_id),
             workspaces(ctx).use(ctx.user_id) as box,
             watch_for_stop(ctx, f"browser_{action}") as stop,
         ):
-            result = await drive(box, command, stop, s.secret("browser_cdp_url"))
+            warm = turn_browser(ctx) if cdp_url is None else None
+            if warm is not None:
+                result = await warm.act(box, command, stop)
+            else:
+                result = await drive(box, command, stop, cdp_url)
             answer = _answer(result, s.browser_action_timeout)
             if read_back is not None:
                 answer["file"] = await box.read_file(command[read_back], SCREENSHOT_MAX_BYTES)
     return answer
+
+
+def turn_browser(ctx: ToolContext) -> WarmBrowser | None:
+    """The browser kept for ``ctx``'s turn (made at its first action), or None outside a turn."""
+    if ctx.resources is None:
+        return None
+    kept = ctx.resources.get("browser")
+    if isinstance(kept, WarmBrowser):
+        return kept
+    made = WarmBrowser(ctx.settings, lambda: workspaces(ctx).use(ctx.user_id))
+    ctx.resources["browser"] = made
+    return made
 
 
 def _answer(result: ExecResult, timeout: float) -> dict[str, Any]:

@@ -224,7 +224,7 @@ class Settings(BaseModel):
     web_max_bytes: int = Field(default=5_000_000, ge=10_000)  # per fetched URL
     web_timeout: float = Field(default=20.0, gt=0, le=300)  # per fetched URL, redirects included
     web_extract_chars: int = Field(default=15_000, ge=500)  # readable text kept per URL
-    # The browser tools (docs/acting.md): Chromium in the user's sandbox, one action per run
+    # The browser tools (docs/acting.md): Chromium in the user's sandbox
     browser_chromium: str = "chromium"  # the executable's name or path inside the sandbox
     browser_action_timeout: float = Field(default=30.0, gt=0, le=300)  # per browser action
     browser_heap_mb: int = Field(default=512, ge=64, le=8_192)  # the page's JavaScript heap
@@ -233,6 +233,10 @@ class Settings(BaseModel):
     browser_memory_mb: int = Field(default=1_536, ge=256, le=32_768)
     browser_snapshot_chars: int = Field(default=6_000, ge=500)  # one window of a snapshot
     browser_pages_per_turn: int = Field(default=20, ge=1, le=500)  # browser actions per turn
+    # One Chromium serves a turn's actions (the page stays open between them); it ends with
+    # the turn, after this long without an action, or after browser_warm_seconds in all
+    browser_idle_seconds: float = Field(default=120.0, gt=0, le=3_600)
+    browser_warm_seconds: float = Field(default=900.0, gt=0, le=86_400)
     browser_download_max_bytes: int = Field(default=25_000_000, ge=1024)  # one download
     browser_downloads_max: int = Field(default=50, ge=1, le=10_000)  # files kept in downloads/
     # A hosted browser's DevTools endpoint (ws://, wss:// or http:// of --remote-debugging-port),

@@ -10,7 +10,7 @@ import logging
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ValidationError
 
@@ -25,6 +25,22 @@ if TYPE_CHECKING:
     from core.store import Store
 
 log = logging.getLogger("iris.tools")
+
+
+class TurnResource(Protocol):
+    """Something a tool keeps open for the rest of its turn (the turn's browser)."""
+
+    async def aclose(self) -> None: ...
+
+
+async def close_resources(resources: dict[str, TurnResource]) -> None:
+    """End what the turn's tools kept open; one that fails to close does not keep the others."""
+    for name, resource in list(resources.items()):
+        try:
+            await resource.aclose()
+        except Exception:
+            log.exception("closing the turn's %s failed", name)
+        resources.pop(name, None)
 
 
 @dataclass(kw_only=True)
@@ -56,6 +72,9 @@ class ToolContext:
     asked: Asked | None = None
     # Browser actions run this turn (bounded by ``browser_pages_per_turn``).
     browser_actions: int = 0
+    # What tools keep open until the turn ends (its browser), by name; the turn closes them
+    # (``close_resources``). None where nothing would: a tool then closes what it opens.
+    resources: dict[str, TurnResource] | None = None
 
 
 @dataclass(frozen=True)

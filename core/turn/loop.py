@@ -14,7 +14,7 @@ from core.commands import CommandContext, run_command
 from core.contracts.deps import TurnDeps
 from core.contracts.outcome import TurnCancelled, TurnOutcome
 from core.contracts.prompt import PromptInputs, build_system_prompt
-from core.contracts.toolkit import ToolContext, Toolset
+from core.contracts.toolkit import ToolContext, Toolset, close_resources
 from core.errors import ConfigError, NotFound, ProviderError, TookTooLong
 from core.identity.access import is_owner_account
 from core.intake.documents import has_documents, take_documents
@@ -182,6 +182,8 @@ async def run_turn(deps: TurnDeps, entry: InboxEntry) -> TurnOutcome:
     sink = answers.sink(entry.user_id, entry.id) if answers is not None else None
     try:
         async with AsyncExitStack() as stack:
+            tool_ctx.resources = {}
+            stack.push_async_callback(close_resources, tool_ctx.resources)
             toolset = deps.toolset.offered(deps.settings)
             for provider in deps.tool_providers:
                 toolset = toolset.with_tools(await stack.enter_async_context(provider(tool_ctx)))

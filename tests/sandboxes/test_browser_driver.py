@@ -3,9 +3,13 @@ the same script signs in, keeps its cookie across hibernation, and shares nothin
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 import pytest
 
-from core.browser.session import answer_of, command_for, drive
+from core.browser.sandboxed import WarmBrowser, command_for, drive
+from core.browser.session import answer_of
 from core.config import Settings
 from iris_testing.browser import chromium_path
 from iris_testing.browser_site import BrowserSite
@@ -59,3 +63,35 @@ async def test_the_same_driver_signs_in_and_keeps_the_cookie_across_hibernation(
         assert isinstance(backend.fake, FakeModal)
         images = backend.fake.recorder.named("Image.apt_install")
         assert images and all("chromium" in image.args for image in images)
+
+
+async def test_the_turns_browser_keeps_its_page_between_actions_on_every_backend(
+    backend: Backend, site, tmp_path
+) -> None:
+    """The server (``driver.py --serve``) runs as a sandbox command of its own beside each
+    action's ``--ask``: on Modal and Daytona too. What a click loaded is there for the next
+    action, one Chromium served all three, and the turn's end stops it and its socket."""
+    _, s = site
+    settings = Settings(home=tmp_path, web_allow_hosts=[f"127.0.0.1:{s.port}"])
+    box = backend.make("alice")
+
+    @asynccontextmanager
+    async def use() -> AsyncIterator[object]:
+        yield box
+
+    warm = WarmBrowser(settings, use)  # type: ignore[arg-type]
+
+    async def act(action, **args):
+        return answer_of(await warm.act(box, command_for(settings, action, args), None))
+
+    first = await act("navigate", url=f"{s.url}/more")
+    await act("click", ref="e1")
+    snapshot = await act("snapshot")
+    assert "text: Notice 1: dredging at berth 4" in snapshot["lines"], snapshot
+    assert '[e2] link "Notice 3: fog signal testing" -> /notice/3' in snapshot["lines"]
+    assert (first["warm"], snapshot["warm"], warm.starts) == (False, True, 1)
+    assert warm.running
+    await warm.aclose()
+    assert not warm.running
+    listing = await box.exec("ls -a .iris/browser")
+    assert "profile" in listing.stdout and "ctl.sock" not in listing.stdout, listing

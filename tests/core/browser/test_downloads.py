@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from core.browser import driver
-from core.browser.session import command_for
+from core.browser.sandboxed import command_for
 from core.config import Settings
 from iris_testing.browser import chromium_path
 from iris_testing.browser_site import BrowserSite

@@ -11,7 +11,7 @@ import socket
 import pytest
 
 from core.browser import driver, netguard
-from core.browser.session import command_for
+from core.browser.sandboxed import command_for
 from core.config import Settings
 from iris_testing.browser import chromium_path
 from iris_testing.browser_site import BrowserSite
@@ -40,11 +40,15 @@ def in_chromium(test):
     return test
 
 
-def answers(*addresses):
-    """A resolver that gives each address once in turn, then the last one forever."""
+def answers(*addresses, only=None):
+    """A resolver that gives each address once in turn, then the last one forever. With
+    ``only``, that name alone: Chromium looks up hosts of its own as it starts (Google's
+    sign-in and push services), which get a documentation address, never connected to."""
     given: list[str] = []
 
     def resolve(host, port, type=0):
+        if only is not None and host != only:
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("192.0.2.1", port))]
         addr = addresses[min(len(given), len(addresses) - 1)]
         given.append(addr)
         family = socket.AF_INET6 if ":" in addr else socket.AF_INET
@@ -104,12 +108,45 @@ def test_a_name_that_rebinds_to_loopback_never_reaches_it(tmp_path, monkeypatch)
     name = loopback_name()
     intranet = FakeSite()
     with serve(intranet.app) as inner:
-        rebinding = answers(PUBLIC, "127.0.0.1")
+        rebinding = answers(PUBLIC, "127.0.0.1", only=name)
         monkeypatch.setattr(netguard, "RESOLVE", rebinding)
         out = run_driver(tmp_path, monkeypatch, [], "navigate", url=f"http://{name}:{inner.port}/")
     assert intranet.hits == []
     assert rebinding.given[:2] == [PUBLIC, "127.0.0.1"]
-    assert any("resolves to 127.0.0.1, which is not a public address" in r for r in out["refused"])
+    shown = out["refused"]
+    assert any("resolves to 127.0.0.1, which is not a public address" in r for r in shown), out
+
+
+@in_chromium
+def test_only_what_the_page_asked_for_is_listed_as_refused(tmp_path, monkeypatch):
+    """Chromium connects on its own too (Google's sign-in and push services), whatever the
+    page does; the guard refuses those like any other, but they are not the page's and the
+    model is not shown them. Such a connection is made here through the guard during the
+    action, to a name that resolves to a private address."""
+    site = BrowserSite(elsewhere="http://10.1.2.3/")
+    real, acting, answered = netguard.RESOLVE, driver.act, []
+
+    def resolve(host, port, type=0):  # the service's name, the same wherever this runs
+        if host == "accounts.example.com":
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("10.9.9.9", port))]
+        return real(host, port, type=type)
+
+    def act(b, cmd, state):
+        with socket.create_connection(("127.0.0.1", b.guard.port), timeout=30) as background:
+            background.sendall(b"CONNECT accounts.example.com:443 HTTP/1.1\r\n\r\n")
+            answered.append(background.recv(1024))
+        acting(b, cmd, state)
+        assert any(h == "accounts.example.com" for h, _, _ in b.guard_refused)
+
+    monkeypatch.setattr(netguard, "RESOLVE", resolve)
+    monkeypatch.setattr(driver, "act", act)
+    with serve(site.app) as s:
+        out = run_driver(tmp_path, monkeypatch, [f"127.0.0.1:{s.port}"], "navigate",
+                         url=f"{s.url}/embeds")
+    assert b" 403 " in answered[0]  # refused, as the page's own would be
+    assert out["ok"] and "text: Pictures" in out["lines"], out
+    assert any("10.1.2.3" in r for r in out["refused"]), out
+    assert not any("accounts.example.com" in r for r in out["refused"]), out
 
 
 @timed_waits_expire
