@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shutil
 import tempfile
 import time
@@ -25,6 +26,7 @@ from typing import Any
 
 from prompt_size import encoder
 
+from core.browser.links import pss_kb
 from core.browser.sandboxed import PROFILE, WarmBrowser, command_for, drive
 from core.browser.session import answer_of, page_view
 from core.config import Settings
@@ -73,6 +75,7 @@ async def main(runs: int, isolation: str) -> None:
         for _ in range(runs):
             warm_nav.append((await timed(box, settings, "navigate", warm, url=page))[0])
             warm_snap.append((await timed(box, settings, "snapshot", warm))[0])
+        held = chromium_pss_mb(home / "workspaces" / "bench")
         await warm.aclose()
         _, text = await timed(box, settings, "navigate", None, url=f"{a.url}/article")
         _, form = await timed(box, settings, "navigate", None, url=f"{s.url}/form")
@@ -83,10 +86,29 @@ async def main(runs: int, isolation: str) -> None:
     print(f"  navigate, warm browser                 {ms(warm_nav)}")
     print(f"  snapshot, cold browser (page reopened) {ms(cold_snap)}")
     print(f"  snapshot, warm browser                 {ms(warm_snap)}")
+    print(f"Chromium's memory while warm (PSS of its processes): {held:.0f} MiB")
     print(
         f"snapshot tokens (cl100k): article page {len(enc.encode(text))}, "
         f"form page {len(enc.encode(form))}"
     )
+
+
+def chromium_pss_mb(workspace: Path) -> float:
+    """The proportional set size of every Chromium process working in ``workspace``, compared
+    by device and inode (inside bubblewrap the workspace has another path)."""
+    here = workspace.stat()
+    total = 0
+    for proc in Path("/proc").iterdir():
+        try:
+            if "chromium" not in os.readlink(proc / "exe"):
+                continue
+            st = os.stat(proc / "cwd")
+            if (st.st_dev, st.st_ino) != (here.st_dev, here.st_ino):
+                continue
+            total += pss_kb(int(proc.name))
+        except (OSError, ValueError):
+            continue
+    return total / 1024
 
 
 def ms(times: list[float]) -> str:
