@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 import weakref
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
@@ -39,6 +40,7 @@ DOWNLOADS = "downloads"  # in the workspace: where the page's downloads land
 SCREENSHOT_MAX_BYTES = 2_000_000  # a viewport JPEG is ~50-300 kB; the driver lowers quality
 START_SECONDS = 30.0  # for the turn's browser to listen, on a busy sandbox
 QUIT_SECONDS = 15.0  # for it to end Chromium (which writes its cookies out) at the turn's end
+RETIRE_AT = 0.8  # of the idle time: a server unused this long is ended before the next action
 # The driver script and the modules it imports, copied side by side into the workspace.
 DRIVER_FILES = (
     "driver.py", "serving.py", "page_js.py", "netguard.py", "downloads.py", "links.py",
@@ -119,11 +121,14 @@ class WarmBrowser:
     (``Workspaces.use``); the server's command holds it for the server's life."""
 
     def __init__(self, settings: Settings,
-                 use: Callable[[], AbstractAsyncContextManager[Sandbox]]) -> None:
+                 use: Callable[[], AbstractAsyncContextManager[Sandbox]],
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.settings = settings
         self._use = use
+        self._clock = clock
         self._server: asyncio.Task[ExecResult] | None = None
         self._halt = asyncio.Event()
+        self._last = 0.0  # when the last action ended (``clock``)
         # The server could not start (no socket, an old Python): actions run one by one
         self.broken = False
         self.starts = 0
@@ -137,9 +142,17 @@ class WarmBrowser:
         """Run ``command`` on the turn's browser, starting it first when it is not running."""
         if self.broken:
             return await drive(box, command, stop)
+        unused = self._clock() - self._last
+        if self.running and unused > RETIRE_AT * self.settings.browser_idle_seconds:
+            # near its idle end: an action sent now could meet the server leaving. End it
+            # cleanly and start another (which reopens the page from the state)
+            await self.retire()
         if not self.running:
             await self._start(box, command)
-        result = await ask(box, command, stop, wait_server=START_SECONDS)
+        try:
+            result = await ask(box, command, stop, wait_server=START_SECONDS)
+        finally:
+            self._last = self._clock()
         if result.stopped or result.timed_out:
             await self.kill()  # it may still be in the action: end it, and its Chromium
         elif _last_json(result.stdout).get("no_server"):
@@ -179,8 +192,12 @@ class WarmBrowser:
         return (result.stderr or result.stdout)[-400:]
 
     async def aclose(self) -> None:
-        """At the turn's end: tell the server to quit, so Chromium ends cleanly and writes its
-        profile out; kill it if it does not within ``QUIT_SECONDS``."""
+        """At the turn's end (``ToolContext.resources``): ``retire``."""
+        await self.retire()
+
+    async def retire(self) -> None:
+        """Tell the server to quit, so Chromium ends cleanly and writes its profile out; kill
+        it if it does not within ``QUIT_SECONDS``."""
         server = self._server
         if server is None:
             return

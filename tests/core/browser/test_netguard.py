@@ -24,6 +24,9 @@ PUBLIC = "93.184.215.14"
 # The driver waits for Chromium's events with timed waits (queue.get(timeout=…)). Under
 # libfaketime (CI's second pass) such a wait never runs out, so these hang there; the first
 # pass runs them on the real clock (as tests/core/lanes/test_pool.py's timed-wait tests).
+# The driver runs in this process in these tests, and its waits (a queue's get with a timeout)
+# never run out under libfaketime: a test whose page leaves the driver waiting for quiet (a
+# refused navigation, a WebSocket) would hang there. They run in the first pass.
 timed_waits_expire = pytest.mark.skipif(
     bool(os.environ.get("FAKETIME")),
     reason="timed waits never run out under libfaketime; run in the first pass")
@@ -99,6 +102,7 @@ def loopback_name():
     return name if addrs and all(a.is_loopback for a in addrs) else None
 
 
+@timed_waits_expire
 @in_chromium
 @pytest.mark.skipif(loopback_name() is None, reason="this machine's name is not loopback")
 def test_a_name_that_rebinds_to_loopback_never_reaches_it(tmp_path, monkeypatch):
@@ -117,6 +121,7 @@ def test_a_name_that_rebinds_to_loopback_never_reaches_it(tmp_path, monkeypatch)
     assert any("resolves to 127.0.0.1, which is not a public address" in r for r in shown), out
 
 
+@timed_waits_expire
 @in_chromium
 def test_only_what_the_page_asked_for_is_listed_as_refused(tmp_path, monkeypatch):
     """Chromium connects on its own too (Google's sign-in and push services), whatever the

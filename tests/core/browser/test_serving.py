@@ -7,10 +7,11 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+from contextlib import asynccontextmanager
 
 import pytest
 
-from core.browser.sandboxed import DIR, SOCKET, ask, command_for, write_driver
+from core.browser.sandboxed import DIR, SOCKET, WarmBrowser, ask, command_for, write_driver
 from core.browser.session import answer_of
 from core.config import Settings
 from iris_testing.browser import chromium_path
@@ -153,3 +154,35 @@ async def test_without_a_server_an_action_runs_alone_and_a_quit_does_nothing(box
     assert last_json(await server)["served"] == 1
     waited = await act(box, settings, "snapshot", wait=0.5)
     assert not waited["ok"] and waited["no_server"], waited
+
+
+async def test_a_browser_near_its_idle_end_is_retired_before_the_next_action(box, sites,
+                                                                             tmp_path):
+    """An action sent as the server reaches its idle time could find it leaving; past 0.8 of
+    that time Iris ends it cleanly first and starts another, which reopens the page (what its
+    scripts had added is gone, the page itself is there). The clock is Iris' own, injected."""
+    s, _, _ = sites
+    settings = settings_for(tmp_path, s).model_copy(update={"browser_idle_seconds": 100.0})
+    now = [1000.0]
+
+    @asynccontextmanager
+    async def use():
+        yield box
+
+    warm = WarmBrowser(settings, use, clock=lambda: now[0])
+
+    async def act_warm(action, **args):
+        return answer_of(await warm.act(box, command_for(settings, action, args), None))
+
+    assert (await act_warm("navigate", url=f"{s.url}/more"))["warm"] is False
+    assert "Notice 3: fog signal testing" in str((await act_warm("click", ref="e1"))["lines"])
+    now[0] += 79
+    kept = await act_warm("snapshot")
+    assert kept["warm"] is True and "Notice 3: fog signal testing" in str(kept["lines"])
+    now[0] += 81
+    again = await act_warm("snapshot")
+    assert again["warm"] is False and warm.starts == 2, again
+    assert "text: Notice 1: dredging at berth 4" in again["lines"]
+    assert "Notice 3" not in str(again["lines"])
+    await warm.aclose()
+    assert not warm.running and not (box.workspace / SOCKET).exists()
