@@ -4,6 +4,7 @@ instead of a Chromium in the sandbox; each action gets its own browser context, 
 lasts for its user (cookies kept in their workspace) and for no one else; the endpoint's
 address never enters a workspace."""
 
+import json
 import subprocess
 
 import pytest
@@ -105,3 +106,48 @@ def test_a_hosted_browser_is_used_and_keeps_each_users_sign_in_apart(hosted, mon
         assert files and not any(hosted.encode() in p.read_bytes() for p in files)
         assert not list(spaces.rglob("profile"))  # no Chromium ran in a sandbox
         site.released.set()
+
+
+def test_a_hosted_browser_keeps_the_page_for_the_turn_and_its_context_ends_with_it(
+    hosted, monkeypatch
+):
+    """On the endpoint too, one browser context serves the turn: what a click loaded is there
+    for the snapshot after it (the page was opened once), and the context is disposed of when
+    the turn ends (the provider's browser has no context left)."""
+    llm, site = ScriptedLLM(), BrowserSite()
+    with (
+        serve(site.app) as s,
+        emulator_stack(
+            llm,
+            monkeypatch,
+            IRIS_WEB_ALLOW_HOSTS=f"127.0.0.1:{s.port}",
+            IRIS_BROWSER_CDP_URL=hosted,
+            IRIS_BROWSER_CHROMIUM="no-chromium-in-this-sandbox",
+        ) as stack,
+    ):
+        (
+            llm.tool_call("browser_navigate", {"url": f"{s.url}/more"})
+            .tool_call("browser_click", {"ref": "e1"})
+            .tool_call("browser_snapshot", {})
+            .reply("Three notices.")
+        )
+        assert ask(stack.client, "What are the harbour notices?") == "Three notices."
+        assert "Notice 3: fog signal testing" in last_tool_result(llm)
+        assert [p for p, _ in site.hits if p == "/more"] == ["/more"]
+        assert browser_contexts(hosted) == []
+        site.released.set()
+
+
+def browser_contexts(url):
+    """The browser contexts open on the endpoint (``Target.getBrowserContexts``)."""
+    from core.browser.cdp_socket import CdpSocket
+
+    ws = CdpSocket(url, 10.0)
+    try:
+        ws.send(json.dumps({"id": 1, "method": "Target.getBrowserContexts"}))
+        while True:
+            reply = json.loads(ws.recv() or "{}")
+            if reply.get("id") == 1:
+                return reply["result"]["browserContextIds"]
+    finally:
+        ws.close()

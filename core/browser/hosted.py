@@ -1,9 +1,10 @@
-"""A browser action on a hosted browser (``IRIS_BROWSER_CDP_URL``, e.g. Browserbase): the same
-driver runs on Iris' side, not in the sandbox, so the endpoint's address and key never enter the
-user's workspace. It runs in a scratch directory holding the user's ``state.json`` (open page,
-history, the hosted context's cookies) copied from their sandbox; the state and a screenshot are
-copied back afterwards. The browser gets a fresh context per action (created and disposed by the
-driver), so users sharing one endpoint share no cookies or storage."""
+"""A browser action outside a turn on a hosted browser (``IRIS_BROWSER_CDP_URL``, e.g.
+Browserbase; a turn keeps one with ``hosted_warm``): the same driver runs on Iris' side, not in
+the sandbox, so the endpoint's address and key never enter the user's workspace. It runs in a
+scratch directory holding the user's ``state.json`` (open page, history, the hosted context's
+cookies) copied from their sandbox; the state and a screenshot are copied back afterwards. The
+browser gets a fresh context per action (created and disposed by the driver), so users sharing
+one endpoint share no cookies or storage."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""One browser action for a tool: on the turn's browser (``sandboxed.WarmBrowser``) when the
-tool runs in a turn, else with a browser of its own (``sandboxed.drive``), or on a hosted browser;
-the driver's JSON answer becomes the model's text (``page_view``)."""
+"""One browser action for a tool: on the turn's browser when the tool runs in a turn (in the
+user's sandbox, ``sandboxed.WarmBrowser``, or on the hosted endpoint, ``hosted_warm``), else
+with a browser of its own (``sandboxed.drive``); the driver's JSON answer becomes the model's
+text (``page_view``)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 from core.acting.stopping import watch_for_stop
 from core.acting.tooling import sandbox_errors, workspaces
+from core.browser.hosted_warm import HostedWarmBrowser
 from core.browser.sandboxed import (
     DOWNLOADS,
+    QUIT_SECONDS,
     SCREENSHOT_MAX_BYTES,
+    START_SECONDS,
     WarmBrowser,
     command_for,
     drive,
@@ -39,7 +43,7 @@ async def run_action(
             workspaces(ctx).use(ctx.user_id) as box,
             watch_for_stop(ctx, f"browser_{action}") as stop,
         ):
-            warm = turn_browser(ctx) if cdp_url is None else None
+            warm = turn_browser(ctx, cdp_url)
             if warm is not None:
                 result = await warm.act(box, command, stop)
             else:
@@ -50,14 +54,20 @@ async def run_action(
     return answer
 
 
-def turn_browser(ctx: ToolContext) -> WarmBrowser | None:
-    """The browser kept for ``ctx``'s turn (made at its first action), or None outside a turn."""
+def turn_browser(ctx: ToolContext, cdp_url: str | None) -> WarmBrowser | HostedWarmBrowser | None:
+    """The browser kept for ``ctx``'s turn (made at its first action; on the hosted endpoint
+    ``cdp_url`` when there is one), or None outside a turn."""
     if ctx.resources is None:
         return None
     kept = ctx.resources.get("browser")
-    if isinstance(kept, WarmBrowser):
+    if isinstance(kept, WarmBrowser | HostedWarmBrowser):
         return kept
-    made = WarmBrowser(ctx.settings, lambda: workspaces(ctx).use(ctx.user_id))
+    s = ctx.settings
+    made: WarmBrowser | HostedWarmBrowser
+    if cdp_url is not None:
+        made = HostedWarmBrowser(cdp_url, s.browser_idle_seconds, START_SECONDS, QUIT_SECONDS)
+    else:
+        made = WarmBrowser(s, lambda: workspaces(ctx).use(ctx.user_id))
     ctx.resources["browser"] = made
     return made
 
