@@ -61,22 +61,24 @@ def ask(client, text, user="alice"):
     return answer.choices[0].message.content
 
 
+def hosted_stack(llm, monkeypatch, s, hosted):
+    """The emulator with the browser tools on ``hosted`` and no Chromium in any sandbox."""
+    return emulator_stack(
+        llm,
+        monkeypatch,
+        IRIS_WEB_ALLOW_HOSTS=f"127.0.0.1:{s.port}",
+        IRIS_BROWSER_CDP_URL=hosted,
+        IRIS_BROWSER_CHROMIUM="no-chromium-in-this-sandbox",
+    )
+
+
 def last_tool_result(llm):
     return [m["content"] for m in llm.requests[-1]["messages"] if m["role"] == "tool"][-1]
 
 
 def test_a_hosted_browser_is_used_and_keeps_each_users_sign_in_apart(hosted, monkeypatch):
     llm, site = ScriptedLLM(), BrowserSite()
-    with (
-        serve(site.app) as s,
-        emulator_stack(
-            llm,
-            monkeypatch,
-            IRIS_WEB_ALLOW_HOSTS=f"127.0.0.1:{s.port}",
-            IRIS_BROWSER_CDP_URL=hosted,
-            IRIS_BROWSER_CHROMIUM="no-chromium-in-this-sandbox",
-        ) as stack,
-    ):
+    with serve(site.app) as s, hosted_stack(llm, monkeypatch, s, hosted) as stack:
         (
             llm.tool_call("browser_navigate", {"url": f"{s.url}/signin"})
             .tool_call("browser_type", {"ref": "e1", "text": "alice"})
@@ -115,16 +117,7 @@ def test_a_hosted_browser_keeps_the_page_for_the_turn_and_its_context_ends_with_
     for the snapshot after it (the page was opened once), and the context is disposed of when
     the turn ends (the provider's browser has no context left)."""
     llm, site = ScriptedLLM(), BrowserSite()
-    with (
-        serve(site.app) as s,
-        emulator_stack(
-            llm,
-            monkeypatch,
-            IRIS_WEB_ALLOW_HOSTS=f"127.0.0.1:{s.port}",
-            IRIS_BROWSER_CDP_URL=hosted,
-            IRIS_BROWSER_CHROMIUM="no-chromium-in-this-sandbox",
-        ) as stack,
-    ):
+    with serve(site.app) as s, hosted_stack(llm, monkeypatch, s, hosted) as stack:
         (
             llm.tool_call("browser_navigate", {"url": f"{s.url}/more"})
             .tool_call("browser_click", {"ref": "e1"})
