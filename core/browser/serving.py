@@ -137,7 +137,8 @@ def serve(settings: Json, driver: ModuleType) -> None:
                 if started:
                     try:
                         b = driver.Browser(cmd)
-                    except (TimeoutError, RuntimeError, OSError, ValueError) as exc:
+                    except Exception as exc:  # it did not start (a downloads folder that
+                        # leaves the workspace, no Chromium): said, and the next action tries again
                         reply(conn, driver.failed(exc, None, cmd))
                         continue
                 try:

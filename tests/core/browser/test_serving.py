@@ -186,3 +186,23 @@ async def test_a_browser_near_its_idle_end_is_retired_before_the_next_action(box
     assert "Notice 3" not in str(again["lines"])
     await warm.aclose()
     assert not warm.running and not (box.workspace / SOCKET).exists()
+
+
+async def test_a_browser_that_cannot_start_is_said_and_the_server_goes_on(box, sites, tmp_path):
+    """A downloads folder that leaves the workspace stops the browser before Chromium starts;
+    the action says why, the server stays up, and an action after the folder is fixed works."""
+    s, _, _ = sites
+    settings = settings_for(tmp_path, s)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    box.workspace.mkdir(parents=True, exist_ok=True)
+    (box.workspace / "downloads").symlink_to(outside)
+    server = await start_server(box, settings)
+    refused = await act(box, settings, "navigate", url=f"{s.url}/js")
+    assert not refused["ok"] and "not a folder of the workspace" in refused["error"], refused
+    (box.workspace / "downloads").unlink()
+    page = await act(box, settings, "navigate", url=f"{s.url}/js")
+    assert page["ok"] and page["warm"] is False, page
+    await act(box, settings, "quit")
+    assert last_json(await server)["served"] == 1
+    assert list(outside.iterdir()) == []
