@@ -133,6 +133,9 @@ def serve(settings: Json, driver: ModuleType) -> None:
                     reply(conn, {"ok": True})
                     break
                 cmd = {**settings, **{k: action[k] for k in ACTION_KEYS if k in action}}
+                if b is not None and not b.alive():  # Chromium died since the last action
+                    b.close()
+                    b = None
                 started = b is None
                 if started:
                     try:

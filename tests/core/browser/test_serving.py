@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import socket
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +20,7 @@ from core.config import Settings
 from iris_testing.browser import chromium_path
 from iris_testing.browser_site import BrowserSite
 from iris_testing.server import serve
+from iris_testing.waiting import wait_until
 from iris_testing.web_fakes import FakeSite
 from sandboxes.local import LocalSandbox
 
@@ -206,3 +210,34 @@ async def test_a_browser_that_cannot_start_is_said_and_the_server_goes_on(box, s
     await act(box, settings, "quit")
     assert last_json(await server)["served"] == 1
     assert list(outside.iterdir()) == []
+
+
+async def test_a_chromium_that_died_between_actions_is_replaced_at_the_next(box, sites,
+                                                                            tmp_path):
+    s, _, _ = sites
+    settings = settings_for(tmp_path, s)
+    server = await start_server(box, settings)
+    assert (await act(box, settings, "navigate", url=f"{s.url}/js"))["ok"]
+    (pid,) = chromiums_in(box.workspace)
+    os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: not chromiums_in(box.workspace), "Chromium is gone")
+    page = await act(box, settings, "snapshot")
+    assert page["ok"] and page["warm"] is False, page  # a new one, on the page left open
+    assert "text: High water at 07:12 at Wash Point" in page["lines"]
+    await act(box, settings, "quit")
+    assert last_json(await server)["served"] == 2
+
+
+def chromiums_in(workspace):
+    """The main Chromium process working in ``workspace`` (its children have other flags)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+            if b"--remote-debugging-pipe" not in cmdline or b"--type=" in cmdline:
+                continue
+            if (proc / "cwd").resolve() == workspace.resolve():
+                found.append(int(proc.name))
+        except (OSError, ValueError):
+            continue
+    return found
