@@ -481,7 +481,9 @@ def perform(b: Browser, cmd: Json, state: Json) -> Json:
                 screenshot(b, cmd)
         if b.hosted:
             state["cookies"] = b.cookies()
-        b.showing = state["url"] if state.get("url") and b.url() == state["url"] else None
+        # the page open now, read with the snapshot: the state's page, or not (a download
+        # left about:blank in a browser of its own)
+        b.showing = out.get("url") if out.get("url") == state.get("url") else None
     except (Refused, DownloadRefused, TimeoutError, RuntimeError) as exc:
         out = failed(exc, b, cmd)
         b.showing = still_showing(b, state)

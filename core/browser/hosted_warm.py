@@ -21,10 +21,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.browser.hosted import DRIVER, STATE_MAX_BYTES
-from core.browser.sandboxed import RETIRE_AT, SOCKET
+from core.browser.sandboxed import QUIT_SECONDS, RETIRE_AT, SOCKET, START_SECONDS
+from core.browser.serving import ACTION_KEYS
 from sandboxes.base import ExecResult, SandboxFileNotFound, Stopped, within
 
 if TYPE_CHECKING:
+    from core.config import Settings
     from sandboxes import Sandbox
 
 ANSWER_MAX = 64 << 20
@@ -33,10 +35,9 @@ ANSWER_MAX = 64 << 20
 class HostedWarmBrowser:
     """One user's turn on a hosted browser; ``act`` and ``aclose`` as ``WarmBrowser``'s."""
 
-    def __init__(self, url: str, idle: float, start_seconds: float, quit_seconds: float,
+    def __init__(self, settings: Settings, url: str,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        self.url, self.idle = url, idle
-        self.start_seconds, self.quit_seconds = start_seconds, quit_seconds
+        self.url, self.idle = url, settings.browser_idle_seconds
         self._clock = clock
         self._last = 0.0
         self._proc: asyncio.subprocess.Process | None = None
@@ -57,15 +58,15 @@ class HostedWarmBrowser:
         timed_out = stopped = False
         out = b""
         try:
-            out = await within(self._send(command), command["timeout"] + 10 + self.start_seconds,
+            out = await within(self._send(command), command["timeout"] + 10 + START_SECONDS,
                                stop)
         except (TimeoutError, Stopped) as ended:
             timed_out, stopped = isinstance(ended, TimeoutError), isinstance(ended, Stopped)
-            await self._copy_back(box, command)
-            await self._kill()  # it may still be in the action
         finally:
             self._last = self._clock()
         await self._copy_back(box, command)
+        if timed_out or stopped:
+            await self._kill()  # it may still be in the action
         if not out and not (timed_out or stopped):
             out = json.dumps({"ok": False, "error": "the browser ended unexpectedly"}).encode()
         return ExecResult(exit_code=0, stdout=out.decode(errors="replace"), stderr="",
@@ -99,7 +100,7 @@ class HostedWarmBrowser:
         """``action`` to the server's socket (waited for while it starts); its answer."""
         assert self._dir is not None and self._proc is not None
         path = str(self._dir / action["socket"])
-        end = time.monotonic() + self.start_seconds
+        end = time.monotonic() + START_SECONDS
         while True:
             try:
                 reader, writer = await asyncio.open_unix_connection(path)
@@ -110,8 +111,7 @@ class HostedWarmBrowser:
                                        "error": "the hosted browser could not be reached"}).encode()
                 await asyncio.sleep(0.05)  # the server binds its socket as it starts
         try:
-            keys = ("action", "args", "timeout")
-            writer.write(json.dumps({k: action[k] for k in keys if k in action}).encode())
+            writer.write(json.dumps({k: action[k] for k in ACTION_KEYS if k in action}).encode())
             writer.write_eof()
             return await reader.read(ANSWER_MAX)
         finally:
@@ -144,7 +144,7 @@ class HostedWarmBrowser:
         if self.running and self._dir is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._send({"action": "quit", "socket": SOCKET}),
-                                       self.quit_seconds)
+                                       QUIT_SECONDS)
                 assert self._proc is not None
-                await asyncio.wait_for(self._proc.wait(), self.quit_seconds)
+                await asyncio.wait_for(self._proc.wait(), QUIT_SECONDS)
         await self._kill()

@@ -13,9 +13,7 @@ from core.acting.tooling import sandbox_errors, workspaces
 from core.browser.hosted_warm import HostedWarmBrowser
 from core.browser.sandboxed import (
     DOWNLOADS,
-    QUIT_SECONDS,
     SCREENSHOT_MAX_BYTES,
-    START_SECONDS,
     WarmBrowser,
     command_for,
     drive,
@@ -62,12 +60,11 @@ def turn_browser(ctx: ToolContext, cdp_url: str | None) -> WarmBrowser | HostedW
     kept = ctx.resources.get("browser")
     if isinstance(kept, WarmBrowser | HostedWarmBrowser):
         return kept
-    s = ctx.settings
     made: WarmBrowser | HostedWarmBrowser
     if cdp_url is not None:
-        made = HostedWarmBrowser(cdp_url, s.browser_idle_seconds, START_SECONDS, QUIT_SECONDS)
+        made = HostedWarmBrowser(ctx.settings, cdp_url)
     else:
-        made = WarmBrowser(s, lambda: workspaces(ctx).use(ctx.user_id))
+        made = WarmBrowser(ctx.settings, lambda: workspaces(ctx).use(ctx.user_id))
     ctx.resources["browser"] = made
     return made
 
