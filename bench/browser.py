@@ -51,7 +51,7 @@ async def timed(box: LocalSandbox, settings: Settings, action: str, warm: WarmBr
 async def main(runs: int, isolation: str) -> None:
     enc = encoder()
     site, article = BrowserSite(), FakeSite()
-    with tempfile.TemporaryDirectory() as tmp, serve(site.app) as s, serve(article.app) as a:
+    with tempfile.TemporaryDirectory() as tmp, site.served() as s, serve(article.app) as a:
         home = Path(tmp)
         settings = Settings(
             home=home, web_allow_hosts=[f"127.0.0.1:{s.port}", f"127.0.0.1:{a.port}"]
@@ -79,7 +79,6 @@ async def main(runs: int, isolation: str) -> None:
         await warm.aclose()
         _, text = await timed(box, settings, "navigate", None, url=f"{a.url}/article")
         _, form = await timed(box, settings, "navigate", None, url=f"{s.url}/form")
-        site.released.set()
     print(f"a JavaScript-drawn page, {isolation}, median of {runs}:")
     print(f"  navigate, cold browser, fresh profile  {ms(fresh)}")
     print(f"  navigate, cold browser, kept profile   {ms(kept)}")

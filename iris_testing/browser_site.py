@@ -8,11 +8,15 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import FastAPI, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from iris_testing.server import RunningServer, serve
 
 JS_PAGE = """<!doctype html><html><head><title>Tide tables</title></head><body>
 <h1>Tide tables</h1><div id="out">Loading…</div>
@@ -168,3 +172,13 @@ class BrowserSite:
             return HTMLResponse("<title>Slow</title><p>finally</p>")
 
         self.app = app
+
+    @contextmanager
+    def served(self) -> Iterator[RunningServer]:
+        """The site on loopback. A request ``/slow`` still holds is let go before the server
+        stops (stopping waits for it), however the block ends."""
+        with serve(self.app) as running:
+            try:
+                yield running
+            finally:
+                self.released.set()

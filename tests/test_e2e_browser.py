@@ -38,9 +38,8 @@ def sites():
     intranet = FakeSite()
     with serve(intranet.app) as inner:
         site = BrowserSite(elsewhere=f"{inner.url}/")
-        with serve(site.app) as s:
+        with site.served() as s:
             yield site, s, intranet
-            site.released.set()
 
 
 def ask(client, text, user="alice"):

@@ -12,7 +12,6 @@ import pytest
 from iris_testing.browser import chromium_path
 from iris_testing.browser_site import BrowserSite
 from iris_testing.llm_server import ScriptedLLM
-from iris_testing.server import serve
 from iris_testing.waiting import wait_until
 from tests.fakes.stack import emulator_stack
 
@@ -78,7 +77,7 @@ def last_tool_result(llm):
 
 def test_a_hosted_browser_is_used_and_keeps_each_users_sign_in_apart(hosted, monkeypatch):
     llm, site = ScriptedLLM(), BrowserSite()
-    with serve(site.app) as s, hosted_stack(llm, monkeypatch, s, hosted) as stack:
+    with site.served() as s, hosted_stack(llm, monkeypatch, s, hosted) as stack:
         (
             llm.tool_call("browser_navigate", {"url": f"{s.url}/signin"})
             .tool_call("browser_type", {"ref": "e1", "text": "alice"})
@@ -107,7 +106,6 @@ def test_a_hosted_browser_is_used_and_keeps_each_users_sign_in_apart(hosted, mon
         files = [p for p in spaces.rglob("*") if p.is_file()]
         assert files and not any(hosted.encode() in p.read_bytes() for p in files)
         assert not list(spaces.rglob("profile"))  # no Chromium ran in a sandbox
-        site.released.set()
 
 
 def test_a_hosted_browser_keeps_the_page_for_the_turn_and_its_context_ends_with_it(
@@ -117,7 +115,7 @@ def test_a_hosted_browser_keeps_the_page_for_the_turn_and_its_context_ends_with_
     for the snapshot after it (the page was opened once), and the context is disposed of when
     the turn ends (the provider's browser has no context left)."""
     llm, site = ScriptedLLM(), BrowserSite()
-    with serve(site.app) as s, hosted_stack(llm, monkeypatch, s, hosted) as stack:
+    with site.served() as s, hosted_stack(llm, monkeypatch, s, hosted) as stack:
         (
             llm.tool_call("browser_navigate", {"url": f"{s.url}/more"})
             .tool_call("browser_click", {"ref": "e1"})
@@ -128,7 +126,6 @@ def test_a_hosted_browser_keeps_the_page_for_the_turn_and_its_context_ends_with_
         assert "Notice 3: fog signal testing" in last_tool_result(llm)
         assert [p for p, _ in site.hits if p == "/more"] == ["/more"]
         assert browser_contexts(hosted) == []
-        site.released.set()
 
 
 def browser_contexts(url):

@@ -8,7 +8,6 @@ import pytest
 from iris_testing.browser import chromium_path
 from iris_testing.browser_site import BrowserSite
 from iris_testing.llm_server import ScriptedLLM
-from iris_testing.server import serve
 from tests.test_e2e_browser import ask, browsers_running, stack_for, tool_results
 
 pytestmark = [
@@ -21,9 +20,8 @@ pytestmark = [
 @pytest.fixture
 def site():
     site = BrowserSite()
-    with serve(site.app) as s:
+    with site.served() as s:
         yield site, s
-        site.released.set()
 
 
 def test_what_a_click_loaded_is_still_there_for_the_next_actions(site, monkeypatch, iris_home):

@@ -13,7 +13,6 @@ from core.browser.session import answer_of
 from core.config import Settings
 from iris_testing.browser import chromium_path
 from iris_testing.browser_site import BrowserSite
-from iris_testing.server import serve
 from tests.sandboxes.conftest import Backend
 from tests.sandboxes.fakes import FakeModal
 
@@ -28,9 +27,8 @@ pytestmark = [
 @pytest.fixture
 def site():
     site = BrowserSite()
-    with serve(site.app) as s:
+    with site.served() as s:
         yield site, s
-        site.released.set()
 
 
 async def act(box, settings, action, **args):

@@ -14,7 +14,6 @@ from core.browser.sandboxed import command_for
 from core.config import Settings
 from iris_testing.browser import chromium_path
 from iris_testing.browser_site import BrowserSite
-from iris_testing.server import serve
 
 # The driver waits for Chromium's events with timed waits (queue.get(timeout=…)). Under
 # libfaketime (CI's second pass) such a wait never runs out, so these hang there; the first
@@ -34,9 +33,8 @@ pytestmark = [
 @pytest.fixture
 def site():
     site = BrowserSite()
-    with serve(site.app) as s:
+    with site.served() as s:
         yield s
-        site.released.set()
 
 
 @pytest.fixture

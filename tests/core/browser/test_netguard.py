@@ -145,7 +145,7 @@ def test_only_what_the_page_asked_for_is_listed_as_refused(tmp_path, monkeypatch
 
     monkeypatch.setattr(netguard, "RESOLVE", resolve)
     monkeypatch.setattr(driver, "act", act)
-    with serve(site.app) as s:
+    with site.served() as s:
         out = run_driver(tmp_path, monkeypatch, [f"127.0.0.1:{s.port}"], "navigate",
                          url=f"{s.url}/embeds")
     assert b" 403 " in answered[0]  # refused, as the page's own would be
@@ -159,7 +159,7 @@ def test_only_what_the_page_asked_for_is_listed_as_refused(tmp_path, monkeypatch
 def test_websockets_reach_allowed_hosts_only(tmp_path, monkeypatch):
     site, allowed, trap = BrowserSite(), HelloSocket("hello"), HelloSocket("intranet secrets")
     try:
-        with serve(site.app) as s:
+        with site.served() as s:
             allow = [f"127.0.0.1:{s.port}", f"127.0.0.1:{allowed.port}"]
             ok = run_driver(
                 tmp_path, monkeypatch, allow, "navigate", url=f"{s.url}/socket?to={allowed.url}"
@@ -168,7 +168,6 @@ def test_websockets_reach_allowed_hosts_only(tmp_path, monkeypatch):
             refused = run_driver(
                 tmp_path, monkeypatch, allow, "navigate", url=f"{s.url}/socket?to={trap.url}"
             )
-            site.released.set()
     finally:
         allowed.close()
         trap.close()

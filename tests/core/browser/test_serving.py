@@ -40,9 +40,8 @@ def anyio_backend():
 @pytest.fixture
 def sites():
     intranet, site = FakeSite(), BrowserSite()
-    with serve(intranet.app) as inner, serve(site.app) as s:
+    with serve(intranet.app) as inner, site.served() as s:
         yield s, inner, intranet
-        site.released.set()
 
 
 @pytest.fixture
